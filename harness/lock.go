@@ -1,0 +1,72 @@
+package harness
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Lock is the machine-wide measurement lock: two runs measuring at once contaminate
+// each other, so a second run is refused and told who holds the lock.
+type Lock struct {
+	f *os.File
+}
+
+// Holder describes the process holding the lock; it is written into the lock file.
+type Holder struct {
+	PID     int       `json:"pid"`
+	Command string    `json:"command"`
+	Since   time.Time `json:"since"`
+	Dir     string    `json:"dir"`
+}
+
+// ErrLocked is wrapped by AcquireLock's error when another run holds the lock.
+var ErrLocked = errors.New("machine lock held")
+
+// AcquireLock takes the lock at path without waiting. The lock is an flock, released by the
+// kernel when the holder exits for any reason, so a killed run never leaves a stale lock.
+func AcquireLock(path string, h Holder) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("opening lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			var other Holder
+			b, _ := os.ReadFile(path)
+			if json.Unmarshal(b, &other) == nil && other.PID != 0 {
+				return nil, fmt.Errorf("%w: another flipbench run is measuring on this machine (pid %d, %q, since %s, writing %s); wait for it to finish, since two runs at once contaminate each other",
+					ErrLocked, other.PID, other.Command, other.Since.Format(time.RFC3339), other.Dir)
+			}
+			return nil, fmt.Errorf("%w: another flipbench run is measuring on this machine (lock %s); wait for it to finish", ErrLocked, path)
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	b, _ := json.Marshal(h)
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt(b, 0)
+	}
+	return &Lock{f: f}, nil
+}
+
+// Release releases the lock.
+func (l *Lock) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	l.f.Truncate(0)
+	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// DefaultLockPath is the lock file used when none is configured.
+func DefaultLockPath() string {
+	return strings.TrimRight(os.TempDir(), "/") + "/flipbench.lock"
+}

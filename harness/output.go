@@ -1,0 +1,107 @@
+package harness
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// Samples is what one run's output yields.
+type Samples struct {
+	Values  []float64            // the lane's primary metric, one per sample
+	Unit    string               // its unit as printed (ns/op stays ns/op)
+	Metrics map[string][]float64 // every other metric, by unit
+}
+
+// ParseOutput reads a lane process's stdout in Go benchmark format. It expects exactly
+// drop+want result lines (a gotest lane prints its warmup results too; drop says how many
+// leading results to discard) and returns the last want. unit selects the primary metric;
+// empty means the first metric of each line. A line that does not parse, a missing or
+// NaN value, a negative time or a wrong count is an error naming the line.
+func ParseOutput(out []byte, want, drop int, unit string) (Samples, error) {
+	r := benchfmt.NewReader(bytes.NewReader(out), "stdout")
+	var s Samples
+	n := 0
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.SyntaxError:
+			return Samples{}, fmt.Errorf("output line %d: %s", rec.Line, rec.Msg)
+		case *benchfmt.Result:
+			n++
+			_, line := rec.Pos()
+			if n <= drop {
+				continue
+			}
+			if err := s.add(rec, unit); err != nil {
+				return Samples{}, fmt.Errorf("output line %d: %v", line, err)
+			}
+		}
+	}
+	if err := r.Err(); err != nil {
+		return Samples{}, fmt.Errorf("reading output: %v", err)
+	}
+	if n != want+drop {
+		if drop > 0 {
+			return Samples{}, fmt.Errorf("printed %d results, want %d (%d warmup + %d samples)", n, want+drop, drop, want)
+		}
+		return Samples{}, fmt.Errorf("printed %d results, want %d", n, want)
+	}
+	return s, nil
+}
+
+func (s *Samples) add(res *benchfmt.Result, unit string) error {
+	if len(res.Values) == 0 {
+		return fmt.Errorf("%s: no values", res.Name.Full())
+	}
+	primary := -1
+	for i, v := range res.Values {
+		u := origUnit(v)
+		if unit == "" && i == 0 || u == unit || v.Unit == unit {
+			primary = i
+			break
+		}
+	}
+	if primary < 0 {
+		return fmt.Errorf("%s: no %q metric", res.Name.Full(), unit)
+	}
+	for i, v := range res.Values {
+		u, x := origUnit(v), origValue(v)
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("%s: %s is %v", res.Name.Full(), u, x)
+		}
+		if x < 0 && (v.Unit == "sec/op" || u == "ns/op") {
+			return fmt.Errorf("%s: negative time %v %s", res.Name.Full(), x, u)
+		}
+		if i == primary {
+			if s.Unit != "" && s.Unit != u {
+				return fmt.Errorf("%s: unit %s, earlier lines used %s", res.Name.Full(), u, s.Unit)
+			}
+			s.Unit = u
+			s.Values = append(s.Values, x)
+			continue
+		}
+		if s.Metrics == nil {
+			s.Metrics = map[string][]float64{}
+		}
+		s.Metrics[u] = append(s.Metrics[u], x)
+	}
+	return nil
+}
+
+// origUnit and origValue undo benchfmt's tidying (ns/op -> sec/op), so values are kept in
+// the unit the lane printed.
+func origUnit(v benchfmt.Value) string {
+	if v.OrigUnit != "" {
+		return v.OrigUnit
+	}
+	return v.Unit
+}
+
+func origValue(v benchfmt.Value) float64 {
+	if v.OrigUnit != "" {
+		return v.OrigValue
+	}
+	return v.Value
+}

@@ -1,0 +1,64 @@
+package harness
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseOutput(t *testing.T) {
+	tests := []struct {
+		name        string
+		out         string
+		want, drop  int
+		unit        string
+		wantSamples Samples
+		wantErr     string
+	}{
+		{
+			name:        "exec lines",
+			out:         "BenchmarkA 1 100 ns/op\nBenchmarkA 1 110 ns/op 8 B/op\n",
+			want:        2,
+			wantSamples: Samples{Values: []float64{100, 110}, Unit: "ns/op", Metrics: map[string][]float64{"B/op": {8}}},
+		},
+		{
+			name: "gotest output drops warmup",
+			out: "goos: linux\ngoarch: amd64\npkg: x\nBenchmarkA-2 \t1\t 500 ns/op\nBenchmarkA-2 \t1\t 90 ns/op\n" +
+				"BenchmarkA-2 \t1\t 95 ns/op\nPASS\nok  \tx\t0.01s\n",
+			want: 2, drop: 1,
+			wantSamples: Samples{Values: []float64{90, 95}, Unit: "ns/op"},
+		},
+		{
+			name:        "unit selects the metric",
+			out:         "BenchmarkA 1 100 ns/op 7 rows\nBenchmarkA 1 100 ns/op 9 rows\n",
+			want:        2,
+			unit:        "rows",
+			wantSamples: Samples{Values: []float64{7, 9}, Unit: "rows", Metrics: map[string][]float64{"ns/op": {100, 100}}},
+		},
+		{name: "too few", out: "BenchmarkA 1 100 ns/op\n", want: 2, wantErr: "printed 1 results, want 2"},
+		{name: "too many", out: "BenchmarkA 1 1 ns/op\nBenchmarkA 1 1 ns/op\nBenchmarkA 1 1 ns/op\n", want: 2, wantErr: "printed 3 results, want 2"},
+		{name: "too few with warmup", out: "BenchmarkA 1 1 ns/op\n", want: 2, drop: 3, wantErr: "printed 1 results, want 5 (3 warmup + 2 samples)"},
+		{name: "garbage value", out: "BenchmarkA 1 100 ns/op\nBenchmarkA 1 1x0 ns/op\n", want: 2, wantErr: "output line 2: "},
+		{name: "NaN", out: "BenchmarkA 1 NaN ns/op\n", want: 1, wantErr: "output line 1: A: ns/op is NaN"},
+		{name: "negative time", out: "BenchmarkA 1 -4 ns/op\n", want: 1, wantErr: "output line 1: A: negative time -4 ns/op"},
+		{name: "missing unit", out: "BenchmarkA 1 4 ns/op\n", want: 1, unit: "rows", wantErr: `output line 1: A: no "rows" metric`},
+		{name: "nothing", out: "hello\n", want: 1, wantErr: "printed 0 results, want 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseOutput([]byte(tt.out), tt.want, tt.drop, tt.unit)
+			if tt.wantErr != "" {
+				if err == nil || len(err.Error()) < len(tt.wantErr) || err.Error()[:len(tt.wantErr)] != tt.wantErr {
+					t.Fatalf("err = %v, want prefix %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantSamples, got); diff != "" {
+				t.Fatalf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

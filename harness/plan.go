@@ -1,0 +1,60 @@
+package harness
+
+import (
+	"time"
+
+	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/spec"
+)
+
+// PlanInput is what NewPlan needs: the spec, its resolved protocol and lanes, and the
+// built arms (base first).
+type PlanInput struct {
+	Experiment *spec.Experiment
+	Page       string // the page, relative to the ledger root
+	Label      string
+	Profile    string
+	Stamp      string
+	Command    []string
+	Resolved   spec.Resolved
+	Arms       []receipt.Arm
+}
+
+// NewPlan fixes everything about a run before it starts, so that it can be resumed and
+// re-analysed from plan.json alone.
+func NewPlan(in PlanInput) *receipt.Plan {
+	r := in.Resolved
+	p := &receipt.Plan{
+		Experiment: in.Experiment.ID,
+		Title:      in.Experiment.Title,
+		Page:       in.Page,
+		Label:      in.Label,
+		Profile:    in.Profile,
+		Stamp:      in.Stamp,
+		Command:    in.Command,
+		Protocol: receipt.Protocol{
+			Samples:     r.Protocol.Samples,
+			Warmup:      r.Protocol.Warmup,
+			Passes:      r.Protocol.Passes,
+			Collections: r.Protocol.Collections,
+			Seed:        r.Protocol.Seed,
+			Timeout:     time.Duration(r.Protocol.Timeout),
+		},
+		Drift: receipt.Drift{
+			EffectFloorPct: r.Drift.EffectFloorPct,
+			CleanCVPct:     r.Drift.CleanCVPct,
+			CVAsymmetry:    r.Drift.CVAsymmetry,
+		},
+		Arms: in.Arms,
+	}
+	var arms, lanes []string
+	for _, a := range in.Arms {
+		arms = append(arms, a.Name)
+	}
+	for _, l := range r.Lanes {
+		p.Lanes = append(p.Lanes, receipt.Lane{Name: l.Name, Role: l.Role, Expect: l.Expect, Unit: l.Unit, Better: l.Better})
+		lanes = append(lanes, l.Name)
+	}
+	p.Runs = Schedule(arms, lanes, p.Protocol.Collections, p.Protocol.Passes, p.Protocol.Seed)
+	return p
+}

@@ -1,0 +1,235 @@
+// Package harness runs an experiment's plan: every lane of every arm in its own fresh
+// process, in the order-flipped passes and collections of the schedule, appending each
+// finished run to the receipt's raw.jsonl at once so that an interrupted run can be resumed
+// without repeating or losing any run.
+//
+// The pipeline is: spec (package spec) -> arms built (package armbuild) -> plan (NewPlan,
+// Schedule) -> processes (Runner) -> raw results on disk (package receipt). Analysis and
+// rendering happen afterwards, from the files alone (packages driftcheck and report).
+package harness
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flipbench/flipbench/receipt"
+)
+
+// Events receives progress from a Runner. Implementations print; the Runner never does.
+type Events interface {
+	// Begin is called once with the number of runs in the plan and how many are already done.
+	Begin(total, done int)
+	// RunDone is called after each run is safely on disk; n counts finished runs.
+	RunDone(n, total int, rec receipt.Record)
+	// Warn reports a problem worth a user's attention, phrased with what to do.
+	Warn(msg string)
+}
+
+// Runner executes a plan into a receipt data folder.
+type Runner struct {
+	Dir     string // the receipt data folder, holding plan.json
+	Plan    *receipt.Plan
+	Starter Starter
+	Events  Events
+	Now     func() time.Time
+}
+
+// Outcome summarises a Runner.Run.
+type Outcome struct {
+	Ran      int // runs executed now
+	Resumed  int // runs found already finished on disk
+	Failed   int // runs (of all, old and new) that produced no usable samples
+	Warnings []string
+}
+
+// Run executes every run of the plan that raw.jsonl does not hold yet. A lane that crashes,
+// hangs past the timeout or prints bad output is recorded with its error and the run goes
+// on. Cancelling ctx stops at once; the run in flight is not recorded and will be repeated
+// by a resume.
+func (r *Runner) Run(ctx context.Context) (Outcome, error) {
+	var out Outcome
+	log, recs, err := receipt.OpenLog(r.Dir)
+	if err != nil {
+		return out, err
+	}
+	defer log.Close()
+
+	done := map[receipt.Key]bool{}
+	for _, rec := range recs {
+		done[rec.Key()] = true
+		if !rec.OK() {
+			out.Failed++
+		}
+	}
+	out.Resumed = len(done)
+
+	envPath := filepath.Join(r.Dir, receipt.EnvFile)
+	var env receipt.Env
+	if out.Resumed > 0 {
+		_ = receipt.ReadJSON(envPath, &env) // a missing env.json only loses old snapshots
+	}
+	arms := map[string]receipt.Arm{}
+	for _, a := range r.Plan.Arms {
+		arms[a.Name] = a
+	}
+	lanes := map[string]receipt.Lane{}
+	for _, l := range r.Plan.Lanes {
+		lanes[l.Name] = l
+	}
+
+	total := len(r.Plan.Runs)
+	r.Events.Begin(total, out.Resumed)
+	finished := out.Resumed
+	snapshot := func(when string, c, p int) error {
+		s := CaptureEnv(when, c, p, r.now(), r.Dir)
+		for _, w := range s.Warnings {
+			r.Events.Warn(w)
+			out.Warnings = append(out.Warnings, w)
+		}
+		env.Snapshots = append(env.Snapshots, s)
+		return receipt.WriteJSON(envPath, env)
+	}
+
+	for _, pass := range groupPasses(r.Plan.Runs) {
+		var todo []receipt.Run
+		for _, run := range pass {
+			if !done[run.Key()] {
+				todo = append(todo, run)
+			}
+		}
+		if len(todo) == 0 {
+			continue
+		}
+		c, p := todo[0].Collection, todo[0].Pass
+		if err := snapshot("before", c, p); err != nil {
+			return out, err
+		}
+		for _, run := range todo {
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+			rec := r.runOne(ctx, run, arms[run.Arm], lanes[run.Lane])
+			if err := ctx.Err(); err != nil {
+				// Interrupted: this run did not finish, so it is not recorded.
+				return out, err
+			}
+			if err := log.Append(rec); err != nil {
+				return out, err
+			}
+			done[run.Key()] = true
+			out.Ran++
+			finished++
+			if !rec.OK() {
+				out.Failed++
+				msg := fmt.Sprintf("arm %s, lane %s, collection %d pass %d: %s", rec.Arm, rec.Lane, rec.Collection, rec.Pass, rec.Error)
+				r.Events.Warn(msg)
+			}
+			r.Events.RunDone(finished, total, rec)
+		}
+		if err := snapshot("after", c, p); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// runOne runs one process and turns it into a record.
+func (r *Runner) runOne(ctx context.Context, run receipt.Run, arm receipt.Arm, lane receipt.Lane) receipt.Record {
+	proto := r.Plan.Protocol
+	argv := Expand(arm, run, lane, proto)
+	timeout := proto.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	p := r.Starter.Start(ctx, argv, arm.Env, timeout)
+	rec := receipt.Record{
+		Collection:  run.Collection,
+		Pass:        run.Pass,
+		Order:       run.Order,
+		Arm:         run.Arm,
+		Lane:        run.Lane,
+		PID:         p.PID,
+		Exit:        p.Exit,
+		Samples:     []float64{},
+		MaxRSSBytes: p.MaxRSSBytes,
+		Started:     p.Started.UTC(),
+		Ended:       p.Ended.UTC(),
+		StderrTail:  p.StderrTail,
+		Command:     argv,
+	}
+	if p.Err != nil {
+		rec.Error = p.Err.Error()
+		return rec
+	}
+	drop := 0
+	if arm.Kind == KindGotest {
+		drop = proto.Warmup
+	}
+	s, err := ParseOutput(p.Stdout, proto.Samples, drop, lane.Unit)
+	if err != nil {
+		rec.Error = err.Error()
+		return rec
+	}
+	rec.Samples, rec.Unit, rec.Metrics = s.Values, s.Unit, s.Metrics
+	return rec
+}
+
+// Harness kinds.
+const (
+	KindExec   = "exec"
+	KindGotest = "gotest"
+)
+
+// GotestCommand is the command template of a gotest lane: one fresh test binary process
+// per run, Warmup+Samples repetitions of exactly the lane's benchmark, of which the first
+// Warmup are dropped.
+func GotestCommand(benchtime string) []string {
+	if benchtime == "" {
+		benchtime = "1x"
+	}
+	return []string{"{bin}", "-test.run", "^$", "-test.bench", "^Benchmark{lane}$", "-test.benchtime", benchtime, "-test.count", "{count}"}
+}
+
+// Expand fills an arm's command template for one run and appends the arm's extra args.
+// Placeholders: {bin} {lane} {samples} {warmup} {count} (warmup+samples) {arm} {pass}
+// {collection}.
+func Expand(arm receipt.Arm, run receipt.Run, lane receipt.Lane, p receipt.Protocol) []string {
+	rep := strings.NewReplacer(
+		"{bin}", arm.Bin,
+		"{lane}", lane.Name,
+		"{samples}", strconv.Itoa(p.Samples),
+		"{warmup}", strconv.Itoa(p.Warmup),
+		"{count}", strconv.Itoa(p.Samples+p.Warmup),
+		"{arm}", arm.Name,
+		"{pass}", strconv.Itoa(run.Pass),
+		"{collection}", strconv.Itoa(run.Collection),
+	)
+	argv := make([]string, 0, len(arm.Command)+len(arm.Args))
+	for _, a := range arm.Command {
+		argv = append(argv, rep.Replace(a))
+	}
+	return append(argv, arm.Args...)
+}
+
+// groupPasses splits a schedule into its passes, keeping order.
+func groupPasses(runs []receipt.Run) [][]receipt.Run {
+	var passes [][]receipt.Run
+	for i, run := range runs {
+		if i == 0 || run.Collection != runs[i-1].Collection || run.Pass != runs[i-1].Pass {
+			passes = append(passes, nil)
+		}
+		passes[len(passes)-1] = append(passes[len(passes)-1], run)
+	}
+	return passes
+}

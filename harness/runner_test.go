@@ -1,0 +1,166 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flipbench/flipbench/receipt"
+)
+
+// fakeStarter answers every run with deterministic output: the arm's value for the lane,
+// without starting a process. fail names runs (lane/arm) that exit non-zero.
+type fakeStarter struct {
+	calls    []string
+	fail     map[string]bool
+	cancel   func() // called on the call numbered cancelAt (1-based)
+	cancelAt int
+}
+
+func (f *fakeStarter) Start(ctx context.Context, argv, env []string, timeout time.Duration) Process {
+	f.calls = append(f.calls, strings.Join(argv, " "))
+	if f.cancel != nil && len(f.calls) == f.cancelAt {
+		f.cancel()
+		return Process{Err: ctx.Err()}
+	}
+	// argv: bin -lane L -n N arm
+	lane, arm := argv[2], argv[5]
+	p := Process{PID: 1000 + len(f.calls), Started: time.Unix(0, 0), Ended: time.Unix(1, 0), MaxRSSBytes: 1 << 20}
+	if f.fail[lane+"/"+arm] {
+		p.Exit, p.Err, p.StderrTail = 2, errors.New("exited with status 2"), "boom"
+		return p
+	}
+	var b strings.Builder
+	for i := range 3 {
+		fmt.Fprintf(&b, "Benchmark%s 1 %d ns/op\n", lane, 100+i+len(arm))
+	}
+	p.Stdout = []byte(b.String())
+	return p
+}
+
+type nopEvents struct{ warnings []string }
+
+func (*nopEvents) Begin(total, done int)                    {}
+func (*nopEvents) RunDone(n, total int, rec receipt.Record) {}
+func (e *nopEvents) Warn(msg string)                        { e.warnings = append(e.warnings, msg) }
+
+func testPlan() *receipt.Plan {
+	cmd := []string{"bin", "-lane", "{lane}", "-n", "{samples}", "{arm}"}
+	p := &receipt.Plan{
+		Protocol: receipt.Protocol{Samples: 3, Passes: 2, Collections: 2, Timeout: time.Second},
+		Arms:     []receipt.Arm{{Name: "base", Command: cmd, Kind: KindExec}, {Name: "cand", Command: cmd, Kind: KindExec}},
+		Lanes:    []receipt.Lane{{Name: "a", Role: "primary"}, {Name: "b", Role: "guard"}},
+	}
+	p.Runs = Schedule([]string{"base", "cand"}, []string{"a", "b"}, 2, 2, 1)
+	return p
+}
+
+func TestRunnerRecordsEveryRun(t *testing.T) {
+	dir := t.TempDir()
+	fs := &fakeStarter{fail: map[string]bool{"b/cand": true}}
+	ev := &nopEvents{}
+	r := &Runner{Dir: dir, Plan: testPlan(), Starter: fs, Events: ev}
+	out, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Ran != 16 || out.Failed != 4 || out.Resumed != 0 {
+		t.Fatalf("outcome %+v, want 16 ran, 4 failed", out)
+	}
+	recs, err := receipt.ReadRecords(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, rec := range recs {
+		want := r.Plan.Runs[i]
+		if rec.Key() != want.Key() || rec.Order != want.Order {
+			t.Fatalf("record %d is %+v, planned %+v", i, rec.Key(), want)
+		}
+		if rec.Lane == "b" && rec.Arm == "cand" {
+			if rec.OK() || rec.Exit != 2 || rec.StderrTail != "boom" {
+				t.Fatalf("failed run recorded as %+v", rec)
+			}
+			continue
+		}
+		if !rec.OK() || len(rec.Samples) != 3 || rec.Unit != "ns/op" || rec.MaxRSSBytes != 1<<20 {
+			t.Fatalf("record %d: %+v", i, rec)
+		}
+	}
+	if len(ev.warnings) != 4 || !strings.Contains(ev.warnings[0], "arm cand, lane b, collection 1 pass 1: exited with status 2") {
+		t.Fatalf("warnings %q", ev.warnings)
+	}
+	var env receipt.Env
+	if err := receipt.ReadJSON(filepath.Join(dir, receipt.EnvFile), &env); err != nil {
+		t.Fatal(err)
+	}
+	if len(env.Snapshots) != 8 || env.Snapshots[0].When != "before" || env.Snapshots[1].When != "after" {
+		t.Fatalf("%d snapshots, want a before and an after for each of 4 passes", len(env.Snapshots))
+	}
+}
+
+func TestRunnerResumesWithoutRepeating(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	fs := &fakeStarter{cancel: cancel, cancelAt: 6}
+	r := &Runner{Dir: dir, Plan: testPlan(), Starter: fs, Events: &nopEvents{}}
+	if _, err := r.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	recs, _ := receipt.ReadRecords(dir)
+	if len(recs) != 5 {
+		t.Fatalf("%d records after interrupt at the 6th run, want 5", len(recs))
+	}
+	fs2 := &fakeStarter{}
+	r.Starter = fs2
+	out, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Resumed != 5 || out.Ran != 11 || len(fs2.calls) != 11 {
+		t.Fatalf("resume: %+v with %d calls, want 5 resumed and 11 run", out, len(fs2.calls))
+	}
+	recs, _ = receipt.ReadRecords(dir)
+	seen := map[receipt.Key]bool{}
+	for _, rec := range recs {
+		if seen[rec.Key()] {
+			t.Fatalf("run %+v recorded twice", rec.Key())
+		}
+		seen[rec.Key()] = true
+	}
+	if len(seen) != 16 {
+		t.Fatalf("%d distinct runs, want 16", len(seen))
+	}
+}
+
+func TestExpand(t *testing.T) {
+	arm := receipt.Arm{Name: "candA", Bin: "/b/x.test", Command: GotestCommand(""), Args: []string{"-v"}}
+	got := strings.Join(Expand(arm, receipt.Run{Collection: 2, Pass: 3}, receipt.Lane{Name: "PointUnderLoad"}, receipt.Protocol{Samples: 41, Warmup: 10}), " ")
+	want := "/b/x.test -test.run ^$ -test.bench ^BenchmarkPointUnderLoad$ -test.benchtime 1x -test.count 51 -v"
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	l, err := AcquireLock(path, Holder{PID: 42, Command: "flipbench ab 1", Dir: "results/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = AcquireLock(path, Holder{PID: 43})
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), `pid 42, "flipbench ab 1"`) || !strings.Contains(err.Error(), "writing results/x") {
+		t.Fatalf("second lock: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := AcquireLock(path, Holder{PID: 44})
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	l2.Release()
+}

@@ -1,0 +1,94 @@
+// Package ledger manages experiment pages: finding, parsing, finalizing and checking them,
+// and the generated index of the experiments/ folder.
+package ledger
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// ExperimentsDir is the folder of experiment pages under the ledger root.
+const ExperimentsDir = "experiments"
+
+// ResultsDir is the folder of receipts under the ledger root.
+const ResultsDir = "results"
+
+var pageName = regexp.MustCompile(`^(\d+)-[a-z0-9][a-z0-9-]*\.md$`)
+
+// FindPage resolves arg, a page path or an experiment number, to the page's path and its
+// ledger root (the directory that holds experiments/). A number is looked up as
+// experiments/NNN-*.md in dir and, failing that, in its parents.
+func FindPage(dir, arg string) (page, root string, err error) {
+	if id, err := strconv.Atoi(arg); err == nil && !strings.ContainsAny(arg, "./") {
+		return findByID(dir, id)
+	}
+	abs, err := filepath.Abs(arg)
+	if err != nil {
+		return "", "", err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", "", fmt.Errorf("experiment page %s: %w", arg, err)
+	}
+	if filepath.Base(filepath.Dir(abs)) != ExperimentsDir {
+		return "", "", fmt.Errorf("experiment page %s: must be inside an %s/ folder", arg, ExperimentsDir)
+	}
+	return abs, filepath.Dir(filepath.Dir(abs)), nil
+}
+
+func findByID(dir string, id int) (string, string, error) {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", err
+	}
+	for {
+		matches, err := Pages(d)
+		if err != nil {
+			return "", "", err
+		}
+		for _, m := range matches {
+			if n, _ := PageID(m); n == id {
+				return m, d, nil
+			}
+		}
+		if len(matches) > 0 {
+			return "", "", fmt.Errorf("experiment %d: no page %s/%03d-*.md", id, filepath.Join(d, ExperimentsDir), id)
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", "", fmt.Errorf("experiment %d: no %s/ folder here or above %s", id, ExperimentsDir, dir)
+		}
+		d = parent
+	}
+}
+
+// Pages lists the experiment pages under root/experiments, sorted by name.
+func Pages(root string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(root, ExperimentsDir))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var pages []string
+	for _, e := range entries {
+		if !e.IsDir() && pageName.MatchString(e.Name()) {
+			pages = append(pages, filepath.Join(root, ExperimentsDir, e.Name()))
+		}
+	}
+	return pages, nil
+}
+
+// PageID returns the experiment number in a page's file name.
+func PageID(page string) (int, bool) {
+	m := pageName.FindStringSubmatch(filepath.Base(page))
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
+}

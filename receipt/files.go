@@ -1,0 +1,277 @@
+package receipt
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// Snapshot is the state of the host at one moment of a run.
+type Snapshot struct {
+	When          string    `json:"when"` // "before" or "after"
+	Collection    int       `json:"collection"`
+	Pass          int       `json:"pass"`
+	Time          time.Time `json:"time"`
+	Hostname      string    `json:"hostname"`
+	Kernel        string    `json:"kernel,omitempty"`
+	CPUModel      string    `json:"cpu_model,omitempty"`
+	CPUs          int       `json:"cpus"`
+	Governor      string    `json:"governor,omitempty"`
+	Load1         float64   `json:"load1"`
+	Load5         float64   `json:"load5"`
+	Load15        float64   `json:"load15"`
+	MemTotalBytes int64     `json:"mem_total_bytes,omitempty"`
+	MemAvailBytes int64     `json:"mem_available_bytes,omitempty"`
+	DiskFreeBytes int64     `json:"disk_free_bytes,omitempty"`
+	GoVersion     string    `json:"go_version"`
+	// Warnings says what about the host may have disturbed the measurement.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Env is the content of env.json: every snapshot of a run, in order.
+type Env struct {
+	Snapshots []Snapshot `json:"snapshots"`
+}
+
+// Log is the append-only raw.jsonl of a receipt folder.
+type Log struct {
+	f *os.File
+}
+
+// OpenLog opens dir/raw.jsonl for appending, creating it if needed, and returns the records
+// already in it. A last line cut short by a killed process is dropped (it was never
+// acknowledged as written); any other bad line is an error naming the file and line.
+func OpenLog(dir string) (*Log, []Record, error) {
+	path := filepath.Join(dir, RawFile)
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, err
+	}
+	recs, good, err := parseRecords(path, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := f.Truncate(int64(good)); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: dropping a torn last line: %w", path, err)
+	}
+	if _, err := f.Seek(int64(good), io.SeekStart); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return &Log{f: f}, recs, nil
+}
+
+// Append writes one record as a line and syncs it to disk before returning.
+func (l *Log) Append(r Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if _, err := l.f.Write(b); err != nil {
+		return fmt.Errorf("appending to %s: %w", l.f.Name(), err)
+	}
+	return l.f.Sync()
+}
+
+// Close closes the log.
+func (l *Log) Close() error { return l.f.Close() }
+
+// ReadRecords reads dir/raw.jsonl. A torn last line is ignored, as in OpenLog.
+func ReadRecords(dir string) ([]Record, error) {
+	path := filepath.Join(dir, RawFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	recs, _, err := parseRecords(path, data)
+	return recs, err
+}
+
+// parseRecords parses JSON lines and returns the records and the byte length of the
+// complete, valid prefix. Only an unterminated last line may be invalid.
+func parseRecords(path string, data []byte) ([]Record, int, error) {
+	var recs []Record
+	good := 0
+	line := 0
+	for len(data[good:]) > 0 {
+		line++
+		rest := data[good:]
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			// Unterminated: written by a process that died mid-write.
+			break
+		}
+		var r Record
+		if err := json.Unmarshal(rest[:nl], &r); err != nil {
+			return nil, 0, fmt.Errorf("%s:%d: %v", path, line, err)
+		}
+		recs = append(recs, r)
+		good += nl + 1
+	}
+	return recs, good, nil
+}
+
+// WriteJSON writes v as indented JSON to path atomically (temporary file, sync, rename).
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFile(path, append(b, '\n'))
+}
+
+// WriteFile writes data to path atomically (temporary file, sync, rename).
+func WriteFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// ReadJSON reads the JSON document at path into v; errors name the file.
+func ReadJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	return nil
+}
+
+// ReadPlan reads dir/plan.json.
+func ReadPlan(dir string) (*Plan, error) {
+	var p Plan
+	if err := ReadJSON(filepath.Join(dir, PlanFile), &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// Manifest maps every file of a receipt data folder (relative, slash-separated) to its
+// SHA-256.
+type Manifest struct {
+	Files map[string]string `json:"files"`
+}
+
+// WriteManifest hashes every file in dir except the manifest itself and writes
+// manifest.json.
+func WriteManifest(dir string) (Manifest, error) {
+	m, err := hashDir(dir)
+	if err != nil {
+		return Manifest{}, err
+	}
+	return m, WriteJSON(filepath.Join(dir, ManifestFile), m)
+}
+
+// VerifyManifest checks that every file in dir is listed in its manifest with the same
+// hash and that no listed file is missing. Every problem is reported, one per line.
+func VerifyManifest(dir string) error {
+	var want Manifest
+	if err := ReadJSON(filepath.Join(dir, ManifestFile), &want); err != nil {
+		return err
+	}
+	got, err := hashDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, name := range sortedKeys(want.Files) {
+		sum, ok := got.Files[name]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("%s: listed in %s but missing", filepath.Join(dir, name), ManifestFile))
+		case sum != want.Files[name]:
+			errs = append(errs, fmt.Errorf("%s: changed since the run (sha256 %s, manifest says %s)", filepath.Join(dir, name), short(sum), short(want.Files[name])))
+		}
+	}
+	for _, name := range sortedKeys(got.Files) {
+		if _, ok := want.Files[name]; !ok {
+			errs = append(errs, fmt.Errorf("%s: not in %s", filepath.Join(dir, name), ManifestFile))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func hashDir(dir string) (Manifest, error) {
+	m := Manifest{Files: map[string]string{}}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == ManifestFile || filepath.Base(rel)[0] == '.' {
+			return nil
+		}
+		sum, err := HashFile(path)
+		if err != nil {
+			return err
+		}
+		m.Files[rel] = sum
+		return nil
+	})
+	return m, err
+}
+
+// HashFile returns the hex SHA-256 of a file's content.
+func HashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, bufio.NewReader(f)); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func short(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12]
+	}
+	return sum
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

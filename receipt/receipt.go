@@ -1,0 +1,147 @@
+// Package receipt defines the on-disk form of one experiment run: the receipt folder.
+//
+// A receipt is a markdown page results/<stamp>-exp<NNN>-<label>.md and a data folder of the
+// same name holding:
+//
+//	plan.json      the resolved plan: spec snapshot, protocol, seed, arms, lanes, schedule
+//	raw.jsonl      one Record per finished run (one process), appended and fsynced at once
+//	env.json       environment snapshots taken before and after every pass
+//	<arm>.bench    every sample of one arm in Go benchmark format, for benchstat
+//	analysis.json  the drift check's result
+//	manifest.json  the SHA-256 of every other file in the folder
+//
+// Everything after the run (drift check, receipt page, experiment page) is computed from
+// this folder alone, so it can be repeated and re-checked at any time.
+package receipt
+
+import (
+	"time"
+)
+
+// File names inside a receipt data folder.
+const (
+	PlanFile     = "plan.json"
+	RawFile      = "raw.jsonl"
+	EnvFile      = "env.json"
+	AnalysisFile = "analysis.json"
+	ManifestFile = "manifest.json"
+	BenchExt     = ".bench"
+)
+
+// Record is one finished run: one lane of one arm in one process.
+type Record struct {
+	Collection int       `json:"collection"`
+	Pass       int       `json:"pass"` // 1-based within the collection
+	Order      string    `json:"order"`
+	Arm        string    `json:"arm"`
+	Lane       string    `json:"lane"`
+	PID        int       `json:"pid"`
+	Exit       int       `json:"exit"`
+	Samples    []float64 `json:"samples"` // primary metric, in the unit the lane printed
+	Unit       string    `json:"unit"`
+	// Metrics holds every other metric the lane printed, one value per sample.
+	Metrics     map[string][]float64 `json:"metrics,omitempty"`
+	MaxRSSBytes int64                `json:"max_rss_bytes"`
+	Started     time.Time            `json:"started"`
+	Ended       time.Time            `json:"ended"`
+	// Error says why the run produced no usable samples: a crash, a timeout, output that
+	// does not parse, or the wrong number of samples. Empty when the run is good.
+	Error string `json:"error,omitempty"`
+	// StderrTail is the last lines the process wrote to stderr.
+	StderrTail string   `json:"stderr_tail,omitempty"`
+	Command    []string `json:"command"`
+}
+
+// OK reports whether the run produced usable samples.
+func (r Record) OK() bool { return r.Error == "" }
+
+// Key identifies a run in the schedule.
+type Key struct {
+	Collection int
+	Pass       int
+	Lane       string
+	Arm        string
+}
+
+// Key returns the record's place in the schedule.
+func (r Record) Key() Key { return Key{r.Collection, r.Pass, r.Lane, r.Arm} }
+
+// Plan is everything needed to run, resume and re-analyse an experiment run.
+type Plan struct {
+	Experiment int    `json:"experiment"`
+	Title      string `json:"title"`
+	Page       string `json:"page"` // the experiment page, relative to the ledger root
+	Label      string `json:"label"`
+	Profile    string `json:"profile,omitempty"`
+	Stamp      string `json:"stamp"`
+	// Command is the flipbench command line that made the plan.
+	Command  []string `json:"command"`
+	Protocol Protocol `json:"protocol"`
+	Drift    Drift    `json:"drift"`
+	Arms     []Arm    `json:"arms"` // base first, then candidates in spec order
+	Lanes    []Lane   `json:"lanes"`
+	Runs     []Run    `json:"runs"` // the schedule, in execution order
+}
+
+// Protocol is the resolved protocol of a run.
+type Protocol struct {
+	Samples     int           `json:"samples"`
+	Warmup      int           `json:"warmup"`
+	Passes      int           `json:"passes"`
+	Collections int           `json:"collections"`
+	Seed        int64         `json:"seed"`
+	Timeout     time.Duration `json:"timeout_ns"`
+}
+
+// Drift holds the drift-check thresholds the run was planned with.
+type Drift struct {
+	EffectFloorPct float64 `json:"effect_floor_pct"`
+	CleanCVPct     float64 `json:"clean_cv_pct"`
+	CVAsymmetry    float64 `json:"cv_asymmetry"`
+}
+
+// Arm is one built arm as it was run.
+type Arm struct {
+	Name   string   `json:"name"`
+	Bin    string   `json:"bin"`
+	SHA256 string   `json:"sha256"`
+	Args   []string `json:"args,omitempty"`
+	Env    []string `json:"env,omitempty"`
+	// Source describes where the binary came from (prebuilt path, or commit + patch).
+	Source      string `json:"source"`
+	Commit      string `json:"commit,omitempty"`
+	Dirty       bool   `json:"dirty,omitempty"`
+	DiffSHA256  string `json:"diff_sha256,omitempty"`
+	PatchSHA256 string `json:"patch_sha256,omitempty"`
+	// Command is the lane command template for this arm, placeholders unexpanded.
+	Command []string `json:"command"`
+	// Kind is the harness kind: "exec" or "gotest".
+	Kind string `json:"kind"`
+}
+
+// Lane is one lane as it was run.
+type Lane struct {
+	Name   string `json:"name"`
+	Role   string `json:"role"`
+	Expect string `json:"expect,omitempty"`
+	Unit   string `json:"unit,omitempty"`
+	Better string `json:"better,omitempty"`
+}
+
+// Run is one scheduled process.
+type Run struct {
+	Collection int    `json:"collection"`
+	Pass       int    `json:"pass"`
+	Order      string `json:"order"`
+	Lane       string `json:"lane"`
+	Arm        string `json:"arm"`
+}
+
+// Key returns the run's place in the schedule.
+func (r Run) Key() Key { return Key{r.Collection, r.Pass, r.Lane, r.Arm} }
+
+// Orders of a pass.
+const (
+	Forward = "forward"
+	Reverse = "reverse"
+)
