@@ -1,0 +1,36 @@
+# flipbench: the two commands that matter are `make ab EXP=NNN` and `make test`.
+GO      ?= go
+EXP     ?= 1
+PROFILE ?=
+BIN     := bin
+
+export CGO_ENABLED ?= 0
+
+.PHONY: all build lanes ab test vet fmt-check clean
+
+all: build
+
+## build: the flipbench binary and the bundled lane programs
+build: lanes
+	$(GO) build -o $(BIN)/flipbench ./cmd/flipbench
+
+lanes:
+	$(GO) build -o $(BIN)/demo ./lanes/demo
+
+## ab: run experiment EXP (e.g. make ab EXP=1 PROFILE=quick)
+ab: build
+	$(BIN)/flipbench ab $(EXP) $(if $(PROFILE),--profile $(PROFILE),)
+
+## test: format check, vet, and every test
+test: fmt-check vet
+	$(GO) test ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l .); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+clean:
+	rm -rf $(BIN)

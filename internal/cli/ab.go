@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flipbench/flipbench/armbuild"
+	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/ledger"
+	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/report"
+	"github.com/flipbench/flipbench/spec"
+)
+
+type abOptions struct {
+	page      string
+	resume    string
+	results   string
+	label     string
+	overrides spec.Overrides
+	args      []string // the command line, recorded in the plan
+}
+
+func newAbCmd(s Streams) *cobra.Command {
+	opts := &abOptions{}
+	var (
+		samples, warmup, passes, collections int
+		seed                                 int64
+		timeout                              time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "ab PAGE|NNN",
+		Short: "Build the arms, run the order-flipped A/B, drift-check it and write a receipt",
+		Long: `ab runs an experiment: every lane of every arm in its own process, in order-flipped
+pass pairs across collections. Every finished run is on disk at once; --resume DIR finishes
+an interrupted run. The receipt's path is the last line of stdout.`,
+		Example: `  flipbench ab 275 --profile quick
+  flipbench ab experiments/275-admission-priority.md --lanes 'Point|Bulk'
+  flipbench ab --resume results/2026-08-19T07-40-00Z-exp275-quick`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case opts.resume != "" && len(args) > 0:
+				return usageError("ab: give a page or --resume DIR, not both")
+			case opts.resume == "" && len(args) != 1:
+				return usageError("ab: want one experiment page or number, got %d arguments", len(args))
+			case len(args) == 1:
+				opts.page = args[0]
+			}
+			f := cmd.Flags()
+			o := &opts.overrides
+			if f.Changed("samples") {
+				o.Samples = &samples
+			}
+			if f.Changed("warmup") {
+				o.Warmup = &warmup
+			}
+			if f.Changed("passes") {
+				o.Passes = &passes
+			}
+			if f.Changed("collections") {
+				o.Collections = &collections
+			}
+			if f.Changed("seed") {
+				o.Seed = &seed
+			}
+			if f.Changed("timeout") {
+				o.Timeout = &timeout
+			}
+			if opts.resume != "" && (o.Profile != "" || o.Lanes != "" || f.NFlag() > 1) {
+				return usageError("--resume: the plan is fixed by the interrupted run; drop the other flags")
+			}
+			opts.args = append([]string{"flipbench"}, s.argv...)
+			return runAb(cmd.Context(), s, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.overrides.Profile, "profile", "", "protocol profile from the spec (e.g. quick)")
+	f.IntVar(&samples, "samples", 0, "samples per run (overrides spec and profile)")
+	f.IntVar(&warmup, "warmup", 0, "unrecorded warmup operations per run")
+	f.IntVar(&passes, "passes", 0, "passes per collection (even)")
+	f.IntVar(&collections, "collections", 0, "collections")
+	f.Int64Var(&seed, "seed", 0, "seed of the lane-order shuffle")
+	f.DurationVar(&timeout, "timeout", 0, "timeout of one run (one process)")
+	f.StringVar(&opts.overrides.Lanes, "lanes", "", "run only lanes matching this regular expression")
+	f.StringVar(&opts.resume, "resume", "", "finish the interrupted run in this receipt data folder")
+	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ beside experiments/)")
+	f.StringVar(&opts.label, "label", "", "receipt label (default: the profile name, or full)")
+	return cmd
+}
+
+func runAb(ctx context.Context, s Streams, opts *abOptions) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var (
+		dir  string
+		plan *receipt.Plan
+		err  error
+	)
+	lockPath := s.getenv("FLIPBENCH_LOCK")
+	if lockPath == "" {
+		lockPath = harness.DefaultLockPath()
+	}
+	holder := harness.Holder{PID: os.Getpid(), Command: strings.Join(opts.args, " "), Since: time.Now().UTC()}
+
+	if opts.resume != "" {
+		dir = opts.resume
+		if plan, err = receipt.ReadPlan(dir); err != nil {
+			return fmt.Errorf("--resume %s: %w", dir, err)
+		}
+		if err := checkArmsUnchanged(plan); err != nil {
+			return fmt.Errorf("--resume %s: %w", dir, err)
+		}
+		holder.Dir = dir
+		lock, err := harness.AcquireLock(lockPath, holder)
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+	} else {
+		page, root, err := ledger.FindPage(".", opts.page)
+		if err != nil {
+			return err
+		}
+		exp, err := spec.ParseFile(relPath(page))
+		if err != nil {
+			return err
+		}
+		res, err := exp.Resolve(opts.overrides)
+		if err != nil {
+			return err
+		}
+		resultsDir := opts.results
+		if resultsDir == "" {
+			resultsDir = filepath.Join(root, ledger.ResultsDir)
+		}
+		label := opts.label
+		if label == "" {
+			label = opts.overrides.Profile
+		}
+		if label == "" {
+			label = "full"
+		}
+		stamp := time.Now().UTC().Format("2006-01-02T15-04-05Z")
+		dir = filepath.Join(resultsDir, fmt.Sprintf("%s-exp%03d-%s", stamp, exp.ID, label))
+		holder.Dir = dir
+		// Take the lock before building: a build competing with another run's
+		// measurement contaminates it just as a second measurement would.
+		lock, err := harness.AcquireLock(lockPath, holder)
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+
+		arms, err := armbuild.Build(ctx, exp, armbuild.Options{Root: root, Log: s.Err})
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, page)
+		plan = harness.NewPlan(harness.PlanInput{
+			Experiment: exp,
+			Page:       filepath.ToSlash(rel),
+			Label:      label,
+			Profile:    opts.overrides.Profile,
+			Stamp:      stamp,
+			Command:    opts.args,
+			Resolved:   res,
+			Arms:       arms,
+		})
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
+			return err
+		}
+	}
+
+	events := newProgress(s)
+	runner := &harness.Runner{Dir: dir, Plan: plan, Starter: harness.ExecStarter{}, Events: events}
+	out, err := runner.Run(ctx)
+	events.Finish()
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("interrupted after %d runs; nothing finished is lost: flipbench ab --resume %s", out.Resumed+out.Ran, dir)
+		}
+		return fmt.Errorf("%w (finished runs are kept: flipbench ab --resume %s)", err, dir)
+	}
+	md, err := report.Finish(dir)
+	if err != nil {
+		return fmt.Errorf("writing the receipt for %s: %w", dir, err)
+	}
+	fmt.Fprintf(s.Err, "flipbench: %d runs (%d now, %d resumed), %d failed\n", out.Ran+out.Resumed, out.Ran, out.Resumed, out.Failed)
+	fmt.Fprintln(s.Out, relPath(md))
+	if out.Failed > 0 {
+		fmt.Fprintf(s.Err, "flipbench: %d runs failed; their errors are in the receipt\n", out.Failed)
+		return silentExit(ExitError)
+	}
+	return nil
+}
+
+// checkArmsUnchanged refuses to resume when an arm's binary changed since the plan was
+// made: the resumed runs would measure a different build.
+func checkArmsUnchanged(plan *receipt.Plan) error {
+	for _, a := range plan.Arms {
+		sum, err := receipt.HashFile(a.Bin)
+		if err != nil {
+			return fmt.Errorf("arm %s: %w", a.Name, err)
+		}
+		if sum != a.SHA256 {
+			return fmt.Errorf("arm %s: %s changed since the run started (sha256 %.12s, plan says %.12s); resuming would mix two builds", a.Name, a.Bin, sum, a.SHA256)
+		}
+	}
+	return nil
+}
+
+// relPath shortens an absolute path to one relative to the working directory, for
+// messages.
+func relPath(p string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}

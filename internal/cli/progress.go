@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/flipbench/flipbench/receipt"
+)
+
+// progress shows a run's progress on stderr: a live bar on a terminal, one plain line per
+// run otherwise (CI logs). It implements harness.Events.
+type progress struct {
+	w     io.Writer
+	live  bool
+	p     *mpb.Progress
+	bar   *mpb.Bar
+	label string
+}
+
+func newProgress(s Streams) *progress {
+	return &progress{w: s.Err, live: s.ErrIsTerminal}
+}
+
+func (p *progress) Begin(total, done int) {
+	if done > 0 {
+		fmt.Fprintf(p.w, "flipbench: resuming: %d of %d runs already on disk\n", done, total)
+	}
+	if !p.live {
+		return
+	}
+	p.p = mpb.New(mpb.WithOutput(p.w), mpb.WithWidth(40))
+	p.bar = p.p.AddBar(int64(total),
+		mpb.PrependDecorators(decor.CountersNoUnit("%d/%d runs "), decor.Any(func(decor.Statistics) string { return p.label })),
+		mpb.AppendDecorators(decor.Percentage(), decor.Name(" "), decor.AverageETA(decor.ET_STYLE_GO)),
+	)
+	p.bar.SetCurrent(int64(done))
+}
+
+func (p *progress) RunDone(n, total int, rec receipt.Record) {
+	line := fmt.Sprintf("c%d p%d %-7s %s/%s", rec.Collection, rec.Pass, rec.Order, rec.Lane, rec.Arm)
+	if rec.OK() {
+		line += fmt.Sprintf(" median %s %s", formatValue(median(rec.Samples)), rec.Unit)
+	} else {
+		line += " FAILED"
+	}
+	if p.live {
+		p.label = line
+		p.bar.SetCurrent(int64(n))
+		return
+	}
+	fmt.Fprintf(p.w, "flipbench: [%d/%d] %s\n", n, total, line)
+}
+
+func (p *progress) Warn(msg string) {
+	if p.live {
+		// mpb owns the terminal; print above the bar.
+		p.p.Write([]byte("flipbench: warning: " + msg + "\n"))
+		return
+	}
+	fmt.Fprintf(p.w, "flipbench: warning: %s\n", msg)
+}
+
+// Finish stops the live bar, if any.
+func (p *progress) Finish() {
+	if p.p != nil {
+		p.bar.Abort(false)
+		p.p.Wait()
+		p.p = nil
+	}
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+func formatValue(v float64) string { return fmt.Sprintf("%.4g", v) }

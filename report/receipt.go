@@ -1,0 +1,349 @@
+// Package report renders receipts: the markdown page of one run of an experiment, written
+// beside its data folder, with provenance, per-pass tables, the drift check's verdicts,
+// peak RSS, failed runs and warnings. Everything it shows is computed from the data folder,
+// so a receipt can be re-rendered at any time (Finish is idempotent).
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/receipt"
+)
+
+// Data is everything a receipt shows, loaded from a data folder.
+type Data struct {
+	Dir      string
+	Plan     *receipt.Plan
+	Records  []receipt.Record
+	Env      receipt.Env
+	Analysis driftcheck.Report
+}
+
+// Load reads a receipt data folder and runs the drift check on it.
+func Load(dir string) (*Data, error) {
+	plan, err := receipt.ReadPlan(dir)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := receipt.ReadRecords(dir)
+	if err != nil {
+		return nil, err
+	}
+	d := &Data{Dir: dir, Plan: plan, Records: recs}
+	if err := receipt.ReadJSON(filepath.Join(dir, receipt.EnvFile), &d.Env); err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	d.Analysis, err = driftcheck.Analyze(DriftInput(plan, recs), DriftConfig(plan.Drift))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return d, nil
+}
+
+// DriftConfig converts a plan's thresholds to the drift check's configuration.
+func DriftConfig(d receipt.Drift) driftcheck.Config {
+	return driftcheck.Config{EffectFloorPct: d.EffectFloorPct, CleanCVPct: d.CleanCVPct, CVAsymmetry: d.CVAsymmetry}
+}
+
+// DriftInput turns a plan and its records into the drift check's input. Failed runs are
+// left out, so their pairs come out insufficient. A lane is higher-is-better when the spec
+// says better: higher, or when its unit is a rate (ends in "/s").
+func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
+	in := driftcheck.Input{
+		Base:        plan.Arms[0].Name,
+		Collections: plan.Protocol.Collections,
+		Passes:      plan.Protocol.Passes,
+	}
+	for _, a := range plan.Arms[1:] {
+		in.Candidates = append(in.Candidates, a.Name)
+	}
+	units := map[string]string{}
+	for _, r := range recs {
+		if r.OK() {
+			units[r.Lane] = r.Unit
+			in.Observations = append(in.Observations, driftcheck.Observation{
+				Collection: r.Collection, Pass: r.Pass, Lane: r.Lane, Arm: r.Arm, Samples: r.Samples,
+			})
+		}
+	}
+	for _, l := range plan.Lanes {
+		higher := l.Better == "higher" || (l.Better == "" && strings.HasSuffix(units[l.Name], "/s"))
+		in.Lanes = append(in.Lanes, driftcheck.Lane{Name: l.Name, Role: l.Role, HigherIsBetter: higher, Expect: l.Expect})
+	}
+	return in
+}
+
+// Path returns the receipt page's path for a data folder: the folder's name plus ".md".
+func Path(dir string) string { return strings.TrimRight(dir, "/") + ".md" }
+
+// Finish completes a receipt from its data folder: the <arm>.bench files, analysis.json,
+// manifest.json, and the markdown page beside the folder. It returns the page's path.
+func Finish(dir string) (string, error) {
+	d, err := Load(dir)
+	if err != nil {
+		return "", err
+	}
+	if _, err := receipt.WriteBench(dir, d.Plan, d.Records); err != nil {
+		return "", err
+	}
+	if err := receipt.WriteJSON(filepath.Join(dir, receipt.AnalysisFile), d.Analysis); err != nil {
+		return "", err
+	}
+	if _, err := receipt.WriteManifest(dir); err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, d); err != nil {
+		return "", err
+	}
+	md := Path(dir)
+	return md, receipt.WriteFile(md, buf.Bytes())
+}
+
+// Render writes the receipt page.
+func Render(w io.Writer, d *Data) error {
+	p := d.Plan
+	name := filepath.Base(d.Dir)
+	fmt.Fprintf(w, "# Receipt: experiment %d, %s\n\n", p.Experiment, p.Label)
+	fmt.Fprintf(w, "%s. Data: [`%s/`](%s/) (raw runs, one `.bench` file per arm, environment, drift analysis, manifest).\n", p.Title, name, name)
+	fmt.Fprintf(w, "Re-check the numbers independently with `benchstat %s`.\n\n", benchArgs(name, p))
+
+	fmt.Fprintf(w, "## Provenance\n\n")
+	if err := provenance(w, d); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n## Arms\n\n")
+	if err := armsTable(w, p); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n## Drift check\n\n")
+	fmt.Fprintf(w, "Thresholds: effect floor %g%%, clean CV %g%%, CV asymmetry %gx. Negative deltas mean the candidate is better.\n\n",
+		d.Analysis.Config.EffectFloorPct, d.Analysis.Config.CleanCVPct, d.Analysis.Config.CVAsymmetry)
+	if err := DriftMarkdown(w, d.Analysis); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n## Per-pass medians\n\n")
+	if err := passTable(w, d); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n## Peak RSS\n\n")
+	if err := rssTable(w, d); err != nil {
+		return err
+	}
+	failed := failedRuns(d.Records)
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "\n## Failed runs\n\n")
+		for _, r := range failed {
+			fmt.Fprintf(w, "- collection %d pass %d, lane %s, arm %s (pid %d, exit %d): %s\n", r.Collection, r.Pass, r.Lane, r.Arm, r.PID, r.Exit, oneLine(r.Error))
+			if r.StderrTail != "" {
+				fmt.Fprintf(w, "  stderr: `%s`\n", oneLine(lastLine(r.StderrTail)))
+			}
+		}
+	}
+	if ws := hostWarnings(d.Env); len(ws) > 0 {
+		fmt.Fprintf(w, "\n## Host warnings\n\n")
+		for _, m := range ws {
+			fmt.Fprintf(w, "- %s\n", m)
+		}
+	}
+	return nil
+}
+
+func benchArgs(name string, p *receipt.Plan) string {
+	var args []string
+	for _, a := range p.Arms {
+		args = append(args, name+"/"+a.Name+receipt.BenchExt)
+	}
+	return strings.Join(args, " ")
+}
+
+func provenance(w io.Writer, d *Data) error {
+	p := d.Plan
+	rows := [][]string{
+		{"experiment", fmt.Sprintf("%d (%s)", p.Experiment, p.Page)},
+		{"command", "`" + strings.Join(p.Command, " ") + "`"},
+		{"protocol", fmt.Sprintf("%d collections x %d passes, %d samples after %d warmup per run, seed %d, timeout %s",
+			p.Protocol.Collections, p.Protocol.Passes, p.Protocol.Samples, p.Protocol.Warmup, p.Protocol.Seed, p.Protocol.Timeout)},
+		{"runs", fmt.Sprintf("%d planned, %d recorded, %d failed", len(p.Runs), len(d.Records), len(failedRuns(d.Records)))},
+	}
+	if len(d.Records) > 0 {
+		first, last := d.Records[0].Started, d.Records[0].Ended
+		for _, r := range d.Records {
+			if r.Started.Before(first) {
+				first = r.Started
+			}
+			if r.Ended.After(last) {
+				last = r.Ended
+			}
+		}
+		rows = append(rows, []string{"time", fmt.Sprintf("%s to %s (%s)", first.Format("2006-01-02 15:04:05Z"), last.Format("15:04:05Z"), last.Sub(first).Round(1e9))})
+	}
+	if len(d.Env.Snapshots) > 0 {
+		s := d.Env.Snapshots[0]
+		rows = append(rows,
+			[]string{"host", fmt.Sprintf("%s, %s, %d CPUs, kernel %s", s.Hostname, orDash(s.CPUModel), s.CPUs, orDash(s.Kernel))},
+			[]string{"governor", orDash(s.Governor)},
+			[]string{"go", s.GoVersion},
+			[]string{"load (1 min)", loadRange(d.Env)},
+			[]string{"memory available", fmt.Sprintf("%d MiB of %d MiB at start", s.MemAvailBytes>>20, s.MemTotalBytes>>20)},
+			[]string{"disk free", fmt.Sprintf("%d MiB at start", s.DiskFreeBytes>>20)},
+		)
+	}
+	return table(w, []string{"", ""}, rows)
+}
+
+func loadRange(env receipt.Env) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range env.Snapshots {
+		lo, hi = math.Min(lo, s.Load1), math.Max(hi, s.Load1)
+	}
+	return fmt.Sprintf("%.2f to %.2f over %d snapshots", lo, hi, len(env.Snapshots))
+}
+
+func armsTable(w io.Writer, p *receipt.Plan) error {
+	var rows [][]string
+	for _, a := range p.Arms {
+		env := strings.Join(a.Env, " ")
+		rows = append(rows, []string{a.Name, a.Source, "`" + shortHash(a.SHA256) + "`", orDash(env), "`" + strings.Join(append(append([]string{}, a.Command...), a.Args...), " ") + "`"})
+	}
+	return table(w, []string{"arm", "source", "sha256", "env", "command"}, rows)
+}
+
+// passTable shows, per lane and pass, each arm's median and each candidate's delta and CVs.
+func passTable(w io.Writer, d *Data) error {
+	header := []string{"lane", "coll", "pass", "order", "arm", "base median", "cand median", "delta", "base CV", "cand CV", "note"}
+	var rows [][]string
+	for _, pd := range d.Analysis.Passes {
+		note := pd.Note
+		if pd.Contaminated {
+			note = joinNote(note, "contaminated ("+pd.Flagged+" noisy)")
+		}
+		if pd.HostBlip {
+			note = joinNote(note, "host blip")
+		}
+		if !pd.Usable {
+			rows = append(rows, []string{pd.Lane, itoa(pd.Collection), itoa(pd.Pass), pd.Order, pd.Arm, "-", "-", "-", "-", "-", note})
+			continue
+		}
+		rows = append(rows, []string{pd.Lane, itoa(pd.Collection), itoa(pd.Pass), pd.Order, pd.Arm,
+			formatValue(pd.BaseMedian), formatValue(pd.CandMedian), pct(pd.DeltaPct), cv(pd.BaseCVPct), cv(pd.CandCVPct), note})
+	}
+	return table(w, header, rows)
+}
+
+// rssTable shows each arm's peak RSS per lane: the median and maximum over its runs.
+func rssTable(w io.Writer, d *Data) error {
+	type key struct{ lane, arm string }
+	rss := map[key][]float64{}
+	for _, r := range d.Records {
+		if r.MaxRSSBytes > 0 {
+			k := key{r.Lane, r.Arm}
+			rss[k] = append(rss[k], float64(r.MaxRSSBytes))
+		}
+	}
+	header := []string{"lane"}
+	for _, a := range d.Plan.Arms {
+		header = append(header, a.Name+" median", a.Name+" max")
+	}
+	var rows [][]string
+	for _, l := range d.Plan.Lanes {
+		row := []string{l.Name}
+		for _, a := range d.Plan.Arms {
+			xs := rss[key{l.Name, a.Name}]
+			if len(xs) == 0 {
+				row = append(row, "-", "-")
+				continue
+			}
+			sort.Float64s(xs)
+			row = append(row, mib(xs[len(xs)/2]), mib(xs[len(xs)-1]))
+		}
+		rows = append(rows, row)
+	}
+	return table(w, header, rows)
+}
+
+func failedRuns(recs []receipt.Record) []receipt.Record {
+	var out []receipt.Record
+	for _, r := range recs {
+		if !r.OK() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func hostWarnings(env receipt.Env) []string {
+	var out []string
+	for _, s := range env.Snapshots {
+		out = append(out, s.Warnings...)
+	}
+	return out
+}
+
+// table renders a markdown table.
+func table(w io.Writer, header []string, rows [][]string) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewMarkdown()),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+	)
+	t.Header(header)
+	for _, r := range rows {
+		if err := t.Append(r); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+func itoa(n int) string { return fmt.Sprint(n) }
+
+func pct(v float64) string { return fmt.Sprintf("%+.1f%%", v) }
+
+func cv(v float64) string { return fmt.Sprintf("%.1f%%", v) }
+
+func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
+
+func formatValue(v float64) string { return fmt.Sprintf("%.4g", v) }
+
+func shortHash(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
