@@ -5,38 +5,79 @@
 //
 // Errors name the file, the line and the field ("experiments/275-x.md:12: arms.cand.bin:
 // must not be empty"), so a typo in a spec never turns into a silently different experiment.
+//
+// The pipeline:
+//
+//   - SplitPage cuts a page into its front matter and its markdown body.
+//   - Parse decodes the front matter into a yaml.Node tree and walks it into an
+//     Experiment, recording the line of every field (Experiment.Lines) and reporting
+//     unknown fields, wrong types and empty values; then it calls Validate.
+//   - Validate checks every rule (vocabularies, arms, protocol, lanes, ...). It applies no
+//     defaults: a field left out stays zero.
+//   - Resolve applies defaults (DefaultProtocol, DefaultDrift), the spec, a profile and
+//     command-line Overrides, in that order, and selects the lanes of a run.
+//
+// Problems are *Error values (several joined with errors.Join); Errors lists them. The
+// field reference for users is docs/spec.md.
 package spec
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
 
 // Experiment is the parsed front matter of one experiment page.
 type Experiment struct {
 	// Path is the page's file path as given to Parse; it prefixes every error.
 	Path string `yaml:"-"`
 
-	ID         int      `yaml:"id"`
-	Title      string   `yaml:"title"`
-	Date       string   `yaml:"date"` // YYYY-MM-DD
-	Status     string   `yaml:"status"`
-	StatusBy   string   `yaml:"status-by,omitempty"` // "rule" when finalize set the status; empty when a person did
-	Category   string   `yaml:"category"`
+	// ID is the experiment's number, the NNN of its file name.
+	ID int `yaml:"id"`
+	// Title is the question, in a few words.
+	Title string `yaml:"title"`
+	// Date is the day the experiment was registered, YYYY-MM-DD.
+	Date string `yaml:"date"`
+	// Status is one of Statuses().
+	Status string `yaml:"status"`
+	// StatusBy is StatusByRule when finalize set the status; empty when a person did.
+	StatusBy string `yaml:"status-by,omitempty"`
+	// Category is one of Categories().
+	Category string `yaml:"category"`
+	// Directions are the research directions the experiment belongs to.
 	Directions []string `yaml:"directions"`
-	Archive    string   `yaml:"archive,omitempty"`
+	// Archive is the folder of the experiment's archived prototypes.
+	Archive string `yaml:"archive,omitempty"`
 
+	// Harness says how the lanes are built and run.
 	Harness Harness `yaml:"harness"`
 	// Arms lists the arms in the order written in the spec; the one named "base" is the
 	// baseline and the others are candidates, compared against it.
-	Arms     []Arm               `yaml:"arms"`
-	Protocol Protocol            `yaml:"protocol"`
+	Arms []Arm `yaml:"arms"`
+	// Protocol is the spec's protocol; zero fields that the page leaves out take their
+	// defaults in Resolve.
+	Protocol Protocol `yaml:"protocol"`
+	// Profiles are named protocol variants chosen with --profile; each sets only the
+	// fields it writes.
 	Profiles map[string]Protocol `yaml:"profiles,omitempty"`
-	Drift    Drift               `yaml:"drift"`
-	Lanes    []Lane              `yaml:"lanes"`
+	// Drift holds the drift check thresholds; zero fields take their defaults in Resolve.
+	Drift Drift `yaml:"drift"`
+	// Lanes are the measurements, in spec order.
+	Lanes []Lane `yaml:"lanes"`
 	// Shape is an optional predicted shape of the effect, checked by the decision rule.
 	Shape *Shape `yaml:"shape,omitempty"`
 	// Incidence is optional: how to measure how often the optimised situation occurs.
 	Incidence *Incidence `yaml:"incidence,omitempty"`
 	// Receipts are written by finalize: every receipt that backs the page, with its hash.
 	Receipts []ReceiptRef `yaml:"receipts,omitempty"`
+
+	// Lines maps the path of every field written in the page ("protocol.samples",
+	// "arms.candA.patch", "lanes[1].role"; "" for the front matter itself) to its 1-based
+	// line in the page. Parse fills it; Validate and Resolve use it to place errors and to
+	// tell a field written as 0 ("warmup: 0") from one left out. It is nil for an
+	// Experiment built in Go, whose zero protocol and drift fields then mean "default".
+	Lines map[string]int `yaml:"-"`
 }
 
 // Harness says how the lanes are built and run; one harness source serves every arm.
@@ -65,50 +106,75 @@ type Harness struct {
 
 // Arm is one build of the harness: a prebuilt binary, or a git ref with optional patch.
 type Arm struct {
-	Name    string            `yaml:"-"`
-	Line    int               `yaml:"-"` // line of the arm in the page, for error messages
-	Bin     string            `yaml:"bin,omitempty"`
-	Ref     string            `yaml:"ref,omitempty"`
-	Patch   string            `yaml:"patch,omitempty"`
-	Tags    []string          `yaml:"tags,omitempty"`
-	Ldflags string            `yaml:"ldflags,omitempty"`
-	Env     map[string]string `yaml:"env,omitempty"`
-	Args    []string          `yaml:"args,omitempty"`
+	// Name is the arm's key in the arms mapping; BaseArm for the baseline.
+	Name string `yaml:"-"`
+	// Line is the line of the arm's name in the page, for error messages.
+	Line int `yaml:"-"`
+	// Bin is a prebuilt binary (exec) or test binary (gotest), relative to the ledger
+	// root; set either Bin or Ref.
+	Bin string `yaml:"bin,omitempty"`
+	// Ref is the git ref the arm is built from.
+	Ref string `yaml:"ref,omitempty"`
+	// Patch is applied with git apply on top of Ref (git arms only).
+	Patch string `yaml:"patch,omitempty"`
+	// Tags are build tags (git arms only).
+	Tags []string `yaml:"tags,omitempty"`
+	// Ldflags are linker flags (git arms only).
+	Ldflags string `yaml:"ldflags,omitempty"`
+	// Env is added to the environment of every run of the arm.
+	Env map[string]string `yaml:"env,omitempty"`
+	// Args are appended to the command of every run of the arm.
+	Args []string `yaml:"args,omitempty"`
 }
 
 // BaseArm is the name of the arm every candidate is compared against.
 const BaseArm = "base"
 
 // Protocol is how many processes run: collections x passes x lanes x arms, each process
-// doing Warmup unrecorded then Samples recorded operations. In profiles, zero fields keep
-// the spec's value.
+// doing Warmup unrecorded then Samples recorded operations. In the spec and in profiles a
+// zero field is unset (it keeps the value of the layer below) unless the page writes it
+// (see Experiment.Lines); in a Resolved protocol every field is set.
 type Protocol struct {
-	Samples     int      `yaml:"samples,omitempty"`
-	Warmup      int      `yaml:"warmup,omitempty"`
-	Passes      int      `yaml:"passes,omitempty"`
-	Collections int      `yaml:"collections,omitempty"`
-	Seed        int64    `yaml:"seed,omitempty"`
-	Timeout     Duration `yaml:"timeout,omitempty"`
+	// Samples is the number of recorded operations per run (default 21).
+	Samples int `yaml:"samples,omitempty"`
+	// Warmup is the number of unrecorded operations before them (default 5).
+	Warmup int `yaml:"warmup,omitempty"`
+	// Passes is the number of passes per collection, even (default 4).
+	Passes int `yaml:"passes,omitempty"`
+	// Collections is the number of collections (default 2).
+	Collections int `yaml:"collections,omitempty"`
+	// Seed seeds the per-pass lane shuffle (default 1).
+	Seed int64 `yaml:"seed,omitempty"`
+	// Timeout bounds one run (default 10m).
+	Timeout Duration `yaml:"timeout,omitempty"`
 }
 
 // Drift holds the thresholds of the pass-pair drift check, in percent and as a ratio.
 type Drift struct {
+	// EffectFloorPct is the smallest |delta| in percent that counts as an effect (default 3).
 	EffectFloorPct float64 `yaml:"effect-floor-pct,omitempty"`
-	CleanCVPct     float64 `yaml:"clean-cv-pct,omitempty"`
-	CVAsymmetry    float64 `yaml:"cv-asymmetry,omitempty"`
+	// CleanCVPct is the CV in percent above which a side may be contaminated (default 8).
+	CleanCVPct float64 `yaml:"clean-cv-pct,omitempty"`
+	// CVAsymmetry is how many times noisier than the clean side the flagged side must be
+	// to call a pass contaminated (default 4).
+	CVAsymmetry float64 `yaml:"cv-asymmetry,omitempty"`
 }
 
 // Lane is one named measurement.
 type Lane struct {
+	// Name is the lane's name: a benchmark name without "Benchmark" (gotest), or the
+	// {lane} of an exec command.
 	Name string `yaml:"name"`
-	Line int    `yaml:"-"`
+	// Line is the lane's line in the page, for error messages.
+	Line int `yaml:"-"`
 	// Role is primary, secondary, guard or control.
 	Role string `yaml:"role"`
-	// Expect is the predicted direction for a primary lane: faster, slower or neutral.
+	// Expect is the predicted direction of a primary or secondary lane: faster, slower or
+	// neutral. Resolve fills in faster for a primary lane that gives none.
 	Expect string `yaml:"expect,omitempty"`
 	// Unit selects the metric used as the lane's value (default: the first one printed).
 	Unit string `yaml:"unit,omitempty"`
-	// Better is "lower" (default for times) or "higher" (throughput).
+	// Better is "lower" (the default, for times) or "higher" (throughput).
 	Better string `yaml:"better,omitempty"`
 }
 
@@ -128,11 +194,16 @@ type Shape struct {
 
 // Incidence says how to measure how often the optimised situation occurs.
 type Incidence struct {
-	Suite    Harness `yaml:"suite"`
-	Total    string  `yaml:"total"`
-	Eligible string  `yaml:"eligible"`
+	// Suite is the release suite that the counters are read over.
+	Suite Harness `yaml:"suite"`
+	// Total is the counter of all events.
+	Total string `yaml:"total"`
+	// Eligible is the counter of the events the change helps.
+	Eligible string `yaml:"eligible"`
 	// Control is the suite lane that must make the eligible counter fire.
-	Control  string  `yaml:"control,omitempty"`
+	Control string `yaml:"control,omitempty"`
+	// MinShare is the eligible/total share the decision rule requires, in [0, 1]; 0
+	// requires nothing.
 	MinShare float64 `yaml:"min-share,omitempty"`
 	// SavingNs is the estimated saving per eligible hit, for the value estimate.
 	SavingNs float64 `yaml:"saving-ns,omitempty"`
@@ -140,9 +211,40 @@ type Incidence struct {
 
 // ReceiptRef is one receipt backing the page.
 type ReceiptRef struct {
-	Path   string `yaml:"path"`
+	// Path is the receipt's markdown file.
+	Path string `yaml:"path"`
+	// SHA256 is the receipt's hash, 64 lower-case hex digits.
 	SHA256 string `yaml:"sha256"`
 }
 
 // Duration is a time.Duration written as "30s" or "10m" in YAML.
 type Duration time.Duration
+
+// String formats the duration like time.Duration does ("10m0s").
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// UnmarshalYAML reads a duration written as a string with a unit, like "30s" or "1m30s".
+// A bare number is rejected: its unit would be a guess.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, msg := parseDuration(n)
+	if msg != "" {
+		return fmt.Errorf("line %d: %s", n.Line, msg)
+	}
+	*d = v
+	return nil
+}
+
+// MarshalYAML writes the duration as a string like "10m0s".
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// parseDuration decodes a scalar node into a Duration, or returns a message saying why not.
+func parseDuration(n *yaml.Node) (Duration, string) {
+	if n.Kind != yaml.ScalarNode {
+		return 0, "must be a duration like 30s or 10m, got " + describe(n)
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || n.ShortTag() != "!!str" {
+		return 0, fmt.Sprintf("must be a duration like 30s or 10m, got %q", n.Value)
+	}
+	return Duration(v), ""
+}

@@ -1,0 +1,261 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Protocol defaults, used for every field that neither the spec, the profile nor a flag
+// sets.
+const (
+	DefaultSamples     = 21
+	DefaultWarmup      = 5
+	DefaultPasses      = 4
+	DefaultCollections = 2
+	DefaultSeed        = 1
+	DefaultTimeout     = 10 * time.Minute
+)
+
+// Drift check defaults, in percent and as a ratio.
+const (
+	DefaultEffectFloorPct = 3
+	DefaultCleanCVPct     = 8
+	DefaultCVAsymmetry    = 4
+)
+
+// Lane defaults.
+const (
+	// DefaultBenchtime is the -test.benchtime of gotest lanes: one operation per sample.
+	DefaultBenchtime = "1x"
+	// DefaultExpect is the expected direction of a primary lane that gives none.
+	DefaultExpect = ExpectFaster
+	// DefaultBetter is the better-direction of a lane that gives none.
+	DefaultBetter = BetterLower
+)
+
+// DefaultProtocol returns the protocol used when the spec sets nothing: 21 samples after
+// 5 warmup operations per run, 4 passes per collection, 2 collections, seed 1, and a
+// 10 minute timeout per run.
+func DefaultProtocol() Protocol {
+	return Protocol{
+		Samples:     DefaultSamples,
+		Warmup:      DefaultWarmup,
+		Passes:      DefaultPasses,
+		Collections: DefaultCollections,
+		Seed:        DefaultSeed,
+		Timeout:     Duration(DefaultTimeout),
+	}
+}
+
+// DefaultDrift returns the drift check thresholds used when the spec sets none: a 3%
+// effect floor, an 8% clean CV and a 4x CV asymmetry.
+func DefaultDrift() Drift {
+	return Drift{
+		EffectFloorPct: DefaultEffectFloorPct,
+		CleanCVPct:     DefaultCleanCVPct,
+		CVAsymmetry:    DefaultCVAsymmetry,
+	}
+}
+
+// Overrides are the command-line choices that change what a run does. A nil pointer or
+// an empty string leaves the spec's value alone.
+type Overrides struct {
+	// Profile names one of the spec's profiles (--profile).
+	Profile string
+	// Samples, Warmup, Passes and Collections override the protocol (--samples,
+	// --warmup, --passes, --collections).
+	Samples, Warmup, Passes, Collections *int
+	// Seed overrides the protocol's seed (--seed).
+	Seed *int64
+	// Lanes is a regular expression over lane names (--lanes); only matching lanes run.
+	// It is unanchored, like go test -bench: write ^name$ for one lane.
+	Lanes string
+	// Timeout overrides the per-run timeout (--timeout).
+	Timeout *time.Duration
+}
+
+// Resolved is what a run of the experiment actually uses.
+type Resolved struct {
+	// Profile is the profile applied, or "".
+	Profile string
+	// Protocol is the effective protocol: every field set, from (lowest first) the
+	// defaults, harness.timeout, the spec's protocol, the profile and the overrides.
+	Protocol Protocol
+	// Drift holds the drift check thresholds, defaults filled in.
+	Drift Drift
+	// Lanes are the selected lanes in spec order, with Expect (primary lanes) and Better
+	// defaults filled in.
+	Lanes []Lane
+}
+
+// Resolve computes the protocol, drift thresholds and lanes of a run from the spec and
+// the overrides. It expects a validated Experiment (Parse validates). Problems are
+// returned as *Error values joined with errors.Join: overrides are named by their flag
+// ("--passes 3: must be even", "--profile quick2: unknown profile; the spec has: quick").
+func (e *Experiment) Resolve(o Overrides) (Resolved, error) {
+	var probs problems
+	r := Resolved{Profile: o.Profile, Protocol: DefaultProtocol(), Drift: DefaultDrift()}
+	p := &r.Protocol
+	origin := map[string]string{} // protocol field -> spec field or flag that set it
+
+	if e.Harness.Timeout != 0 || e.set("harness.timeout") {
+		p.Timeout = e.Harness.Timeout
+		origin["timeout"] = "harness.timeout"
+	}
+	e.mergeProtocol(p, e.Protocol, "protocol.", origin)
+	if o.Profile != "" {
+		prof, ok := e.Profiles[o.Profile]
+		if !ok {
+			msg := "unknown profile; the spec has none"
+			if len(e.Profiles) > 0 {
+				msg = "unknown profile; the spec has: " + strings.Join(slices.Sorted(maps.Keys(e.Profiles)), ", ")
+			}
+			probs.list = append(probs.list, &Error{Field: "--profile " + o.Profile, Msg: msg})
+		} else {
+			e.mergeProtocol(p, prof, "profiles."+o.Profile+".", origin)
+		}
+	}
+	flagInt := func(dst *int, v *int, name string) {
+		if v != nil {
+			*dst = *v
+			origin[name] = "--" + name + " " + strconv.Itoa(*v)
+		}
+	}
+	flagInt(&p.Samples, o.Samples, "samples")
+	flagInt(&p.Warmup, o.Warmup, "warmup")
+	flagInt(&p.Passes, o.Passes, "passes")
+	flagInt(&p.Collections, o.Collections, "collections")
+	if o.Seed != nil {
+		p.Seed = *o.Seed
+		origin["seed"] = "--seed " + strconv.FormatInt(*o.Seed, 10)
+	}
+	if o.Timeout != nil {
+		p.Timeout = Duration(*o.Timeout)
+		origin["timeout"] = "--timeout " + o.Timeout.String()
+	}
+	checkProtocol(*p, func(string) bool { return true }, func(name, msg string) {
+		from := origin[name]
+		if strings.HasPrefix(from, "--") {
+			probs.list = append(probs.list, &Error{Field: from, Msg: msg})
+		} else {
+			probs.list = append(probs.list, &Error{File: e.Path, Line: e.lineOf(from), Field: from, Msg: msg})
+		}
+	})
+
+	d := e.Drift
+	if d.EffectFloorPct != 0 || e.set("drift.effect-floor-pct") {
+		r.Drift.EffectFloorPct = d.EffectFloorPct
+	}
+	if d.CleanCVPct != 0 || e.set("drift.clean-cv-pct") {
+		r.Drift.CleanCVPct = d.CleanCVPct
+	}
+	if d.CVAsymmetry != 0 || e.set("drift.cv-asymmetry") {
+		r.Drift.CVAsymmetry = d.CVAsymmetry
+	}
+
+	lanes, err := e.selectLanes(o.Lanes)
+	if err != nil {
+		probs.list = append(probs.list, err)
+	}
+	r.Lanes = lanes
+	if err := probs.err(); err != nil {
+		return Resolved{}, err
+	}
+	return r, nil
+}
+
+// mergeProtocol copies into p the fields of q that are set (non-zero, or written in the
+// page under prefix), recording where each came from.
+func (e *Experiment) mergeProtocol(p *Protocol, q Protocol, prefix string, origin map[string]string) {
+	take := func(name string, nonzero bool, apply func()) {
+		if nonzero || e.set(prefix+name) {
+			apply()
+			origin[name] = prefix + name
+		}
+	}
+	take("samples", q.Samples != 0, func() { p.Samples = q.Samples })
+	take("warmup", q.Warmup != 0, func() { p.Warmup = q.Warmup })
+	take("passes", q.Passes != 0, func() { p.Passes = q.Passes })
+	take("collections", q.Collections != 0, func() { p.Collections = q.Collections })
+	take("seed", q.Seed != 0, func() { p.Seed = q.Seed })
+	take("timeout", q.Timeout != 0, func() { p.Timeout = q.Timeout })
+}
+
+// selectLanes returns the lanes whose names match the --lanes expression (all when it is
+// empty), with defaults filled in.
+func (e *Experiment) selectLanes(expr string) ([]Lane, *Error) {
+	flag := fmt.Sprintf("--lanes %q", expr)
+	var re *regexp.Regexp
+	if expr != "" {
+		var err error
+		if re, err = regexp.Compile(expr); err != nil {
+			var syn *syntax.Error
+			msg := err.Error()
+			if errors.As(err, &syn) {
+				msg = syn.Code.String() + ": `" + syn.Expr + "`"
+			}
+			return nil, &Error{Field: flag, Msg: "invalid regular expression: " + msg}
+		}
+	}
+	var lanes []Lane
+	for _, l := range e.Lanes {
+		if re != nil && !re.MatchString(l.Name) {
+			continue
+		}
+		if l.Expect == "" && l.Role == RolePrimary {
+			l.Expect = DefaultExpect
+		}
+		if l.Better == "" {
+			l.Better = DefaultBetter
+		}
+		lanes = append(lanes, l)
+	}
+	if len(lanes) == 0 && re != nil {
+		names := make([]string, len(e.Lanes))
+		for i, l := range e.Lanes {
+			names[i] = l.Name
+		}
+		return nil, &Error{Field: flag, Msg: "selects no lane; the spec has: " + strings.Join(names, ", ")}
+	}
+	return lanes, nil
+}
+
+// Base returns the arm named base, or the zero Arm when there is none (Validate reports
+// that).
+func (e *Experiment) Base() Arm {
+	for _, a := range e.Arms {
+		if a.Name == BaseArm {
+			return a
+		}
+	}
+	return Arm{}
+}
+
+// Candidates returns the arms other than base, in spec order.
+func (e *Experiment) Candidates() []Arm {
+	var out []Arm
+	for _, a := range e.Arms {
+		if a.Name != BaseArm {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Lane returns the lane with the given name as written in the spec (no defaults filled
+// in), and whether there is one.
+func (e *Experiment) Lane(name string) (Lane, bool) {
+	for _, l := range e.Lanes {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return Lane{}, false
+}

@@ -1,0 +1,269 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// mustParse parses a testdata page, after edits (old, new, ...).
+func mustParse(t *testing.T, name string, edits ...string) *Experiment {
+	t.Helper()
+	e, err := Parse(page, []byte(edit(t, readTestdata(t, name), edits...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestResolveProtocol(t *testing.T) {
+	const proto = "protocol: {samples: 41, warmup: 10, passes: 12, collections: 2, seed: 275}"
+	tests := []struct {
+		name  string
+		page  string
+		edits []string
+		o     Overrides
+		want  Protocol
+	}{
+		{
+			name: "defaults only",
+			page: "12-exec.md",
+			want: Protocol{Samples: 21, Warmup: 5, Passes: 4, Collections: 2, Seed: 1, Timeout: Duration(10 * time.Minute)},
+		},
+		{
+			name: "spec over defaults",
+			page: "275-gotest.md",
+			want: Protocol{Samples: 41, Warmup: 10, Passes: 12, Collections: 2, Seed: 275, Timeout: Duration(10 * time.Minute)},
+		},
+		{
+			name: "profile over spec; fields the profile leaves out keep the spec's value",
+			page: "275-gotest.md",
+			o:    Overrides{Profile: "quick"},
+			want: Protocol{Samples: 15, Warmup: 3, Passes: 4, Collections: 2, Seed: 275, Timeout: Duration(10 * time.Minute)},
+		},
+		{
+			name: "flags over profile",
+			page: "275-gotest.md",
+			o: Overrides{Profile: "quick", Samples: ptr(7), Warmup: ptr(0), Passes: ptr(2), Collections: ptr(1),
+				Seed: ptr(int64(99)), Timeout: ptr(time.Minute)},
+			want: Protocol{Samples: 7, Warmup: 0, Passes: 2, Collections: 1, Seed: 99, Timeout: Duration(time.Minute)},
+		},
+		{
+			name: "flags over spec, without a profile",
+			page: "275-gotest.md",
+			o:    Overrides{Passes: ptr(6)},
+			want: Protocol{Samples: 41, Warmup: 10, Passes: 6, Collections: 2, Seed: 275, Timeout: Duration(10 * time.Minute)},
+		},
+		{
+			name:  "zero written in the spec is kept, not defaulted",
+			page:  "275-gotest.md",
+			edits: []string{proto, "protocol: {warmup: 0, seed: 0}"},
+			want:  Protocol{Samples: 21, Warmup: 0, Passes: 4, Collections: 2, Seed: 0, Timeout: Duration(10 * time.Minute)},
+		},
+		{
+			name:  "zero written in a profile is kept",
+			page:  "275-gotest.md",
+			edits: []string{"{quick: {samples: 15, warmup: 3, passes: 4}}", "{quick: {warmup: 0}}"},
+			o:     Overrides{Profile: "quick"},
+			want:  Protocol{Samples: 41, Warmup: 0, Passes: 12, Collections: 2, Seed: 275, Timeout: Duration(10 * time.Minute)},
+		},
+		{
+			name:  "harness timeout over the default, profile timeout over the harness",
+			page:  "275-gotest.md",
+			edits: []string{"ref: HEAD}\narms", "ref: HEAD, timeout: 3m}\narms", "passes: 4}}", "passes: 4, timeout: 30s}}"},
+			o:     Overrides{Profile: "quick"},
+			want:  Protocol{Samples: 15, Warmup: 3, Passes: 4, Collections: 2, Seed: 275, Timeout: Duration(30 * time.Second)},
+		},
+		{
+			name:  "harness timeout alone",
+			page:  "275-gotest.md",
+			edits: []string{"ref: HEAD}\narms", "ref: HEAD, timeout: 3m}\narms"},
+			want:  Protocol{Samples: 41, Warmup: 10, Passes: 12, Collections: 2, Seed: 275, Timeout: Duration(3 * time.Minute)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := mustParse(t, tt.page, tt.edits...)
+			r, err := e.Resolve(tt.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, r.Protocol); diff != "" {
+				t.Errorf("protocol (-want +got):\n%s", diff)
+			}
+			if r.Profile != tt.o.Profile {
+				t.Errorf("profile = %q, want %q", r.Profile, tt.o.Profile)
+			}
+		})
+	}
+}
+
+func TestResolveDefaultsDoNotMutate(t *testing.T) {
+	e := mustParse(t, "12-exec.md")
+	if _, err := e.Resolve(Overrides{}); err != nil {
+		t.Fatal(err)
+	}
+	if e.Protocol != (Protocol{}) || e.Drift != (Drift{}) || e.Lanes[0].Expect != "" || e.Lanes[0].Better != "" {
+		t.Errorf("Resolve changed the experiment: %+v %+v %+v", e.Protocol, e.Drift, e.Lanes[0])
+	}
+}
+
+func TestResolveDrift(t *testing.T) {
+	e := mustParse(t, "12-exec.md")
+	r, err := e.Resolve(Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Drift{EffectFloorPct: 3, CleanCVPct: 8, CVAsymmetry: 4}, r.Drift); diff != "" {
+		t.Errorf("default drift (-want +got):\n%s", diff)
+	}
+	e = mustParse(t, "12-exec.md", "lanes:", "drift: {clean-cv-pct: 5.5}\nlanes:")
+	if r, err = e.Resolve(Overrides{}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Drift{EffectFloorPct: 3, CleanCVPct: 5.5, CVAsymmetry: 4}, r.Drift); diff != "" {
+		t.Errorf("spec drift (-want +got):\n%s", diff)
+	}
+}
+
+func TestResolveLanes(t *testing.T) {
+	e := mustParse(t, "275-gotest.md", "{name: Bulk4Cold, role: control}", "{name: Bulk4Cold, role: control, better: higher}")
+	tests := []struct {
+		name  string
+		lanes string
+		want  []Lane
+	}{
+		{name: "all, defaults filled in", want: []Lane{
+			{Name: "PointUnderLoad", Line: 18, Role: RolePrimary, Expect: ExpectFaster, Better: BetterLower},
+			{Name: "Bulk4Mixed", Line: 19, Role: RoleGuard, Better: BetterLower},
+			{Name: "Bulk4Cold", Line: 20, Role: RoleControl, Better: BetterHigher},
+		}},
+		{name: "unanchored match keeps spec order", lanes: "Bulk", want: []Lane{
+			{Name: "Bulk4Mixed", Line: 19, Role: RoleGuard, Better: BetterLower},
+			{Name: "Bulk4Cold", Line: 20, Role: RoleControl, Better: BetterHigher},
+		}},
+		{name: "anchored alternatives", lanes: "^(Bulk4Cold|PointUnderLoad)$", want: []Lane{
+			{Name: "PointUnderLoad", Line: 18, Role: RolePrimary, Expect: ExpectFaster, Better: BetterLower},
+			{Name: "Bulk4Cold", Line: 20, Role: RoleControl, Better: BetterHigher},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := e.Resolve(Overrides{Lanes: tt.lanes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, r.Lanes); diff != "" {
+				t.Errorf("lanes (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// A primary lane that gives no expectation expects faster.
+	x := mustParse(t, "12-exec.md")
+	r, err := x.Resolve(Overrides{Lanes: "^alpha$"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []Lane{{Name: "alpha", Line: 11, Role: RolePrimary, Expect: ExpectFaster, Better: BetterLower}}; !cmp.Equal(want, r.Lanes) {
+		t.Errorf("lanes = %+v, want %+v", r.Lanes, want)
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		page string
+		o    Overrides
+		want string
+	}{
+		{name: "odd passes", o: Overrides{Passes: ptr(3)}, want: "--passes 3: must be even"},
+		{name: "one pass", o: Overrides{Passes: ptr(1)}, want: "--passes 1: must be at least 2"},
+		{name: "zero samples", o: Overrides{Samples: ptr(0)}, want: "--samples 0: must be at least 1"},
+		{name: "negative warmup", o: Overrides{Warmup: ptr(-2)}, want: "--warmup -2: must not be negative"},
+		{name: "zero collections", o: Overrides{Collections: ptr(0)}, want: "--collections 0: must be at least 1"},
+		{name: "zero timeout", o: Overrides{Timeout: ptr(time.Duration(0))}, want: "--timeout 0s: must be positive"},
+		{name: "unknown profile", o: Overrides{Profile: "quick2"}, want: "--profile quick2: unknown profile; the spec has: quick"},
+		{name: "unknown profile, none in the spec", page: "12-exec.md", o: Overrides{Profile: "quick"},
+			want: "--profile quick: unknown profile; the spec has none"},
+		{name: "lanes: invalid regexp", o: Overrides{Lanes: "Bulk("},
+			want: "--lanes \"Bulk(\": invalid regular expression: missing closing ): `Bulk(`"},
+		{name: "lanes: selects none", o: Overrides{Lanes: "^Point$"},
+			want: `--lanes "^Point$": selects no lane; the spec has: PointUnderLoad, Bulk4Mixed, Bulk4Cold`},
+		{name: "several flags at once", o: Overrides{Samples: ptr(0), Passes: ptr(5), Lanes: "zzz"},
+			want: "--samples 0: must be at least 1\n--passes 5: must be even\n" +
+				`--lanes "zzz": selects no lane; the spec has: PointUnderLoad, Bulk4Mixed, Bulk4Cold`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := tt.page
+			if name == "" {
+				name = "275-gotest.md"
+			}
+			e := mustParse(t, name)
+			_, err := e.Resolve(tt.o)
+			if err == nil {
+				t.Fatalf("Resolve succeeded, want %s", tt.want)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("error:\n got: %s\nwant: %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// An Experiment built in Go, not validated, still gets spec-located errors from Resolve.
+func TestResolveUnvalidatedSpec(t *testing.T) {
+	e := &Experiment{
+		Path:     "x.md",
+		Protocol: Protocol{Passes: 5},
+		Lanes:    []Lane{{Name: "a", Role: RolePrimary}},
+	}
+	_, err := e.Resolve(Overrides{})
+	if want := "x.md: protocol.passes: must be even"; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+	if _, err := e.Resolve(Overrides{Passes: ptr(8)}); err != nil {
+		t.Errorf("a flag that fixes the spec: %v", err)
+	}
+}
+
+func TestValidateBuiltInGo(t *testing.T) {
+	e := &Experiment{
+		Path: "x.md", ID: 1, Title: "t", Date: "2026-01-01", Status: StatusPlanned, Category: CategoryCleanup,
+		Harness: Harness{Kind: KindExec, Command: []string{"{bin}"}},
+		Arms:    []Arm{{Name: "base", Bin: "b"}, {Name: "cand", Line: 9, Bin: "c", Patch: "p"}},
+		Lanes:   []Lane{{Name: "a", Role: RolePrimary}},
+	}
+	err := e.Validate()
+	if want := "x.md:9: arms.cand.patch: only for git arms (with ref)"; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+	if n := len(Errors(err)); n != 1 {
+		t.Errorf("Errors() found %d, want 1", n)
+	}
+	e.Arms[1].Patch = ""
+	if err := e.Validate(); err != nil {
+		t.Errorf("valid experiment: %v", err)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	p := DefaultProtocol()
+	if p.Samples != 21 || p.Warmup != 5 || p.Passes != 4 || p.Collections != 2 || p.Seed != 1 ||
+		time.Duration(p.Timeout) != 10*time.Minute {
+		t.Errorf("DefaultProtocol() = %+v", p)
+	}
+	if d := DefaultDrift(); d != (Drift{EffectFloorPct: 3, CleanCVPct: 8, CVAsymmetry: 4}) {
+		t.Errorf("DefaultDrift() = %+v", d)
+	}
+	// The defaults must themselves be valid.
+	var msgs []string
+	checkProtocol(p, func(string) bool { return true }, func(name, msg string) { msgs = append(msgs, name+": "+msg) })
+	if len(msgs) > 0 {
+		t.Errorf("default protocol is invalid: %s", strings.Join(msgs, "; "))
+	}
+}

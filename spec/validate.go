@@ -1,0 +1,414 @@
+package spec
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Validate checks every rule of the spec (see docs/spec.md) and returns nil, or one
+// *Error per problem joined with errors.Join, ordered by line. Parse calls it. Validate
+// applies no defaults and changes nothing.
+func (e *Experiment) Validate() error {
+	v := &validator{e: e, problems: problems{file: e.Path}}
+	v.top()
+	v.harness("harness", e.Harness)
+	v.arms()
+	v.protocols()
+	v.drift()
+	v.lanes()
+	v.shape()
+	v.incidence()
+	v.receipts()
+	return v.err()
+}
+
+// validator collects the problems of one experiment.
+type validator struct {
+	problems
+	e *Experiment
+}
+
+// bad records a problem with field, placed at the field's line.
+func (v *validator) bad(field, format string, args ...any) {
+	v.add(v.e.lineOf(field), field, format, args...)
+}
+
+// set reports whether the page wrote field, even as zero.
+func (e *Experiment) set(field string) bool { return e.Lines[field] > 0 }
+
+// setUnder reports whether the page wrote any field inside field.
+func (e *Experiment) setUnder(field string) bool {
+	for k := range e.Lines {
+		if strings.HasPrefix(k, field+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// lineOf returns the page line of field, or of its nearest ancestor that has one (a field
+// left out is reported where its parent is), or 0.
+func (e *Experiment) lineOf(field string) int {
+	for f := field; ; f = parent(f) {
+		if l, ok := e.Lines[f]; ok {
+			return l
+		}
+		if name, ok := strings.CutPrefix(f, "arms."); ok {
+			for _, a := range e.Arms {
+				if a.Name == name && a.Line > 0 {
+					return a.Line
+				}
+			}
+		}
+		if rest, ok := strings.CutPrefix(f, "lanes["); ok && strings.HasSuffix(rest, "]") {
+			if i, err := strconv.Atoi(strings.TrimSuffix(rest, "]")); err == nil && i < len(e.Lanes) && e.Lanes[i].Line > 0 {
+				return e.Lanes[i].Line
+			}
+		}
+		if f == "" {
+			return 0
+		}
+	}
+}
+
+// parent strips the last component (".name" or "[i]") from a field path.
+func parent(field string) string {
+	i := strings.LastIndexAny(field, ".[")
+	if i < 0 {
+		return ""
+	}
+	return field[:i]
+}
+
+func (v *validator) top() {
+	e := v.e
+	switch {
+	case e.ID == 0 && !e.set("id"):
+		v.bad("id", "is required")
+	case e.ID <= 0:
+		v.bad("id", "must be a positive integer")
+	}
+	if e.Title == "" {
+		v.bad("title", "is required")
+	}
+	if e.Date == "" {
+		v.bad("date", "is required")
+	} else if _, err := time.Parse(time.DateOnly, e.Date); err != nil {
+		v.bad("date", "must be a date YYYY-MM-DD; got %q", e.Date)
+	}
+	if !slices.Contains(Statuses(), e.Status) {
+		v.bad("status", "%s", oneOf(e.Status, Statuses()))
+	}
+	if e.StatusBy != "" && e.StatusBy != StatusByRule {
+		v.bad("status-by", "must be empty (set by a person) or rule (set by finalize); got %q", e.StatusBy)
+	}
+	if !slices.Contains(Categories(), e.Category) {
+		v.bad("category", "%s", oneOf(e.Category, Categories()))
+	}
+	for i, d := range e.Directions {
+		if d == "" {
+			v.bad(fmt.Sprintf("directions[%d]", i), "must not be empty")
+		}
+	}
+}
+
+// harness checks a harness: the experiment's, or the incidence suite's.
+func (v *validator) harness(field string, h Harness) {
+	f := func(name string) string { return field + "." + name }
+	if !slices.Contains(kinds(), h.Kind) {
+		v.bad(f("kind"), "%s", oneOf(h.Kind, kinds()))
+	}
+	switch h.Kind {
+	case KindExec:
+		if len(h.Command) == 0 {
+			v.bad(f("command"), "is required for kind exec")
+		} else if !slices.ContainsFunc(h.Command, func(s string) bool { return strings.Contains(s, "{bin}") }) {
+			v.bad(f("command"), "must contain {bin}")
+		}
+		v.placeholders(f("command"), h.Command, commandPlaceholders())
+		if len(h.Build) > 0 && !slices.ContainsFunc(h.Build, func(s string) bool { return strings.Contains(s, "{out}") }) {
+			v.bad(f("build"), "must contain {out}")
+		}
+		v.placeholders(f("build"), h.Build, buildPlaceholders())
+		if h.Benchtime != "" {
+			v.bad(f("benchtime"), "only for kind gotest")
+		}
+	case KindGotest:
+		if h.Package == "" {
+			v.bad(f("package"), "is required for kind gotest")
+		}
+		if len(h.Command) > 0 {
+			v.bad(f("command"), "only for kind exec")
+		}
+		if len(h.Build) > 0 {
+			v.bad(f("build"), "only for kind exec")
+		}
+		if h.Benchtime != "" && !validBenchtime(h.Benchtime) {
+			v.bad(f("benchtime"), "must be a duration like 100ms or a count like 1000x; got %q", h.Benchtime)
+		}
+	}
+	for i, p := range h.Paths {
+		if p == "" {
+			v.bad(fmt.Sprintf("%s[%d]", f("paths"), i), "must not be empty")
+		}
+	}
+	if h.Timeout < 0 || h.Timeout == 0 && v.e.set(f("timeout")) {
+		v.bad(f("timeout"), "must be positive")
+	}
+	if field == "harness" && v.e.set(f("timeout")) && v.e.set("protocol.timeout") {
+		v.bad(f("timeout"), "conflicts with protocol.timeout (line %d); set the run timeout in one place",
+			v.e.lineOf("protocol.timeout"))
+	}
+}
+
+// placeholders reports placeholders in a template that are not in known.
+func (v *validator) placeholders(field string, template, known []string) {
+	re := regexp.MustCompile(`\{[A-Za-z_]+\}`)
+	for i, arg := range template {
+		for _, p := range re.FindAllString(arg, -1) {
+			if !slices.Contains(known, p) {
+				v.bad(fmt.Sprintf("%s[%d]", field, i), "unknown placeholder %s (known: %s)", p, strings.Join(known, ", "))
+			}
+		}
+	}
+}
+
+// validBenchtime reports whether s is a go test -benchtime value: "Nx" or a duration.
+func validBenchtime(s string) bool {
+	if n, ok := strings.CutSuffix(s, "x"); ok {
+		i, err := strconv.Atoi(n)
+		return err == nil && i > 0
+	}
+	d, err := time.ParseDuration(s)
+	return err == nil && d > 0
+}
+
+func (v *validator) arms() {
+	e := v.e
+	if len(e.Arms) == 0 {
+		v.bad("arms", "is required (an arm named base and at least one candidate)")
+		return
+	}
+	name := regexp.MustCompile(NamePattern)
+	env := regexp.MustCompile(EnvPattern)
+	tag := regexp.MustCompile(TagPattern)
+	seen := map[string]int{}
+	base := 0
+	for _, a := range e.Arms {
+		f := "arms." + a.Name
+		if first, dup := seen[a.Name]; dup {
+			v.bad(f, "given twice (first at line %d)", first)
+			continue
+		}
+		seen[a.Name] = v.e.lineOf(f)
+		if a.Name == BaseArm {
+			base++
+		}
+		if !name.MatchString(a.Name) {
+			v.bad(f, "invalid arm name (must match %s)", NamePattern)
+		}
+		switch {
+		case a.Bin != "" && a.Ref != "":
+			v.bad(f, "set bin (a prebuilt binary) or ref (a git ref), not both")
+		case a.Bin == "" && a.Ref == "":
+			v.bad(f, "needs bin (a prebuilt binary) or ref (a git ref)")
+		case a.Bin != "":
+			if a.Patch != "" {
+				v.bad(f+".patch", "only for git arms (with ref)")
+			}
+			if len(a.Tags) > 0 {
+				v.bad(f+".tags", "only for git arms (with ref)")
+			}
+			if a.Ldflags != "" {
+				v.bad(f+".ldflags", "only for git arms (with ref)")
+			}
+		}
+		for i, t := range a.Tags {
+			if !tag.MatchString(t) {
+				v.bad(fmt.Sprintf("%s.tags[%d]", f, i), "invalid build tag %q (must match %s)", t, TagPattern)
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(a.Env)) {
+			if !env.MatchString(k) {
+				v.bad(f+".env."+k, "invalid environment variable name (must match %s)", EnvPattern)
+			}
+		}
+	}
+	if base == 0 {
+		v.bad("arms", "needs an arm named base")
+	}
+	if len(e.Arms)-base < 1 {
+		v.bad("arms", "needs at least one candidate besides base")
+	}
+}
+
+// checkProtocol calls bad(name, msg) for every invalid field of p, by its YAML name. A
+// zero field means "not set" and is checked only when set(name) says it was written.
+func checkProtocol(p Protocol, set func(name string) bool, bad func(name, msg string)) {
+	if p.Samples < 0 || p.Samples == 0 && set("samples") {
+		bad("samples", "must be at least 1")
+	}
+	if p.Warmup < 0 {
+		bad("warmup", "must not be negative")
+	}
+	switch {
+	case p.Passes < 0 || p.Passes == 1 || p.Passes == 0 && set("passes"):
+		bad("passes", "must be at least 2")
+	case p.Passes%2 != 0:
+		bad("passes", "must be even")
+	}
+	if p.Collections < 0 || p.Collections == 0 && set("collections") {
+		bad("collections", "must be at least 1")
+	}
+	if p.Timeout < 0 || p.Timeout == 0 && set("timeout") {
+		bad("timeout", "must be positive")
+	}
+}
+
+func (v *validator) protocols() {
+	e := v.e
+	check := func(prefix string, p Protocol) {
+		checkProtocol(p,
+			func(name string) bool { return e.set(prefix + name) },
+			func(name, msg string) { v.bad(prefix+name, "%s", msg) })
+	}
+	check("protocol.", e.Protocol)
+	name := regexp.MustCompile(NamePattern)
+	for _, n := range slices.Sorted(maps.Keys(e.Profiles)) {
+		f := "profiles." + n
+		if !name.MatchString(n) {
+			v.bad(f, "invalid profile name (must match %s)", NamePattern)
+		}
+		if e.Profiles[n] == (Protocol{}) && !e.setUnder(f) {
+			v.bad(f, "sets nothing (give samples, warmup, passes, collections, seed or timeout)")
+		}
+		check(f+".", e.Profiles[n])
+	}
+}
+
+func (v *validator) drift() {
+	d, e := v.e.Drift, v.e
+	for _, c := range []struct {
+		name  string
+		value float64
+	}{
+		{"effect-floor-pct", d.EffectFloorPct},
+		{"clean-cv-pct", d.CleanCVPct},
+		{"cv-asymmetry", d.CVAsymmetry},
+	} {
+		if c.value < 0 || c.value == 0 && e.set("drift."+c.name) {
+			v.bad("drift."+c.name, "must be positive")
+		}
+	}
+}
+
+func (v *validator) lanes() {
+	e := v.e
+	if len(e.Lanes) == 0 {
+		v.bad("lanes", "needs at least one lane")
+		return
+	}
+	name := regexp.MustCompile(LanePattern)
+	seen := map[string]int{}
+	primary := false
+	for i, l := range e.Lanes {
+		f := func(field string) string { return fmt.Sprintf("lanes[%d].%s", i, field) }
+		switch first, dup := seen[l.Name]; {
+		case l.Name == "":
+			v.bad(f("name"), "is required")
+		case !name.MatchString(l.Name):
+			v.bad(f("name"), "invalid lane name %q (must match %s)", l.Name, LanePattern)
+		case dup:
+			v.bad(f("name"), "duplicate lane %s (first at line %d)", l.Name, first)
+		default:
+			seen[l.Name] = e.lineOf(f("name"))
+		}
+		if !slices.Contains(roles(), l.Role) {
+			v.bad(f("role"), "%s", oneOf(l.Role, roles()))
+		}
+		primary = primary || l.Role == RolePrimary
+		if l.Expect != "" {
+			if l.Role != RolePrimary && l.Role != RoleSecondary {
+				v.bad(f("expect"), "only for primary and secondary lanes")
+			} else if !slices.Contains(expects(), l.Expect) {
+				v.bad(f("expect"), "%s", oneOf(l.Expect, expects()))
+			}
+		}
+		if l.Better != "" && !slices.Contains(betters(), l.Better) {
+			v.bad(f("better"), "%s", oneOf(l.Better, betters()))
+		}
+	}
+	if !primary {
+		v.bad("lanes", "needs at least one primary lane")
+	}
+}
+
+func (v *validator) shape() {
+	s := v.e.Shape
+	if s == nil {
+		return
+	}
+	if len(s.Decay) < 2 {
+		v.bad("shape.decay", "needs at least 2 lanes")
+	}
+	names := make([]string, len(v.e.Lanes))
+	for i, l := range v.e.Lanes {
+		names[i] = l.Name
+	}
+	seen := map[string]bool{}
+	for i, n := range s.Decay {
+		f := fmt.Sprintf("shape.decay[%d]", i)
+		switch {
+		case !slices.Contains(names, n):
+			msg := fmt.Sprintf("unknown lane %q", n)
+			if s := suggest(n, names); s != "" {
+				msg += " (did you mean " + s + "?)"
+			}
+			v.bad(f, "%s", msg)
+		case seen[n]:
+			v.bad(f, "lane %s listed twice", n)
+		}
+		seen[n] = true
+	}
+}
+
+func (v *validator) incidence() {
+	in := v.e.Incidence
+	if in == nil {
+		return
+	}
+	v.harness("incidence.suite", in.Suite)
+	if in.Total == "" {
+		v.bad("incidence.total", "is required (the counter of all events)")
+	}
+	if in.Eligible == "" {
+		v.bad("incidence.eligible", "is required (the counter of events the change helps)")
+	}
+	if in.MinShare < 0 || in.MinShare > 1 {
+		v.bad("incidence.min-share", "must be between 0 and 1")
+	}
+	if in.SavingNs < 0 {
+		v.bad("incidence.saving-ns", "must not be negative")
+	}
+}
+
+func (v *validator) receipts() {
+	hex := regexp.MustCompile(`^[0-9a-f]{64}$`)
+	for i, r := range v.e.Receipts {
+		f := fmt.Sprintf("receipts[%d]", i)
+		if r.Path == "" {
+			v.bad(f+".path", "is required")
+		}
+		switch {
+		case r.SHA256 == "":
+			v.bad(f+".sha256", "is required")
+		case !hex.MatchString(r.SHA256):
+			v.bad(f+".sha256", "must be 64 lower-case hex digits (a SHA-256)")
+		}
+	}
+}
