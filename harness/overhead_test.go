@@ -1,0 +1,52 @@
+package harness
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/flipbench/flipbench/receipt"
+)
+
+// BenchmarkRunOverhead measures what flipbench adds around the lane processes: a plan of
+// 2 arms x 2 lanes x 2 passes x 1 collection over a lane that sleeps 50 ms per run. It
+// reports overhead-% = (wall time of Runner.Run - sum of the runs' own durations) / sum.
+// Run it with: go test ./harness -run '^$' -bench RunOverhead -benchtime 3x
+func BenchmarkRunOverhead(b *testing.B) {
+	lane := filepath.Join(b.TempDir(), "lane.sh")
+	script := "#!/bin/sh\nsleep 0.05\ni=0\nwhile [ $i -lt $2 ]; do echo \"Benchmark$1 1 50000000 ns/op\"; i=$((i+1)); done\n"
+	if err := os.WriteFile(lane, []byte(script), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	cmd := []string{"{bin}", "{lane}", "{samples}"}
+	plan := &receipt.Plan{
+		Protocol: receipt.Protocol{Samples: 5, Passes: 2, Collections: 1, Timeout: time.Minute},
+		Arms:     []receipt.Arm{{Name: "base", Bin: lane, Command: cmd, Kind: KindExec}, {Name: "cand", Bin: lane, Command: cmd, Kind: KindExec}},
+		Lanes:    []receipt.Lane{{Name: "a"}, {Name: "b"}},
+	}
+	plan.Runs = Schedule([]string{"base", "cand"}, []string{"a", "b"}, 1, 2, 1)
+	var wall, runs time.Duration
+	for b.Loop() {
+		dir := b.TempDir()
+		r := &Runner{Dir: dir, Plan: plan, Starter: ExecStarter{}, Events: &nopEvents{}}
+		start := time.Now()
+		if _, err := r.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		wall += time.Since(start)
+		recs, err := receipt.ReadRecords(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, rec := range recs {
+			if !rec.OK() {
+				b.Fatalf("run failed: %s", rec.Error)
+			}
+			runs += rec.Ended.Sub(rec.Started)
+		}
+	}
+	b.ReportMetric(100*float64(wall-runs)/float64(runs), "overhead-%")
+	b.ReportMetric(float64(runs)/float64(b.N)/float64(len(plan.Runs))/1e6, "ms/run")
+}
