@@ -1,0 +1,204 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/flipbench/flipbench/driftcheck"
+)
+
+// DriftMarkdown writes the drift check of r as markdown, meant to sit under a
+// second-level heading of a receipt: for each candidate and collection a pooled table
+// (one row per lane), then one table of every pass-pair verdict with its reason, then the
+// warnings as a bullet list. Sections use third-level headings.
+func DriftMarkdown(w io.Writer, r driftcheck.Report) error {
+	ew := &driftErrWriter{w: w}
+
+	for _, g := range driftGroups(r.Lanes) {
+		fmt.Fprintf(ew, "### %s vs %s, collection %d\n\n", g[0].Arm, r.Base, g[0].Collection)
+		if ew.err != nil {
+			return ew.err
+		}
+		rows := make([][]string, 0, len(g))
+		for _, l := range g {
+			rows = append(rows, []string{
+				l.Lane, l.Role, fmt.Sprint(l.Passes), driftPct(l.MedianDeltaPct), driftPct(l.MeanDeltaPct),
+				fmt.Sprintf("%d/%d", l.Faster, l.Passes), driftPairCounts(l), driftP(l),
+				driftSummary(l.Base), driftSummary(l.Cand), driftBlips(l.HostBlips), string(l.Verdict), l.Reason,
+			})
+		}
+		if err := driftTable(w, []string{"lane", "role", "passes", "median Δ", "mean Δ", "faster",
+			"pairs", "p", r.Base + " median (95% CI)", g[0].Arm + " median (95% CI)", "host blips", "verdict", "reason"}, rows); err != nil {
+			return err
+		}
+		fmt.Fprintln(ew)
+	}
+
+	fmt.Fprintf(ew, "### Pass-pair verdicts\n\n")
+	if ew.err != nil {
+		return ew.err
+	}
+	if len(r.Pairs) == 0 {
+		fmt.Fprintf(ew, "No pass-pairs.\n\n")
+	} else {
+		rows := make([][]string, 0, len(r.Pairs))
+		for _, p := range r.Pairs {
+			d1, d2 := driftPct(p.Delta1Pct), driftPct(p.Delta2Pct)
+			if !p.Usable1 {
+				d1 = "-"
+			}
+			if !p.Usable2 {
+				d2 = "-"
+			}
+			rows = append(rows, []string{p.Lane, p.Arm, fmt.Sprint(p.Collection), fmt.Sprint(p.Pair),
+				d1, d2, string(p.Verdict), p.Reason})
+		}
+		if err := driftTable(w, []string{"lane", "arm", "collection", "pair", "delta 1 (fwd)", "delta 2 (rev)", "verdict", "reason"}, rows); err != nil {
+			return err
+		}
+		fmt.Fprintln(ew)
+	}
+
+	fmt.Fprintf(ew, "### Warnings\n\n")
+	if len(r.Warnings) == 0 {
+		fmt.Fprintf(ew, "None.\n")
+	}
+	for _, s := range r.Warnings {
+		fmt.Fprintf(ew, "- %s\n", s)
+	}
+	return ew.err
+}
+
+// driftGroups splits lane summaries into runs of the same candidate and collection,
+// keeping their order.
+func driftGroups(lanes []driftcheck.LaneSummary) [][]driftcheck.LaneSummary {
+	var out [][]driftcheck.LaneSummary
+	for i, l := range lanes {
+		if i == 0 || l.Arm != lanes[i-1].Arm || l.Collection != lanes[i-1].Collection {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], l)
+	}
+	return out
+}
+
+// table writes one markdown table with tablewriter's markdown renderer.
+func driftTable(w io.Writer, header []string, rows [][]string) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewMarkdown()),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+	)
+	t.Header(driftEscape(header))
+	for _, row := range rows {
+		if err := t.Append(driftEscape(row)); err != nil {
+			return fmt.Errorf("drift table: %w", err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("drift table: %w", err)
+	}
+	return nil
+}
+
+// driftEscape escapes the characters that would break a markdown table cell.
+func driftEscape(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		c = strings.ReplaceAll(c, "|", `\|`)
+		out[i] = strings.ReplaceAll(c, "\n", " ")
+	}
+	return out
+}
+
+// pct formats a delta in percent with its sign.
+func driftPct(d float64) string { return fmt.Sprintf("%+.1f%%", d) }
+
+// pValue formats the pooled p-value, or "-" when nothing was pooled.
+func driftP(l driftcheck.LaneSummary) string {
+	switch {
+	case l.Base.N == 0 || l.Cand.N == 0:
+		return "-"
+	case l.P < 0.001:
+		return "<0.001"
+	default:
+		return fmt.Sprintf("%.3f", l.P)
+	}
+}
+
+// summary formats a pooled median with its confidence interval.
+func driftSummary(s driftcheck.Summary) string {
+	switch {
+	case s.N == 0:
+		return "-"
+	case !s.Bounded:
+		return fmt.Sprintf("%s (n=%d, too few for a CI)", driftNum(s.Median), s.N)
+	default:
+		return fmt.Sprintf("%s [%s, %s]", driftNum(s.Median), driftNum(s.Lo), driftNum(s.Hi))
+	}
+}
+
+// num formats a measured value with 4 significant digits.
+func driftNum(x float64) string {
+	if math.Abs(x) >= 1e4 || (x != 0 && math.Abs(x) < 1e-3) {
+		return fmt.Sprintf("%.3e", x)
+	}
+	return fmt.Sprintf("%.4g", x)
+}
+
+// driftPairCounts lists the non-zero pair verdict counts, REPRODUCED split by direction.
+func driftPairCounts(l driftcheck.LaneSummary) string {
+	var parts []string
+	add := func(n int, label string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, label))
+		}
+	}
+	add(l.ReproducedFaster, "REPRODUCED faster")
+	add(l.ReproducedSlower, "REPRODUCED slower")
+	for _, v := range driftcheck.Verdicts() {
+		if v != driftcheck.Reproduced {
+			add(l.Counts[v], string(v))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// blips lists host-blip passes: "pass 5, 9".
+func driftBlips(passes []int) string {
+	if len(passes) == 0 {
+		return "-"
+	}
+	s := make([]string, len(passes))
+	for i, p := range passes {
+		s[i] = fmt.Sprint(p)
+	}
+	return "pass " + strings.Join(s, ", ")
+}
+
+// driftErrWriter remembers the first write error so formatted writes can be checked once.
+type driftErrWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *driftErrWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
