@@ -1,0 +1,42 @@
+// Package readerpool is flipbench's bundled system under test: a SQLite database served
+// by one writer connection and a small pool of reader workers, written so that the
+// policies experiments argue about (which worker a read goes to, who waits, what a worker
+// keeps) are visible and patchable.
+//
+// # Workers and their warm state
+//
+// Each reader worker is a goroutine that owns one read-only connection
+// (zombiezen.com/go/sqlite, pure Go). Everything a read leaves behind is private to that
+// worker: the connection's page cache, its prepared statements (cached by SQL text, so a
+// statement is prepared once per worker), the JSON key names of each statement, and the
+// buffer SelectBytes renders into. Workers are therefore not interchangeable: the first
+// read of a statement on a worker pays to prepare it, later reads on the same worker do
+// not. This cost is per (statement, worker) pair and disappears in any benchmark that
+// runs one statement thousands of times.
+//
+// # Dispatch
+//
+// All dispatch and wake-up code lives in dispatch.go. A read scans the workers for a free
+// one, starting at the worker that served the previous read (sticky dispatch, exp 266):
+// sequential reads return to the worker that already holds their statement, and
+// concurrent reads still spread because a busy worker is skipped. SelectBytes rotates
+// instead (the scan starts after the previous worker), because its per-worker buffer is
+// only reclaimed by traffic reaching that worker; see Pool.SelectBytes. When every worker
+// is busy the read parks in a single first-in, first-out queue, and a freed worker is
+// handed straight to the longest-waiting read.
+//
+// # Row memory and sacrifice
+//
+// The pool remembers, per SQL text, the most rows a read of it has returned (its high
+// water, see Pool.RowMemory). It sizes result buffers from it, and it is the cost signal a
+// cost-aware dispatch policy would use (exp 275 calls a statement cheap when it has been
+// seen and never returned more than 64 rows). A worker whose result exceeds the sacrifice
+// threshold (WithSacrificeBytes) answers, then drops and reopens its connection to release
+// the memory; it takes no read until it has reopened.
+//
+// # Observability
+//
+// Pool.Stats reports per-worker counts (reads, prepares, sacrifices, buffer size) and
+// the dispatcher's counts (dispatches, parked reads), so tests can check which worker
+// served a read and lanes can report the mechanism they measure.
+package readerpool

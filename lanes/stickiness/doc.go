@@ -1,0 +1,40 @@
+// Package stickiness holds the lanes of experiment 266 (sticky reader dispatch) for the
+// bundled reader pool, examples/readerpool. The lanes are Go benchmarks in
+// stickiness_test.go; the package has no other code.
+//
+// flipbench runs each lane in a fresh process as
+//
+//	stickiness.test -test.run '^$' -test.bench '^BenchmarkX$' -test.benchtime 1x -test.count W+N
+//
+// so every repetition is one sample with b.N == 1 and the first W are warmup. The
+// database and a four-worker pool are built once per process, on first use, and shared
+// by every sample of the lane; the lanes are written for that: whatever must be new in a
+// sample (a never-seen SQL text) is made new per sample, and whatever must be warm is
+// warmed by the warmup samples.
+//
+// # What the lanes ask
+//
+// A worker prepares a statement the first time it runs it and keeps it. Round-robin
+// dispatch sends sequential reads of a fresh statement to every worker in turn, so all
+// four prepare it; sticky dispatch sends them back to the worker that just ran it, so one
+// does. The saving is a fixed cost per statement, so it must be large for a statement run
+// 4 times, smaller for 8, smaller again for 32, and gone in steady state:
+//
+//   - First4NewSQL, First8NewSQL, First32NewSQL (primary): a never-seen point-read
+//     statement run 4, 8 or 32 times in sequence, all timed. They report prepares/op, the
+//     number of workers that prepared the sample's statement.
+//   - Point1 (steady state): one point read of a statement every worker has long
+//     prepared. The predicted effect is none.
+//   - Mixed6_20, Point1Wide20 (secondary): six warm statements interleaved, 20 reads
+//     each; one point read of a 20-column row.
+//   - Conc4, Park8, Sacrifice (guards): four concurrent reads on four workers; eight
+//     concurrent reads on four workers, so that reads can park; a read above the
+//     sacrifice threshold (which drops its worker's connection) followed by a point
+//     read. They report parked/op and sacrifices/op, to show how often the situation
+//     really occurred: on a 2-core machine Park8 parks in only a minority of samples
+//     (see concProcs in stickiness_test.go).
+//   - BytesFirst8NewSQL (guard): First8NewSQL through SelectBytes, which keeps rotating
+//     in both arms, so it must not move.
+//   - AlternatingSQL (guard): two warm statements alternating, 20 reads: the case where
+//     sending both to one connection could in principle cost something.
+package stickiness

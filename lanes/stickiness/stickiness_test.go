@@ -1,0 +1,364 @@
+package stickiness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/flipbench/flipbench/examples/readerpool"
+)
+
+// Sizes of the lane database and pool, chosen so that a sample of every lane takes
+// between about 20 µs and 10 ms on a 2-core machine, and a lane process with 50 samples
+// stays well under 2 s.
+const (
+	workers  = 4      // the experiment is about a four-worker pool
+	itemRows = 20_000 // rows of the six-column items table
+	hotIDs   = 1_000  // point reads cycle over this many ids, so their pages stay warm
+	wideRows = 2_000  // rows of the twenty-column wide table
+
+	// sacrificeBytes is the pool's sacrifice threshold, lowered from the 4 MiB default
+	// so that the Sacrifice lane's large read stays a few milliseconds long.
+	sacrificeBytes = 1 << 20
+	// bigRows is the size of the Sacrifice lane's large read: about 1.2 MB of Go values,
+	// above sacrificeBytes.
+	bigRows = 8_000
+	// rangeRows is the size of each read in Conc4 and Park8: about 1 ms of work, well
+	// below sacrificeBytes, so that the reads overlap.
+	rangeRows = 2_000
+	// concProcs is GOMAXPROCS during Conc4 and Park8, so that every caller and every
+	// worker can be a running thread, as reader isolates are in the original experiment.
+	// Even so, on a 2-core machine Park8 parks in only a minority of samples: a caller
+	// hands its processor to the worker it wakes, the worker runs its read without
+	// yielding, and the other callers reach the pool only as the OS gives their threads a
+	// core, often after the first reads are done. parked/op shows how often it happened
+	// (about one sample in ten here); more cores should make it more frequent, which has
+	// not been measured.
+	concProcs = 8
+)
+
+// pointColumns are the columns of a point read of items.
+const pointColumns = "id, name, category, price, qty, updated"
+
+// pointSQL is the steady-state point read; newPointSQL makes never-seen variants of it.
+const pointSQL = "SELECT " + pointColumns + " FROM items WHERE id = ?"
+
+// fixture is the database and pool shared by every sample of the lane in this process.
+type fixture struct {
+	dir  string
+	pool *readerpool.Pool
+	err  error
+	// next makes statement texts and ids differ between samples. Only the benchmark
+	// goroutine touches it.
+	next int
+}
+
+// The process-wide fixture: testing needs it, because the testing package calls the
+// benchmark function once per sample and nothing else survives between samples.
+var (
+	sharedOnce sync.Once
+	shared     *fixture
+)
+
+// TestMain removes the fixture's database once every lane has run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		shared.close()
+	}
+	os.Exit(code)
+}
+
+// setup returns the shared fixture, building it on first use, and resets the timer.
+func setup(b *testing.B) *fixture {
+	b.Helper()
+	sharedOnce.Do(func() { shared = newFixture() })
+	if shared.err != nil {
+		b.Fatal(shared.err)
+	}
+	b.ResetTimer()
+	return shared
+}
+
+// newFixture creates the database and opens the pool.
+func newFixture() *fixture {
+	f := &fixture{}
+	f.dir, f.err = os.MkdirTemp("", "stickiness-lanes-")
+	if f.err != nil {
+		return f
+	}
+	f.pool, f.err = readerpool.Open(filepath.Join(f.dir, "lanes.db"),
+		readerpool.WithWorkers(workers), readerpool.WithSacrificeBytes(sacrificeBytes))
+	if f.err != nil {
+		return f
+	}
+	var wideCols, wideVals []string
+	for c := 1; c <= 19; c++ {
+		wideCols = append(wideCols, fmt.Sprintf("c%d", c))
+		if c%2 == 0 {
+			wideVals = append(wideVals, fmt.Sprintf("i * %d", c))
+		} else {
+			wideVals = append(wideVals, fmt.Sprintf("'col%d-' || i", c))
+		}
+	}
+	schema := fmt.Sprintf(`
+		CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, category INTEGER NOT NULL,
+			price REAL NOT NULL, qty INTEGER NOT NULL, updated TEXT NOT NULL);
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d)
+		INSERT INTO items SELECT i, 'item-' || i, i %% 50, i * 0.25, i %% 97,
+			'2026-08-' || (10 + i %% 20) || 'T12:00:00Z' FROM n;
+		CREATE INDEX items_category ON items (category, id);
+		CREATE TABLE wide (id INTEGER PRIMARY KEY, %s);
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d)
+		INSERT INTO wide SELECT i, %s FROM n;
+	`, itemRows, strings.Join(wideCols, ", "), wideRows, strings.Join(wideVals, ", "))
+	f.err = f.pool.Exec(context.Background(), schema)
+	return f
+}
+
+// close closes the pool and removes the database.
+func (f *fixture) close() {
+	if f.pool != nil {
+		_ = f.pool.Close()
+	}
+	if f.dir != "" {
+		_ = os.RemoveAll(f.dir)
+	}
+}
+
+// newPointSQL returns a point read of items whose text this process has never run, so
+// every worker that runs it has to prepare it.
+func (f *fixture) newPointSQL() string {
+	f.next++
+	return fmt.Sprintf("SELECT /* sample %d */ %s FROM items WHERE id = ?", f.next, pointColumns)
+}
+
+// nextID returns the next id of the hot set.
+func (f *fixture) nextID() int {
+	f.next++
+	return 1 + f.next%hotIDs
+}
+
+// prepares returns how many statements the workers have prepared so far.
+func (f *fixture) prepares() uint64 {
+	var n uint64
+	for _, w := range f.pool.Stats().Workers {
+		n += w.Prepares
+	}
+	return n
+}
+
+// sacrifices returns how many times workers have dropped their connection so far.
+func (f *fixture) sacrifices() uint64 {
+	var n uint64
+	for _, w := range f.pool.Stats().Workers {
+		n += w.Sacrifices
+	}
+	return n
+}
+
+// benchFirstReads times the first n sequential reads of a never-seen statement, through
+// Select or SelectBytes, and reports how many workers prepared it.
+func benchFirstReads(b *testing.B, n int, bytes bool) {
+	f := setup(b)
+	ctx := context.Background()
+	var prepared uint64
+	for range b.N {
+		b.StopTimer()
+		sql := f.newPointSQL()
+		ids := make([]int, n)
+		for k := range ids {
+			ids[k] = f.nextID()
+		}
+		before := f.prepares()
+		b.StartTimer()
+		for _, id := range ids {
+			var err error
+			if bytes {
+				_, err = f.pool.SelectBytes(ctx, sql, id)
+			} else {
+				_, err = f.pool.Select(ctx, sql, id)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		prepared += f.prepares() - before
+	}
+	b.ReportMetric(float64(prepared)/float64(b.N), "prepares/op")
+}
+
+// BenchmarkFirst4NewSQL times the first 4 executions of a never-seen statement.
+func BenchmarkFirst4NewSQL(b *testing.B) { benchFirstReads(b, 4, false) }
+
+// BenchmarkFirst8NewSQL times the first 8 executions of a never-seen statement.
+func BenchmarkFirst8NewSQL(b *testing.B) { benchFirstReads(b, 8, false) }
+
+// BenchmarkFirst32NewSQL times the first 32 executions of a never-seen statement.
+func BenchmarkFirst32NewSQL(b *testing.B) { benchFirstReads(b, 32, false) }
+
+// BenchmarkBytesFirst8NewSQL is First8NewSQL through SelectBytes, which rotates in both
+// arms.
+func BenchmarkBytesFirst8NewSQL(b *testing.B) { benchFirstReads(b, 8, true) }
+
+// BenchmarkPoint1 times one point read of a statement that is warm on every worker.
+func BenchmarkPoint1(b *testing.B) {
+	f := setup(b)
+	ctx := context.Background()
+	for range b.N {
+		b.StopTimer()
+		id := f.nextID()
+		b.StartTimer()
+		if _, err := f.pool.Select(ctx, pointSQL, id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPoint1Wide20 times one point read of a twenty-column row.
+func BenchmarkPoint1Wide20(b *testing.B) {
+	f := setup(b)
+	ctx := context.Background()
+	for range b.N {
+		b.StopTimer()
+		id := 1 + f.nextID()%wideRows
+		b.StartTimer()
+		if _, err := f.pool.Select(ctx, "SELECT * FROM wide WHERE id = ?", id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// mixedSQL are the six statements of Mixed6_20: small reads of different shapes.
+var mixedSQL = [6]string{
+	pointSQL,
+	"SELECT name, price FROM items WHERE id = ?",
+	"SELECT id, name FROM items WHERE category = ? % 50 ORDER BY id LIMIT 5",
+	"SELECT count(*) FROM items WHERE category = ? % 50",
+	"SELECT id, c1, c2, c3 FROM wide WHERE id = ? % 2000 + 1",
+	"SELECT max(price) FROM items WHERE id BETWEEN ? AND ? + 10",
+}
+
+// BenchmarkMixed6_20 times 120 sequential reads: six warm statements interleaved, each
+// run 20 times.
+func BenchmarkMixed6_20(b *testing.B) {
+	f := setup(b)
+	ctx := context.Background()
+	for range b.N {
+		b.StopTimer()
+		base := f.nextID()
+		b.StartTimer()
+		for r := range 20 {
+			for s, sql := range mixedSQL {
+				args := []any{base + r}
+				if s == 5 {
+					args = append(args, base+r)
+				}
+				if _, err := f.pool.Select(ctx, sql, args...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkAlternatingSQL times 20 sequential reads alternating between two warm
+// statements.
+func BenchmarkAlternatingSQL(b *testing.B) {
+	f := setup(b)
+	ctx := context.Background()
+	const other = "SELECT id, c1, c2, c3, c4, c5 FROM wide WHERE id = ?"
+	for range b.N {
+		b.StopTimer()
+		base := f.nextID()
+		b.StartTimer()
+		for r := range 20 {
+			sql := pointSQL
+			if r%2 == 1 {
+				sql = other
+			}
+			if _, err := f.pool.Select(ctx, sql, base+r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// benchConcurrent times n range reads issued at once from n goroutines, from the first
+// goroutine's start to the end of the last read, and reports how many of them parked.
+// The goroutines are started inside the timed region (a few microseconds against
+// milliseconds of reads): started earlier and held at a barrier, they would all be woken
+// on one processor and mostly run one after another.
+func benchConcurrent(b *testing.B, n int) {
+	f := setup(b)
+	ctx := context.Background()
+	sql := fmt.Sprintf("SELECT %s FROM items WHERE id > ? ORDER BY id LIMIT %d", pointColumns, rangeRows)
+	var parked uint64
+	b.StopTimer()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(concProcs))
+	for range b.N {
+		b.StopTimer()
+		ids := make([]int, n)
+		for k := range ids {
+			ids[k] = f.nextID()
+		}
+		errs := make(chan error, n)
+		var wg sync.WaitGroup
+		before := f.pool.Stats().Parked
+		b.StartTimer()
+		for _, id := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := f.pool.Select(ctx, sql, id); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		b.StopTimer()
+		parked += f.pool.Stats().Parked - before
+		close(errs)
+		for err := range errs {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(parked)/float64(b.N), "parked/op")
+}
+
+// BenchmarkConc4 times four concurrent range reads on the four-worker pool.
+func BenchmarkConc4(b *testing.B) { benchConcurrent(b, 4) }
+
+// BenchmarkPark8 times eight concurrent range reads on the four-worker pool, so that
+// reads park and are woken.
+func BenchmarkPark8(b *testing.B) { benchConcurrent(b, 8) }
+
+// BenchmarkSacrifice times a read large enough to exceed the sacrifice threshold (its
+// worker drops and reopens its connection) followed by a point read.
+func BenchmarkSacrifice(b *testing.B) {
+	f := setup(b)
+	ctx := context.Background()
+	const big = "SELECT " + pointColumns + " FROM items WHERE id <= ?"
+	var sacrificed uint64
+	for range b.N {
+		b.StopTimer()
+		id := f.nextID()
+		before := f.sacrifices()
+		b.StartTimer()
+		if _, err := f.pool.Select(ctx, big, bigRows); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.pool.Select(ctx, pointSQL, id); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		sacrificed += f.sacrifices() - before
+	}
+	b.ReportMetric(float64(sacrificed)/float64(b.N), "sacrifices/op")
+}
