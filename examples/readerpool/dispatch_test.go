@@ -17,10 +17,10 @@ func perWorker(p *Pool, count func(WorkerStats) uint64) []uint64 {
 	return out
 }
 
-// TestSequentialReadsStayOnOneWorker pins sticky dispatch: reads issued one after the
+// TestSequentialReadDispatch pins sticky dispatch: reads issued one after the
 // other go back to the worker that served the previous one, so a statement is prepared
 // once, not once per worker.
-func TestSequentialReadsStayOnOneWorker(t *testing.T) {
+func TestSequentialReadDispatch(t *testing.T) {
 	p := newTestPool(t, WithWorkers(2))
 	ctx := context.Background()
 	for id := range 10 {
