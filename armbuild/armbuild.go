@@ -1,9 +1,26 @@
-// Package armbuild turns the arms of an experiment spec into runnable binaries.
+// Package armbuild turns the arms of an experiment spec into runnable binaries, and keeps
+// prototypes as archived patches.
 //
 // An arm is either prebuilt (`bin:` a path, relative to the ledger root, or a bare name
 // looked up on PATH) or built from git (`ref:` with optional patch, tags, ldflags). Either
 // way the result is a receipt.Arm: the binary, its SHA-256, where it came from, and the lane
 // command template, so the run loop never needs to know how an arm was made.
+//
+// A git arm is built in its own worktree (git worktree add --detach, under .flipbench/ at
+// the repository root): the ref checked out, the arm's patch applied with git apply, the
+// harness source taken from harness.ref copied over (so every arm runs the same lanes), then
+// go test -c for a gotest harness or the exec harness's build command. `ref: WORKTREE`
+// builds the working tree as it is, uncommitted changes included, recorded as dirty with
+// the hash of the diff. Binaries are cached under .flipbench/cache/, keyed by everything
+// they depend on (see Key), so a second run of an experiment builds nothing. Worktrees are
+// removed on success, failure and cancellation; the user's working tree, index, stash and
+// branches are never touched.
+//
+// Before anything is measured, Build lists the benchmarks of every gotest arm and checks
+// that each lane of the spec is in each arm.
+//
+// Archive writes a candidate branch as a patch against its merge base with the base arm's
+// ref, with a README; Restore turns such a patch back into a branch.
 package armbuild
 
 import (
@@ -15,6 +32,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/receipt"
@@ -24,37 +42,114 @@ import (
 // Options configures Build.
 type Options struct {
 	// Root is the ledger root: the directory holding experiments/. Relative arm paths
-	// (bin, patch) are resolved against it.
+	// (bin, patch) and the harness package and paths are resolved against it.
 	Root string
-	// Log receives build progress (one line per arm); nil discards it.
+	// Log receives build progress (a line per arm: building, built, or cached); nil
+	// discards it.
 	Log io.Writer
+	// Rebuild ignores cached binaries; the new builds replace them.
+	Rebuild bool
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
 }
 
 // Build resolves or builds every arm of exp, base first, and returns them ready to run.
-// Nothing is measured here, so every error is reported before any measurement starts.
+// Nothing is measured here, so every error (a bad ref, a patch that does not apply, a build
+// failure, a lane missing in an arm) is reported before any measurement starts. Cancelling
+// ctx stops the build in flight; the worktrees are removed all the same.
 func Build(ctx context.Context, exp *spec.Experiment, opts Options) ([]receipt.Arm, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	arms := append([]spec.Arm{exp.Base()}, exp.Candidates()...)
-	out := make([]receipt.Arm, 0, len(arms))
-	for _, a := range arms {
-		var (
-			ra  receipt.Arm
-			err error
-		)
-		switch {
-		case a.Bin != "":
-			ra, err = prebuilt(exp, a, opts)
-		default:
-			ra, err = buildGit(ctx, exp, a, opts)
+	all := append([]spec.Arm{exp.Base()}, exp.Candidates()...)
+	var (
+		g       *gitBuild
+		gitArms = make([]*gitArm, len(all))
+		out     = make([]receipt.Arm, len(all))
+		err     error
+	)
+	// Resolve every arm first: a bad ref or a missing patch fails before any build.
+	for i, a := range all {
+		if a.Bin != "" {
+			if out[i], err = prebuilt(exp, a, opts); err != nil {
+				return nil, fmt.Errorf("arm %s: %w", a.Name, err)
+			}
+			continue
 		}
-		if err != nil {
+		if g == nil {
+			if g, err = newGitBuild(ctx, exp, opts); err != nil {
+				return nil, err
+			}
+			defer func() {
+				if cerr := g.cleanup(ctx); cerr != nil {
+					fmt.Fprintf(opts.Log, "warning: %v (remove them by hand, then run git worktree prune)\n", cerr)
+				}
+			}()
+		}
+		if gitArms[i], err = g.resolve(ctx, a); err != nil {
 			return nil, fmt.Errorf("arm %s: %w", a.Name, err)
 		}
-		out = append(out, ra)
+	}
+	if g != nil {
+		if err := g.buildAll(ctx, gitArms); err != nil {
+			return nil, err
+		}
+		for i, ga := range gitArms {
+			if ga != nil {
+				out[i] = g.receiptArm(ga)
+			}
+		}
+	}
+	if err := checkLanes(ctx, exp, out); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// buildAll builds the git arms that are not cached: every worktree is prepared first (so a
+// patch that does not apply fails before any compiler runs), then each is built. Arms with
+// the same key share one build.
+func (g *gitBuild) buildAll(ctx context.Context, arms []*gitArm) error {
+	first := map[string]*gitArm{} // key sum -> the arm that builds it
+	var todo []*gitArm
+	for _, ga := range arms {
+		if ga == nil {
+			continue
+		}
+		if ga.entry != nil {
+			fmt.Fprintf(g.opts.Log, "arm %s: cached %s (sha256 %s)\n", ga.arm.Name, ga.entry.path, shortHash(ga.entry.SHA256))
+			continue
+		}
+		if _, ok := first[ga.key.Sum()]; ok {
+			continue
+		}
+		first[ga.key.Sum()] = ga
+		todo = append(todo, ga)
+	}
+	for _, ga := range todo {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("arm %s: interrupted before building: %w", ga.arm.Name, err)
+		}
+		if err := g.prepare(ctx, ga); err != nil {
+			return fmt.Errorf("arm %s: %w", ga.arm.Name, err)
+		}
+	}
+	for _, ga := range todo {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("arm %s: interrupted before building: %w", ga.arm.Name, err)
+		}
+		if err := g.compile(ctx, ga); err != nil {
+			return fmt.Errorf("arm %s: %w", ga.arm.Name, err)
+		}
+	}
+	for _, ga := range arms {
+		if ga != nil && ga.entry == nil {
+			b := first[ga.key.Sum()]
+			ga.entry = b.entry
+			fmt.Fprintf(g.opts.Log, "arm %s: same build as arm %s: %s\n", ga.arm.Name, b.arm.Name, ga.entry.path)
+		}
+	}
+	return nil
 }
 
 // prebuilt resolves a prebuilt arm's binary and hashes it.

@@ -1,0 +1,123 @@
+package armbuild
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func baseKey() Key {
+	return Key{
+		Format:        KeyFormat,
+		Kind:          "gotest",
+		Commit:        "1111111111111111111111111111111111111111",
+		HarnessSHA256: "aaaa",
+		Dir:           ".",
+		Package:       "./work",
+		Tags:          []string{"a", "b"},
+		Ldflags:       "-s -w",
+		Build:         gotestTemplate(),
+		Toolchain:     map[string]string{"GOVERSION": "go1.26.0", "GOOS": "linux", "GOARCH": "amd64", "CGO_ENABLED": "0"},
+	}
+}
+
+func TestKeySumChangesWithEveryInput(t *testing.T) {
+	base := baseKey().Sum()
+	for _, tc := range []struct {
+		name   string
+		change func(*Key)
+	}{
+		{"format", func(k *Key) { k.Format++ }},
+		{"kind", func(k *Key) { k.Kind = "exec" }},
+		{"commit", func(k *Key) { k.Commit = "2222222222222222222222222222222222222222" }},
+		{"diff", func(k *Key) { k.DiffSHA256 = "d1" }},
+		{"patch", func(k *Key) { k.PatchSHA256 = "p1" }},
+		{"harness source", func(k *Key) { k.HarnessSHA256 = "bbbb" }},
+		{"build dir", func(k *Key) { k.Dir = "perf" }},
+		{"package", func(k *Key) { k.Package = "./other" }},
+		{"tags", func(k *Key) { k.Tags = []string{"a"} }},
+		{"ldflags", func(k *Key) { k.Ldflags = "-s" }},
+		{"build command", func(k *Key) { k.Build = []string{"cc", "-o", "{out}", "lane.c"} }},
+		{"go version", func(k *Key) { k.Toolchain["GOVERSION"] = "go1.26.1" }},
+		{"cgo", func(k *Key) { k.Toolchain["CGO_ENABLED"] = "1" }},
+		{"goflags", func(k *Key) { k.Toolchain["GOFLAGS"] = "-race" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := baseKey()
+			tc.change(&k)
+			if k.Sum() == base {
+				t.Errorf("changing the %s does not change the key", tc.name)
+			}
+		})
+	}
+}
+
+func TestKeySumIgnoresWhatDoesNotChangeABuild(t *testing.T) {
+	base := baseKey().Sum()
+	for _, tc := range []struct {
+		name   string
+		change func(*Key)
+	}{
+		{"tag order", func(k *Key) { k.Tags = []string{"b", "a"} }},
+		{"empty toolchain value", func(k *Key) { k.Toolchain["GOEXPERIMENT"] = "" }},
+		{"nothing", func(k *Key) {}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := baseKey()
+			tc.change(&k)
+			if got := k.Sum(); got != base {
+				t.Errorf("Sum = %s, want %s", got, base)
+			}
+		})
+	}
+	k := baseKey()
+	_ = k.Sum()
+	if k.Tags[0] != "a" || k.Tags[1] != "b" {
+		t.Errorf("Sum reordered the caller's tags: %v", k.Tags)
+	}
+}
+
+func TestCacheStoreLookup(t *testing.T) {
+	cache := t.TempDir()
+	k := baseKey()
+	if e := lookup(cache, k); e != nil {
+		t.Fatalf("lookup in an empty cache = %+v, want nil", e)
+	}
+	tmp, err := os.MkdirTemp(cache, "tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(tmp, "work.test")
+	if err := os.WriteFile(bin, []byte("binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256Hex([]byte("binary"))
+	e, err := store(cache, tmp, cacheEntry{Key: k, Bin: "work.test", SHA256: sum})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(cache, k.Sum()[:cacheDirLen], "work.test"); e.path != want {
+		t.Errorf("stored at %s, want %s", e.path, want)
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("the temporary folder is still there: %v", err)
+	}
+
+	got := lookup(cache, k)
+	if got == nil || got.path != e.path || got.SHA256 != sum {
+		t.Fatalf("lookup = %+v, want the stored entry", got)
+	}
+	other := baseKey()
+	other.Ldflags = ""
+	if e := lookup(cache, other); e != nil {
+		t.Errorf("lookup of another key = %+v, want nil", e)
+	}
+
+	// A binary changed after it was cached is not used.
+	if err := os.WriteFile(e.path, []byte("tampered"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if e := lookup(cache, k); e != nil {
+		t.Errorf("lookup after the binary changed = %+v, want nil", e)
+	}
+}
