@@ -6,7 +6,9 @@ BIN     := bin
 
 export CGO_ENABLED ?= 0
 
-.PHONY: all build lanes ab test vet fmt-check clean
+BASE    ?= origin/main
+
+.PHONY: all build lanes ab gate test vet fmt-check clean
 
 all: build
 
@@ -20,6 +22,10 @@ lanes:
 ## ab: run experiment EXP (e.g. make ab EXP=1 PROFILE=quick)
 ab: build
 	$(BIN)/flipbench ab $(EXP) $(if $(PROFILE),--profile $(PROFILE),)
+
+## gate: the CI regression gate against BASE (e.g. make gate BASE=origin/main)
+gate: build
+	$(BIN)/flipbench gate --base $(BASE)
 
 ## test: format check, vet, and every test
 test: fmt-check vet

@@ -103,7 +103,21 @@ func Build(ctx context.Context, exp *spec.Experiment, opts Options) ([]receipt.A
 	if err := checkLanes(ctx, exp, out); err != nil {
 		return nil, err
 	}
+	if exp.Harness.Kind == harness.KindGotest {
+		// Like go test, run gotest lanes in their package's folder, so a lane that opens
+		// testdata/ by a relative path finds it.
+		if dir := filepath.Join(opts.Root, exp.Harness.Package); isDir(dir) {
+			for i := range out {
+				out[i].Dir = dir
+			}
+		}
+	}
 	return out, nil
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 // buildAll builds the git arms that are not cached: every worktree is prepared first (so a

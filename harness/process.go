@@ -29,7 +29,7 @@ type Process struct {
 // Starter runs one lane process to completion. The real one is ExecStarter; tests may fake
 // it.
 type Starter interface {
-	Start(ctx context.Context, argv, env []string, timeout time.Duration) Process
+	Start(ctx context.Context, argv, env []string, dir string, timeout time.Duration) Process
 }
 
 // ExecStarter runs lane processes with os/exec, each in its own process group so a timeout
@@ -41,8 +41,9 @@ type ExecStarter struct {
 
 const stderrTailBytes = 2048
 
-// Start runs argv with env (appended to this process's environment) and waits for it.
-func (e ExecStarter) Start(ctx context.Context, argv, env []string, timeout time.Duration) Process {
+// Start runs argv in dir (empty: the current directory) with env appended to this
+// process's environment, and waits for it.
+func (e ExecStarter) Start(ctx context.Context, argv, env []string, dir string, timeout time.Duration) Process {
 	now := e.Now
 	if now == nil {
 		now = time.Now
@@ -51,6 +52,7 @@ func (e ExecStarter) Start(ctx context.Context, argv, env []string, timeout time
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second

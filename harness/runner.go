@@ -36,6 +36,8 @@ type Runner struct {
 	Starter Starter
 	Events  Events
 	Now     func() time.Time
+	// Capture snapshots the host; nil means CaptureEnv. Tests pass a fake.
+	Capture func(when string, collection, pass int, now time.Time, dir string) receipt.Snapshot
 }
 
 // Outcome summarises a Runner.Run.
@@ -84,12 +86,25 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 	total := len(r.Plan.Runs)
 	r.Events.Begin(total, out.Resumed)
 	finished := out.Resumed
+	capture := r.Capture
+	if capture == nil {
+		capture = CaptureEnv
+	}
+	// A host problem is reported when it appears, not again at every snapshot while it
+	// lasts; every snapshot still records it in env.json.
+	lastKinds := map[string]bool{}
 	snapshot := func(when string, c, p int) error {
-		s := CaptureEnv(when, c, p, r.now(), r.Dir)
+		s := capture(when, c, p, r.now(), r.Dir)
+		kinds := map[string]bool{}
 		for _, w := range s.Warnings {
-			r.Events.Warn(w)
-			out.Warnings = append(out.Warnings, w)
+			kind, _, _ := strings.Cut(w, " ")
+			kinds[kind] = true
+			if !lastKinds[kind] {
+				r.Events.Warn(w)
+				out.Warnings = append(out.Warnings, w)
+			}
 		}
+		lastKinds = kinds
 		env.Snapshots = append(env.Snapshots, s)
 		return receipt.WriteJSON(envPath, env)
 	}
@@ -152,7 +167,7 @@ func (r *Runner) runOne(ctx context.Context, run receipt.Run, arm receipt.Arm, l
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
-	p := r.Starter.Start(ctx, argv, arm.Env, timeout)
+	p := r.Starter.Start(ctx, argv, arm.Env, arm.Dir, timeout)
 	rec := receipt.Record{
 		Collection:  run.Collection,
 		Pass:        run.Pass,

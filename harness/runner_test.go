@@ -21,7 +21,7 @@ type fakeStarter struct {
 	cancelAt int
 }
 
-func (f *fakeStarter) Start(ctx context.Context, argv, env []string, timeout time.Duration) Process {
+func (f *fakeStarter) Start(ctx context.Context, argv, env []string, dir string, timeout time.Duration) Process {
 	f.calls = append(f.calls, strings.Join(argv, " "))
 	if f.cancel != nil && len(f.calls) == f.cancelAt {
 		f.cancel()
@@ -48,6 +48,34 @@ func (*nopEvents) Begin(total, done int)                    {}
 func (*nopEvents) RunDone(n, total int, rec receipt.Record) {}
 func (e *nopEvents) Warn(msg string)                        { e.warnings = append(e.warnings, msg) }
 
+// quietHost is a host snapshot with nothing to warn about.
+func quietHost(when string, c, p int, now time.Time, dir string) receipt.Snapshot {
+	return receipt.Snapshot{When: when, Collection: c, Pass: p, Time: now, CPUs: 2}
+}
+
+// busyHost is busy before pass 2 of each collection only.
+func busyHost(when string, c, p int, now time.Time, dir string) receipt.Snapshot {
+	s := quietHost(when, c, p, now, dir)
+	if p == 2 {
+		s.Load1 = 3
+		s.Warnings = []string{fmt.Sprintf("host busy %s pass %d of collection %d", when, p, c)}
+	}
+	return s
+}
+
+func TestRunnerWarnsWhenTheHostTurnsBusy(t *testing.T) {
+	ev := &nopEvents{}
+	r := &Runner{Dir: t.TempDir(), Plan: testPlan(), Starter: &fakeStarter{}, Events: ev, Capture: busyHost}
+	out, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"host busy before pass 2 of collection 1", "host busy before pass 2 of collection 2"}
+	if strings.Join(ev.warnings, "|") != strings.Join(want, "|") || len(out.Warnings) != 2 {
+		t.Fatalf("warnings %q, want %q once each", ev.warnings, want)
+	}
+}
+
 func testPlan() *receipt.Plan {
 	cmd := []string{"bin", "-lane", "{lane}", "-n", "{samples}", "{arm}"}
 	p := &receipt.Plan{
@@ -63,7 +91,7 @@ func TestRunnerRecordsEveryRun(t *testing.T) {
 	dir := t.TempDir()
 	fs := &fakeStarter{fail: map[string]bool{"b/cand": true}}
 	ev := &nopEvents{}
-	r := &Runner{Dir: dir, Plan: testPlan(), Starter: fs, Events: ev}
+	r := &Runner{Dir: dir, Plan: testPlan(), Starter: fs, Events: ev, Capture: quietHost}
 	out, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +134,7 @@ func TestRunnerResumesWithoutRepeating(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	fs := &fakeStarter{cancel: cancel, cancelAt: 6}
-	r := &Runner{Dir: dir, Plan: testPlan(), Starter: fs, Events: &nopEvents{}}
+	r := &Runner{Dir: dir, Plan: testPlan(), Starter: fs, Events: &nopEvents{}, Capture: quietHost}
 	if _, err := r.Run(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}

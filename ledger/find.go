@@ -92,3 +92,22 @@ func PageID(page string) (int, bool) {
 	n, err := strconv.Atoi(m[1])
 	return n, err == nil
 }
+
+// FindRoot returns the ledger root at or above dir: the nearest directory holding an
+// experiments/ folder.
+func FindRoot(dir string) (string, error) {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for {
+		if st, err := os.Stat(filepath.Join(d, ExperimentsDir)); err == nil && st.IsDir() {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("no %s/ folder in %s or above", ExperimentsDir, dir)
+		}
+		d = parent
+	}
+}

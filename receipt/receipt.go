@@ -117,6 +117,8 @@ type Arm struct {
 	Command []string `json:"command"`
 	// Kind is the harness kind: "exec" or "gotest".
 	Kind string `json:"kind"`
+	// Dir is the working directory of the arm's lane processes; empty means flipbench's.
+	Dir string `json:"dir,omitempty"`
 }
 
 // Lane is one lane as it was run.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -13,11 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flipbench/flipbench/armbuild"
-	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -101,107 +97,62 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	var (
-		dir  string
-		plan *receipt.Plan
-		err  error
-	)
-	lockPath := s.getenv("FLIPBENCH_LOCK")
-	if lockPath == "" {
-		lockPath = harness.DefaultLockPath()
-	}
-	holder := harness.Holder{PID: os.Getpid(), Command: strings.Join(opts.args, " "), Since: time.Now().UTC()}
-
 	if opts.resume != "" {
-		dir = opts.resume
-		if plan, err = receipt.ReadPlan(dir); err != nil {
-			return fmt.Errorf("--resume %s: %w", dir, err)
+		plan, err := receipt.ReadPlan(opts.resume)
+		if err != nil {
+			return fmt.Errorf("--resume %s: %w", opts.resume, err)
 		}
 		if err := checkArmsUnchanged(plan); err != nil {
-			return fmt.Errorf("--resume %s: %w", dir, err)
+			return fmt.Errorf("--resume %s: %w", opts.resume, err)
 		}
-		holder.Dir = dir
-		lock, err := harness.AcquireLock(lockPath, holder)
+		lock, err := acquireLock(s, opts.args, opts.resume)
 		if err != nil {
 			return err
 		}
 		defer lock.Release()
-	} else {
-		page, root, err := ledger.FindPage(".", opts.page)
-		if err != nil {
-			return err
-		}
-		exp, err := spec.ParseFile(relPath(page))
-		if err != nil {
-			return err
-		}
-		res, err := exp.Resolve(opts.overrides)
-		if err != nil {
-			return err
-		}
-		resultsDir := opts.results
-		if resultsDir == "" {
-			resultsDir = filepath.Join(root, ledger.ResultsDir)
-		}
-		label := opts.label
-		if label == "" {
-			label = opts.overrides.Profile
-		}
-		if label == "" {
-			label = "full"
-		}
-		stamp := time.Now().UTC().Format("2006-01-02T15-04-05Z")
-		dir = filepath.Join(resultsDir, fmt.Sprintf("%s-exp%03d-%s", stamp, exp.ID, label))
-		holder.Dir = dir
-		// Take the lock before building: a build competing with another run's
-		// measurement contaminates it just as a second measurement would.
-		lock, err := harness.AcquireLock(lockPath, holder)
-		if err != nil {
-			return err
-		}
-		defer lock.Release()
-
-		arms, err := armbuild.Build(ctx, exp, armbuild.Options{Root: root, Log: s.Err})
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, page)
-		plan = harness.NewPlan(harness.PlanInput{
-			Experiment: exp,
-			Page:       filepath.ToSlash(rel),
-			Label:      label,
-			Profile:    opts.overrides.Profile,
-			Stamp:      stamp,
-			Command:    opts.args,
-			Resolved:   res,
-			Arms:       arms,
-		})
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
-			return err
-		}
+		return finishAb(s, measure(ctx, s, opts.resume, plan))
 	}
 
-	events := newProgress(s)
-	runner := &harness.Runner{Dir: dir, Plan: plan, Starter: harness.ExecStarter{}, Events: events}
-	out, err := runner.Run(ctx)
-	events.Finish()
+	page, root, err := ledger.FindPage(".", opts.page)
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("interrupted after %d runs; nothing finished is lost: flipbench ab --resume %s", out.Resumed+out.Ran, dir)
-		}
-		return fmt.Errorf("%w (finished runs are kept: flipbench ab --resume %s)", err, dir)
+		return err
 	}
-	md, err := report.Finish(dir)
+	exp, err := spec.ParseFile(relPath(page))
 	if err != nil {
-		return fmt.Errorf("writing the receipt for %s: %w", dir, err)
+		return err
 	}
-	fmt.Fprintf(s.Err, "flipbench: %d runs (%d now, %d resumed), %d failed\n", out.Ran+out.Resumed, out.Ran, out.Resumed, out.Failed)
-	fmt.Fprintln(s.Out, relPath(md))
-	if out.Failed > 0 {
-		fmt.Fprintf(s.Err, "flipbench: %d runs failed; their errors are in the receipt\n", out.Failed)
+	res, err := exp.Resolve(opts.overrides)
+	if err != nil {
+		return err
+	}
+	label := opts.label
+	if label == "" {
+		label = opts.overrides.Profile
+	}
+	if label == "" {
+		label = "full"
+	}
+	rel, _ := filepath.Rel(root, page)
+	run, err := prepare(ctx, s, preparation{
+		exp: exp, root: root, page: filepath.ToSlash(rel), resolved: res,
+		label: label, profile: opts.overrides.Profile, resultsDir: opts.results, args: opts.args,
+	})
+	if err != nil {
+		return err
+	}
+	defer run.lock.Release()
+	return finishAb(s, measure(ctx, s, run.dir, run.plan))
+}
+
+// finishAb prints the outcome of ab's measurement: the receipt's path as the last line of
+// stdout, and exit 1 after the receipt is written when any run failed.
+func finishAb(s Streams, m measured) error {
+	if m.err != nil {
+		return m.err
+	}
+	fmt.Fprintln(s.Out, relPath(m.md))
+	if m.out.Failed > 0 {
+		fmt.Fprintf(s.Err, "flipbench: %d runs failed; their errors are in the receipt\n", m.out.Failed)
 		return silentExit(ExitError)
 	}
 	return nil

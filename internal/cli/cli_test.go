@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"io"
 	"math"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,12 +39,15 @@ func TestScripts(t *testing.T) {
 		Setup: func(e *testscript.Env) error {
 			// Each script gets its own machine lock, so scripts can run in parallel.
 			e.Setenv("FLIPBENCH_LOCK", filepath.Join(e.WorkDir, "flipbench.lock"))
+			gitArmsEnv(e) // go and git for the gitarms_* scripts
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"receipt":  cmdReceipt,
 			"waitruns": cmdWaitRuns,
 			"rawcheck": cmdRawCheck,
+			"exitcode": cmdExitCode,
+			"tally":    cmdTally,
 		},
 	})
 }
@@ -122,10 +129,94 @@ func cmdRawCheck(ts *testscript.TestScript, neg bool, args []string) {
 	fmt.Fprintf(ts.Stdout(), "%d runs, each once, distinct pids\n", len(recs))
 }
 
+// cmdExitCode runs a program like exec does and checks its exact exit status:
+// exitcode N prog args...
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: exitcode N prog args...")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	if got := runStatus(ts, args[1], args[2:], ts.Stdout(), ts.Stderr()); got != want {
+		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
+}
+
+// cmdTally runs a program N times and prints how often each exit status came up, e.g.
+// "exit 0: 19 of 20": tally N prog args...
+func cmdTally(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: tally N prog args...")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	counts := map[int]int{}
+	var stderr strings.Builder
+	for range n {
+		counts[runStatus(ts, args[1], args[2:], io.Discard, &stderr)]++
+	}
+	codes := make([]int, 0, len(counts))
+	for c := range counts {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	for _, c := range codes {
+		fmt.Fprintf(ts.Stdout(), "exit %d: %d of %d\n", c, counts[c], n)
+	}
+	fmt.Fprint(ts.Stderr(), stderr.String())
+}
+
+// runStatus runs prog with the script's environment and working directory and returns
+// its exit status.
+func runStatus(ts *testscript.TestScript, name string, args []string, stdout, stderr io.Writer) int {
+	// The test process's environment, less any fake-lane settings, plus the script's.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "FAKE_") {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "FLIPBENCH_LOCK", "GITHUB_STEP_SUMMARY",
+		"FAKE_NS", "FAKE_FACTOR", "FAKE_SLEEP_MS", "FAKE_NOISE_PCT", "FAKE_RAMP_PCT", "FAKE_COUNTER",
+		"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL"} {
+		if v := ts.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	prog := ""
+	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+		if p := filepath.Join(dir, name); fileExists(p) {
+			prog = p
+			break
+		}
+	}
+	if prog == "" {
+		ts.Fatalf("%s: not found on the script's PATH", name)
+	}
+	cmd := exec.Command(prog, args...)
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("running %s: %v", name, err)
+	}
+	return 0
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
 // fakeLane is a deterministic lane program for the tests. It takes the exec harness flags
 // -lane, -samples, -warmup and prints exactly -samples results. Its value is FAKE_NS
 // (default 1e6) times FAKE_FACTOR (default 1), with a fixed +-2% pattern per sample.
-// FAKE_SLEEP_MS sleeps before printing. Lanes named for a failure act it out: crash
+// FAKE_SLEEP_MS sleeps before printing. FAKE_NOISE_PCT adds random noise of that standard
+// deviation to every sample. FAKE_RAMP_PCT with FAKE_COUNTER (a file) models a drifting
+// machine: every process is FAKE_RAMP_PCT percent slower than the one before. Lanes named for a failure act it out: crash
 // (exit 3 after a stderr message), hang (sleeps for an hour), garbage (an unparsable value),
 // short (one result too few), nan (a NaN value), negative (a negative time).
 func fakeLane() {
@@ -136,6 +227,14 @@ func fakeLane() {
 	fs.Parse(os.Args[1:])
 
 	ns := envFloat("FAKE_NS", 1e6) * envFloat("FAKE_FACTOR", 1)
+	if counter := os.Getenv("FAKE_COUNTER"); counter != "" {
+		b, _ := os.ReadFile(counter)
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		os.WriteFile(counter, []byte(strconv.Itoa(n+1)), 0o644)
+		ns *= math.Pow(1+envFloat("FAKE_RAMP_PCT", 0)/100, float64(n))
+	}
+	noise := envFloat("FAKE_NOISE_PCT", 0) / 100
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
 	if ms := envFloat("FAKE_SLEEP_MS", 0); ms > 0 {
 		time.Sleep(time.Duration(ms * float64(time.Millisecond)))
 	}
@@ -153,6 +252,9 @@ func fakeLane() {
 	}
 	for i := range n {
 		v := ns * (1 + 0.01*float64(i%5-2))
+		if noise > 0 {
+			v = ns * (1 + noise*rng.NormFloat64())
+		}
 		switch {
 		case *lane == "garbage" && i == 2:
 			fmt.Fprintf(w, "Benchmark%s 1 12abc ns/op\n", *lane)

@@ -46,6 +46,9 @@ prove an A/A run clean).`,
 			case len(args) == 1:
 				opts.dir = args[0]
 			}
+			if cmd.Flags().Changed("json") && cmd.Flags().Changed("markdown") {
+				return usageError("drift: --json and --markdown: choose one")
+			}
 			for _, f := range []struct {
 				name string
 				v    float64
@@ -65,7 +68,6 @@ prove an A/A run clean).`,
 	f.Float64Var(&opts.floor, "floor", 0, "effect floor in percent (default: the run's, or 3)")
 	f.Float64Var(&opts.cv, "clean-cv", 0, "clean-CV threshold in percent (default: the run's, or 8)")
 	f.Float64Var(&opts.asym, "asymmetry", 0, "CV asymmetry ratio (default: the run's, or 4)")
-	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
 	return cmd
 }
 
@@ -109,8 +111,13 @@ func runDrift(s Streams, opts *driftOptions) error {
 		if err := enc.Encode(rep); err != nil {
 			return err
 		}
-	} else if err := report.DriftMarkdown(&buf, rep); err != nil {
-		return err
+	} else {
+		c := rep.Config
+		fmt.Fprintf(&buf, "Thresholds: effect floor %g%%, clean CV %g%%, CV asymmetry %gx. Negative deltas mean the candidate is better.\n\n",
+			c.EffectFloorPct, c.CleanCVPct, c.CVAsymmetry)
+		if err := report.DriftMarkdown(&buf, rep); err != nil {
+			return err
+		}
 	}
 	if _, err := s.Out.Write(buf.Bytes()); err != nil {
 		return err

@@ -114,7 +114,15 @@ pass-pair REPRODUCED or drift-suspected, and writes receipts that benchstat can 
 	root.AddCommand(
 		newVersionCmd(s),
 		newAbCmd(s),
+		newBuildCmd(s),
+		newArchiveCmd(s),
 		newDriftCmd(s),
+		newGateCmd(s),
+		newFinalizeCmd(s),
+		newNewCmd(s),
+		newLedgerCmd(s),
+		newCheckCmd(s),
+		newSiteCmd(s),
 	)
 	return root
 }

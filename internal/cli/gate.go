@@ -1,0 +1,246 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/gate"
+	"github.com/flipbench/flipbench/ledger"
+	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/spec"
+)
+
+type gateOptions struct {
+	base, candidate string
+	specPath        string
+	json            bool
+	results         string
+	threshold       float64
+	overrides       spec.Overrides
+	args            []string
+}
+
+// worktreeRef is the candidate ref that means "the uncommitted working tree".
+const worktreeRef = "WORKTREE"
+
+func newGateCmd(s Streams) *cobra.Command {
+	opts := &gateOptions{}
+	var samples, passes, collections int
+	cmd := &cobra.Command{
+		Use:   "gate --base REF",
+		Short: "CI gate: fail only on a regression that reproduces across order-flipped pass pairs",
+		Long: `gate builds the merge base of --base and the candidate, runs the gate spec's guard
+lanes with a short order-flipped protocol, and decides:
+
+  exit 0  no reproduced regression
+  exit 3  a regression beyond the threshold reproduced in every collection (lanes named)
+  exit 4  drift, too little data, or a regression in only some collections: rerun, do not fail
+  exit 1  error (a build failure shows the compiler output); exit 2 usage
+
+The lanes come from experiments/gate.yaml, or --spec FILE (a gate.yaml, or an experiment
+page whose guard lanes are used). A markdown summary goes to stdout and, when set, to
+$GITHUB_STEP_SUMMARY; --json prints the decision as JSON instead.`,
+		Example: `  flipbench gate --base origin/main
+  flipbench gate --base main --candidate WORKTREE --spec experiments/275-admission-priority.md`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError("gate: takes no arguments, got %q", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.base == "" {
+				return usageError("gate: --base REF is required")
+			}
+			if opts.threshold < 0 {
+				return usageError("--threshold %g: must not be negative", opts.threshold)
+			}
+			f := cmd.Flags()
+			if f.Changed("samples") {
+				opts.overrides.Samples = &samples
+			}
+			if f.Changed("passes") {
+				opts.overrides.Passes = &passes
+			}
+			if f.Changed("collections") {
+				opts.overrides.Collections = &collections
+			}
+			opts.args = append([]string{"flipbench"}, s.argv...)
+			return runGate(cmd.Context(), s, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.base, "base", "", "the branch the change goes into (its merge base with the candidate is measured)")
+	f.StringVar(&opts.candidate, "candidate", "HEAD", "the change: a ref, or WORKTREE for the uncommitted tree")
+	f.StringVar(&opts.specPath, "spec", "", "gate spec (default experiments/gate.yaml), or an experiment page")
+	f.BoolVar(&opts.json, "json", false, "print the decision as JSON")
+	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ beside experiments/)")
+	f.Float64Var(&opts.threshold, "threshold", 0, "smallest slowdown in percent that fails the build (default: the spec's, or 5)")
+	f.IntVar(&samples, "samples", 0, "samples per run")
+	f.IntVar(&passes, "passes", 0, "passes per collection (even)")
+	f.IntVar(&collections, "collections", 0, "collections")
+	return cmd
+}
+
+func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	root, err := ledger.FindRoot(".")
+	if err != nil {
+		return err
+	}
+	gs, err := loadGateSpec(root, opts.specPath)
+	if err != nil {
+		return err
+	}
+	threshold := gs.ThresholdPct
+	if opts.threshold > 0 {
+		threshold = opts.threshold
+	}
+	mergeRef := opts.candidate
+	if mergeRef == worktreeRef {
+		mergeRef = "HEAD"
+	}
+	base, err := gate.MergeBase(ctx, root, opts.base, mergeRef)
+	if err != nil {
+		return err
+	}
+	exp := gateExperiment(gs, base, opts.candidate)
+	res, err := exp.Resolve(opts.overrides)
+	if err != nil {
+		return err
+	}
+	run, err := prepare(ctx, s, preparation{exp: exp, root: root, resolved: res, label: "gate", resultsDir: opts.results, args: opts.args})
+	if err != nil {
+		return err
+	}
+	defer run.lock.Release()
+	m := measure(ctx, s, run.dir, run.plan)
+	if m.err != nil {
+		return m.err
+	}
+	var rep driftcheck.Report
+	if err := receipt.ReadJSON(filepath.Join(run.dir, receipt.AnalysisFile), &rep); err != nil {
+		return err
+	}
+	decision := gate.Evaluate(rep, threshold)
+
+	var summary bytes.Buffer
+	if err := gate.Markdown(&summary, decision, shortRef(base)+" (merge base of "+opts.base+")", opts.candidate, relPath(m.md)); err != nil {
+		return err
+	}
+	if path := s.getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		if err := appendFile(path, summary.Bytes()); err != nil {
+			return fmt.Errorf("writing $GITHUB_STEP_SUMMARY: %w", err)
+		}
+	}
+	if opts.json {
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			gate.Result
+			Base      string `json:"base"`
+			Candidate string `json:"candidate"`
+			Receipt   string `json:"receipt"`
+		}{decision, base, opts.candidate, relPath(m.md)}); err != nil {
+			return err
+		}
+	} else if _, err := s.Out.Write(summary.Bytes()); err != nil {
+		return err
+	}
+	switch decision.Outcome {
+	case gate.Regression:
+		var lanes []string
+		for _, f := range decision.Findings {
+			if f.Outcome == gate.Regression {
+				lanes = append(lanes, f.Lane)
+			}
+		}
+		fmt.Fprintf(s.Err, "flipbench: gate failed: reproduced regression in %s\n", strings.Join(lanes, ", "))
+		return silentExit(ExitRegression)
+	case gate.Rerun:
+		fmt.Fprintln(s.Err, "flipbench: gate inconclusive: rerun advised (drift or too little data); the build is not failed")
+		return silentExit(ExitInconclusive)
+	}
+	return nil
+}
+
+// loadGateSpec reads the gate spec: path, or experiments/gate.yaml under root. A page
+// (.md) gives its guard lanes.
+func loadGateSpec(root, path string) (*gate.Spec, error) {
+	if path == "" {
+		path = filepath.Join(root, ledger.ExperimentsDir, "gate.yaml")
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("no gate spec: %s does not exist; write one or pass --spec FILE", relPath(path))
+		}
+	}
+	if strings.HasSuffix(path, ".md") {
+		exp, err := spec.ParseFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return gate.FromPage(exp)
+	}
+	return gate.ParseSpecFile(path)
+}
+
+// gateExperiment is the experiment a gate runs: two git arms, the gate's lanes, and the
+// gate's short protocol unless the gate spec sets its own.
+func gateExperiment(gs *gate.Spec, base, candidate string) *spec.Experiment {
+	p := gate.DefaultProtocol()
+	if gs.Proto.Samples > 0 {
+		p.Samples = gs.Proto.Samples
+	}
+	if gs.Proto.Warmup > 0 {
+		p.Warmup = gs.Proto.Warmup
+	}
+	if gs.Proto.Passes > 0 {
+		p.Passes = gs.Proto.Passes
+	}
+	if gs.Proto.Collections > 0 {
+		p.Collections = gs.Proto.Collections
+	}
+	if gs.Proto.Seed != 0 {
+		p.Seed = gs.Proto.Seed
+	}
+	p.Timeout = gs.Proto.Timeout
+	return &spec.Experiment{
+		Path:     gs.Path,
+		Title:    "regression gate",
+		Harness:  gs.Harness,
+		Arms:     []spec.Arm{{Name: spec.BaseArm, Ref: base}, {Name: "cand", Ref: candidate}},
+		Protocol: p,
+		Drift:    gs.Drift,
+		Lanes:    gs.Lanes,
+	}
+}
+
+func shortRef(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+func appendFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
