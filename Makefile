@@ -27,9 +27,11 @@ ab: build
 gate: build
 	$(BIN)/flipbench gate --base $(BASE)
 
-## test: format check, vet, and every test
+## test: format check, vet, and every test (the probe package and the code it counts in
+## both builds: without and with the flipbench_probe tag)
 test: fmt-check vet
 	$(GO) test ./...
+	$(GO) test -tags flipbench_probe ./probe/ ./examples/readerpool/ ./lanes/release/
 
 vet:
 	$(GO) vet ./...

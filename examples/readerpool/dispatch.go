@@ -3,6 +3,8 @@ package readerpool
 import (
 	"context"
 	"sync"
+
+	"github.com/flipbench/flipbench/probe"
 )
 
 // This file holds the whole dispatch policy of the pool, and nothing else: which free
@@ -14,15 +16,49 @@ import (
 // Invariant: a worker is never free while a read is parked. release hands a freed worker
 // straight to the head waiter, so a new arrival that finds a free worker cannot be jumping
 // a queue.
+//
+// # Cost classes and incidence counters
+//
+// Every read is classified before dispatch (see cheapRead): cheap when the pool has seen
+// its statement complete and it never returned more than cheapRowCap rows, costly
+// otherwise. This policy does not use the class; it is there for cost-aware policies and
+// for the incidence counters of package probe, which compile to nothing unless the pool is
+// built with -tags flipbench_probe. They count, in acquire:
+//
+//   - dispatches: every read that asks for a worker of an open pool, once, whether it is
+//     served at once, parks, or gives up while parked;
+//   - cheap, costly: the same reads by class (cheap + costly = dispatches);
+//   - parked: reads that found no worker they could take and joined the wait queue;
+//   - cheap-parked-behind-costly: cheap reads that parked while at least one costly read
+//     was already parked. Every read parked at that moment arrived earlier, so under
+//     first-come first-served each of those costly reads is served before the cheap one;
+//     this is exactly the population a cheap-first wake order would reorder (exp 275).
+//     A cheap read parked behind cheap reads only, or a costly read parked behind
+//     anything, is not counted.
 
 // claim is a read asking for a worker: everything a dispatch policy may look at.
 type claim struct {
-	// sql is the statement text. The default policy ignores it; a cost-aware policy can
-	// classify the read with the pool's row memory (see rowMemory).
+	// sql is the statement text. No policy reads it today; it is kept for policies and
+	// diagnostics that need more than the cost class.
 	sql string
 	// rotate asks that the next scan start after the slot this read used, instead of at
 	// it. SelectBytes sets it; see Pool.SelectBytes for why.
 	rotate bool
+	// cheap is the read's cost class at dispatch (see cheapRead).
+	cheap bool
+}
+
+// cheapRowCap is the most rows a statement may ever have returned and still be cheap: the
+// cap the original exp 275 used, so that its numbers and ours classify alike.
+const cheapRowCap = 64
+
+// cheapRead classifies a read from what the row memory knows about its statement (Pool.read
+// looks it up just before dispatch): cheap when the statement has completed a read before
+// (seen) and its high water is at most cheapRowCap rows. A statement never seen is
+// costly, because nothing bounds its first run; one that ever returned more rows stays
+// costly for as long as the memory remembers it.
+func cheapRead(e rowEntry, seen bool) bool {
+	return seen && e.highWater <= cheapRowCap
 }
 
 // waiter is one parked read.
@@ -70,12 +106,18 @@ func (d *dispatcher) acquire(ctx context.Context, c claim) (int, error) {
 		d.mu.Unlock()
 		return -1, ErrClosed
 	}
+	if probe.Enabled {
+		d.probeArrival(c)
+	}
 	if i := d.scan(); i >= 0 {
 		d.free[i] = false
 		d.held.Add(1)
 		d.served(i, c)
 		d.mu.Unlock()
 		return i, nil
+	}
+	if probe.Enabled {
+		d.probePark(c)
 	}
 	w := &waiter{c: c, slot: make(chan int, 1)}
 	d.waiters = append(d.waiters, w)
@@ -101,6 +143,32 @@ func (d *dispatcher) acquire(ctx context.Context, c claim) (int, error) {
 		d.release(i)
 	}
 	return -1, ctx.Err()
+}
+
+// probeArrival counts a read that asks for a worker. Called with mu held, in probe
+// builds only.
+func (d *dispatcher) probeArrival(c claim) {
+	probe.Dispatches.Add(1)
+	if c.cheap {
+		probe.Cheap.Add(1)
+	} else {
+		probe.Costly.Add(1)
+	}
+}
+
+// probePark counts a read that is about to park; the queue does not hold it yet. Called
+// with mu held, in probe builds only.
+func (d *dispatcher) probePark(c claim) {
+	probe.Parked.Add(1)
+	if !c.cheap {
+		return
+	}
+	for _, w := range d.waiters {
+		if !w.c.cheap {
+			probe.CheapParkedBehindCostly.Add(1)
+			return
+		}
+	}
 }
 
 // scan returns the first free slot at or after the cursor, wrapping around, or -1.

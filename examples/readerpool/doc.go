@@ -28,9 +28,11 @@
 // # Row memory and sacrifice
 //
 // The pool remembers, per SQL text, the most rows a read of it has returned (its high
-// water, see Pool.RowMemory). It sizes result buffers from it, and it is the cost signal a
-// cost-aware dispatch policy would use (exp 275 calls a statement cheap when it has been
-// seen and never returned more than 64 rows). A worker whose result exceeds the sacrifice
+// water, see Pool.RowMemory). It sizes result buffers from it, and it is the cost signal
+// of dispatch: every read is classified before dispatch as cheap (its statement has been
+// seen and never returned more than 64 rows) or costly (never seen, or larger), the
+// classification of exp 275. The committed policy does not act on the class; exp 275's
+// archived candidates (archive/exp-275) do. A worker whose result exceeds the sacrifice
 // threshold (WithSacrificeBytes) answers, then drops and reopens its connection to release
 // the memory; it takes no read until it has reopened.
 //
@@ -39,4 +41,8 @@
 // Pool.Stats reports per-worker counts (reads, prepares, sacrifices, buffer size) and
 // the dispatcher's counts (dispatches, parked reads), so tests can check which worker
 // served a read and lanes can report the mechanism they measure.
+//
+// Built with -tags flipbench_probe, the dispatcher also feeds the incidence counters of
+// package probe: dispatches, cheap, costly, parked and cheap-parked-behind-costly (see
+// dispatch.go for exactly when each counts). In a default build they compile to nothing.
 package readerpool

@@ -297,8 +297,8 @@ func (p *Pool) read(ctx context.Context, sql string, args []any, json bool) (res
 	if err := ctx.Err(); err != nil {
 		return result{}, err
 	}
-	memory, _ := p.memory.lookup(sql)
-	slot, err := p.disp.acquire(ctx, claim{sql: sql, rotate: json})
+	memory, seen := p.memory.lookup(sql)
+	slot, err := p.disp.acquire(ctx, claim{sql: sql, rotate: json, cheap: cheapRead(memory, seen)})
 	if err != nil {
 		return result{}, err
 	}

@@ -1,0 +1,207 @@
+package incidence
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Markdown writes the report as a markdown section: the gate's numbers, the value
+// estimate, the positive-control check, a per-lane table and the findings.
+func Markdown(w io.Writer, r *Report) error {
+	ew := &errWriter{w: w}
+	g := r.Gate
+	fmt.Fprintf(ew, "## Incidence\n\n")
+	fmt.Fprintf(ew, "Probe counters over the release suite (`%s`), each lane run once in a probe build (`-tags flipbench_probe`). "+
+		"Totals leave the positive control lane out.\n\n", suiteName(g.Suite))
+
+	fmt.Fprintf(ew, "- **Eligible share**: %s %s of %s %s = %s",
+		num(r.Eligible), g.Eligible, num(r.Total), g.Total, pctText(r.Share))
+	if g.MinShare > 0 {
+		verdict := "below"
+		if r.MeetsMinShare {
+			verdict = "at or above"
+		}
+		fmt.Fprintf(ew, ", %s the min-share %s", verdict, pctText(g.MinShare))
+	}
+	fmt.Fprintf(ew, ".\n")
+	if r.FrequencyPerSec > 0 {
+		fmt.Fprintf(ew, "- **Frequency**: %s %s per second of suite workload (%s events in %s).\n",
+			num3(r.FrequencyPerSec), g.Total, num(r.Total), durText(r.SuiteTimeNs))
+	} else {
+		fmt.Fprintf(ew, "- **Frequency**: not computed (the suite reported no time).\n")
+	}
+	if r.HasValue {
+		fmt.Fprintf(ew, "- **Value estimate**: frequency × share × saving = %s/s × %s × %s = %s ns saved per second of workload (%s of its time).\n",
+			num3(r.FrequencyPerSec), pctText(r.Share), durText(g.SavingNs), num3(r.ValueNsPerSec), pctText(r.ValueShare))
+	} else {
+		fmt.Fprintf(ew, "- **Value estimate**: not computed (needs incidence.saving-ns and a suite time).\n")
+	}
+	switch c := r.Control; {
+	case c.Lane == "":
+		fmt.Fprintf(ew, "- **Positive control**: none named in the spec.\n")
+	case !c.Ran:
+		fmt.Fprintf(ew, "- **Positive control** %s: did not run.\n", c.Lane)
+	case c.Fired:
+		fmt.Fprintf(ew, "- **Positive control** %s: fired (%s %s), so the probe counts.\n", c.Lane, num(c.Eligible), g.Eligible)
+	default:
+		fmt.Fprintf(ew, "- **Positive control** %s: **did not fire** (0 %s): the probe is broken and these counts prove nothing.\n", c.Lane, g.Eligible)
+	}
+	fmt.Fprintln(ew)
+	if ew.err != nil {
+		return ew.err
+	}
+
+	cols := r.columns()
+	header := append([]string{"lane", "time"}, cols...)
+	header = append(header, "share")
+	var rows [][]string
+	for _, l := range r.Lanes {
+		name := l.Lane
+		if l.Control {
+			name += " (control)"
+		}
+		row := []string{name, durText(l.TimeNs)}
+		if l.Runs == 0 {
+			for range cols {
+				row = append(row, "-")
+			}
+			rows = append(rows, append(row, "failed"))
+			continue
+		}
+		for _, c := range cols {
+			row = append(row, num(l.Counts[c]))
+		}
+		rows = append(rows, append(row, pctText(l.Share)))
+	}
+	total := []string{"**suite** (control excluded)", durText(r.SuiteTimeNs)}
+	for _, c := range cols {
+		total = append(total, num(r.Totals[c]))
+	}
+	rows = append(rows, append(total, pctText(r.Share)))
+	if err := table(ew, header, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(ew, "\nshare = %s / %s.\n\n", g.Eligible, g.Total)
+
+	fmt.Fprintf(ew, "### Incidence findings\n\n")
+	if len(r.Findings) == 0 {
+		fmt.Fprintf(ew, "None.\n")
+	}
+	for _, f := range r.Findings {
+		fmt.Fprintf(ew, "- **%s**: %s\n", f.Level, oneLine(f.Message))
+	}
+	return ew.err
+}
+
+// columns orders the counters for the table: the total first, the eligible last, the
+// others in between by name.
+func (r *Report) columns() []string {
+	g := r.Gate
+	cols := []string{g.Total}
+	for _, c := range r.Counters {
+		if c != g.Total && c != g.Eligible {
+			cols = append(cols, c)
+		}
+	}
+	if g.Eligible != g.Total {
+		cols = append(cols, g.Eligible)
+	}
+	return cols
+}
+
+// table renders a markdown table.
+func table(w io.Writer, header []string, rows [][]string) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewMarkdown()),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+	)
+	t.Header(escape(header))
+	for _, row := range rows {
+		if err := t.Append(escape(row)); err != nil {
+			return fmt.Errorf("incidence table: %w", err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("incidence table: %w", err)
+	}
+	return nil
+}
+
+// escape escapes what would break a markdown table cell.
+func escape(cells []string) []string {
+	out := slices.Clone(cells)
+	for i, c := range out {
+		out[i] = strings.ReplaceAll(strings.ReplaceAll(c, "|", `\|`), "\n", " ")
+	}
+	return out
+}
+
+// pctText formats a share as a percentage with enough digits for small shares.
+func pctText(s float64) string {
+	if s == 0 {
+		return "0%"
+	}
+	return fmt.Sprintf("%.3g%%", s*100)
+}
+
+// num3 formats a rate with 3 significant digits, without an exponent below 1e9.
+func num3(v float64) string {
+	if math.Abs(v) >= 1000 && math.Abs(v) < 1e9 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// durText formats ns as a duration rounded to 3 significant digits.
+func durText(ns float64) string {
+	if ns <= 0 {
+		return "-"
+	}
+	d := time.Duration(ns)
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	case d >= time.Microsecond:
+		return d.Round(10 * time.Nanosecond).String()
+	}
+	return d.String()
+}
+
+func suiteName(pkg string) string {
+	if pkg == "" {
+		return "the suite"
+	}
+	return pkg
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// errWriter remembers the first write error so a renderer can check once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}

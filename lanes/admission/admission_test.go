@@ -1,0 +1,483 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/flipbench/flipbench/examples/readerpool"
+)
+
+const (
+	// workers is the pool size the experiment is about, set explicitly so the lanes do
+	// not depend on the host's CPU count.
+	workers = 4
+	// itemRows is the size of the items table: room for 1,000-row reads at many offsets.
+	itemRows = 20_000
+	// largeRows is the size of a large read, far above the 64-row cheap cap.
+	largeRows = 1_000
+	// bodyBytes is the size of each item's text body, which large reads return and point
+	// reads do not. It makes a large read about 1.8 ms of work alone on the 2-core
+	// reference host (80 times a point read), so that the four that saturate the pool
+	// are still running when the read under test arrives; with six short columns a large
+	// read took 0.4 ms and often finished before the others had even reached the pool.
+	bodyBytes = 1_000
+	// warmIDs is how many start ids the reads cycle over, so that every worker's page
+	// cache holds what the lanes read after the warmup samples.
+	warmIDs = 64
+	// laneProcs is GOMAXPROCS while a lane runs (see the package documentation).
+	laneProcs = 8
+	// admitAttempts bounds how often a sample's set-up is redone when a large read
+	// finished before the timed part could start.
+	admitAttempts = 20
+)
+
+// pointColumns are the columns every read of items returns.
+const pointColumns = "id, name, category, price, qty, updated"
+
+// pointSQL is the point read (cheap once primed); largeSQL is the large read (costly).
+const (
+	pointSQL = "SELECT " + pointColumns + " FROM items WHERE id = ?"
+	largeSQL = "SELECT " + pointColumns + ", body FROM items WHERE id > ? ORDER BY id LIMIT 1000"
+)
+
+// fixture is the database and pool shared by every sample of the lane in this process.
+type fixture struct {
+	dir  string
+	pool *readerpool.Pool
+	err  error
+	// primed says whether the point read has run once (so it is cheap).
+	primed bool
+	// next varies ids between samples. Only the benchmark goroutine touches it.
+	next int
+}
+
+// The process-wide fixture: testing calls the benchmark function once per sample and
+// nothing else survives between samples.
+var (
+	sharedOnce sync.Once
+	shared     *fixture
+)
+
+// TestMain removes the fixture's database once every lane has run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		shared.close()
+	}
+	os.Exit(code)
+}
+
+// setup returns the shared fixture, building it on first use, sets GOMAXPROCS for the
+// lane and stops the benchmark timer for good: lanes time what they measure with a
+// stopwatch instead (see stopwatch for why).
+func setup(b *testing.B) *fixture {
+	b.Helper()
+	b.StopTimer()
+	sharedOnce.Do(func() { shared = newFixture() })
+	if shared.err != nil {
+		b.Fatal(shared.err)
+	}
+	prev := runtime.GOMAXPROCS(laneProcs)
+	b.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+	return shared
+}
+
+// stopwatch times the measured part of each operation and reports the mean as ns/op,
+// replacing the benchmark timer's value.
+//
+// The benchmark timer cannot be used here: b.StartTimer and b.StopTimer read the
+// runtime's memory statistics, which stops the world, and with four workers busy in
+// SQLite on a two-core host stopping the world took from 0.1 to 7.5 ms. Started after
+// the barrier that sees four large reads holding the pool, b.StartTimer let the large
+// reads finish before the point read was even issued, and half the samples measured an
+// idle pool. time.Now stops nothing.
+type stopwatch struct {
+	total time.Duration
+	start time.Time
+}
+
+// begin starts timing one operation.
+func (s *stopwatch) begin() { s.start = time.Now() }
+
+// end stops timing it.
+func (s *stopwatch) end() { s.total += time.Since(s.start) }
+
+// report reports the mean time per operation as ns/op.
+func (s *stopwatch) report(b *testing.B) {
+	b.ReportMetric(float64(s.total.Nanoseconds())/float64(b.N), "ns/op")
+}
+
+// newFixture creates the database and opens the pool. It runs no read, so a lane that
+// never primes the point read never shows the pool a cheap read.
+func newFixture() *fixture {
+	f := &fixture{}
+	f.dir, f.err = os.MkdirTemp("", "admission-lanes-")
+	if f.err != nil {
+		return f
+	}
+	f.pool, f.err = readerpool.Open(filepath.Join(f.dir, "lanes.db"), readerpool.WithWorkers(workers))
+	if f.err != nil {
+		return f
+	}
+	f.err = f.pool.Exec(context.Background(), fmt.Sprintf(`
+		PRAGMA synchronous = NORMAL;
+		CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, category INTEGER NOT NULL,
+			price REAL NOT NULL, qty INTEGER NOT NULL, updated TEXT NOT NULL, body TEXT NOT NULL);
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d)
+		INSERT INTO items SELECT i, 'item-' || i, i %% 50, i * 0.25, i %% 97,
+			'2026-08-' || (10 + i %% 20) || 'T12:00:00Z', printf('%%.%dc', 'b') FROM n;
+		CREATE TABLE log (id INTEGER PRIMARY KEY, at INTEGER NOT NULL, note TEXT NOT NULL);
+	`, itemRows, bodyBytes))
+	return f
+}
+
+// close closes the pool and removes the database.
+func (f *fixture) close() {
+	if f.pool != nil {
+		_ = f.pool.Close()
+	}
+	if f.dir != "" {
+		_ = os.RemoveAll(f.dir)
+	}
+}
+
+// nextID returns the next id to read, cycling over the warm ids.
+func (f *fixture) nextID() int {
+	f.next++
+	return 1 + f.next%warmIDs
+}
+
+// prime runs the point read twice, untimed: the first run makes the statement known
+// (an unseen statement is costly), the second is a cheap read, so that the first sample
+// already meets a pool that has recently served one, as every later sample does.
+func (f *fixture) prime(b *testing.B) {
+	b.Helper()
+	if f.primed {
+		return
+	}
+	f.point(b)
+	f.point(b)
+	f.primed = true
+}
+
+// point runs one point read on the benchmark goroutine.
+func (f *fixture) point(b *testing.B) {
+	b.Helper()
+	rows, err := f.pool.Select(context.Background(), pointSQL, f.nextID())
+	if err == nil && len(rows) != 1 {
+		err = fmt.Errorf("point read returned %d rows", len(rows))
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// burst is a group of reads running on their own goroutines.
+type burst struct {
+	wg       sync.WaitGroup
+	finished atomic.Int32
+	mu       sync.Mutex
+	err      error
+}
+
+// start runs read on a new goroutine as part of the burst.
+func (u *burst) start(read func() error) {
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		err := read()
+		u.finished.Add(1)
+		if err != nil {
+			u.mu.Lock()
+			u.err = errors.Join(u.err, err)
+			u.mu.Unlock()
+		}
+	}()
+}
+
+// wait waits for every read of the burst and fails the lane if one failed.
+func (u *burst) wait(b *testing.B) {
+	b.Helper()
+	u.wg.Wait()
+	if u.err != nil {
+		b.Fatal(u.err)
+	}
+}
+
+// large returns a large read starting after id.
+func (f *fixture) large(id int) func() error {
+	return func() error {
+		rows, err := f.pool.Select(context.Background(), largeSQL, id)
+		if err == nil && len(rows) != largeRows {
+			err = fmt.Errorf("large read returned %d rows", len(rows))
+		}
+		return err
+	}
+}
+
+// pointRead returns a point read of id.
+func (f *fixture) pointRead(id int) func() error {
+	return func() error {
+		rows, err := f.pool.Select(context.Background(), pointSQL, id)
+		if err == nil && len(rows) != 1 {
+			err = fmt.Errorf("point read returned %d rows", len(rows))
+		}
+		return err
+	}
+}
+
+// admitted reports whether n reads issued since the pool had served `served` reads have
+// all asked the pool: each has been given a worker or is parked.
+func (f *fixture) admitted(served uint64, n int) bool {
+	s := f.pool.Stats()
+	return int(s.Dispatches-served)+s.Waiting >= n
+}
+
+// held reports whether n reads issued since the pool had served `served` reads have all
+// asked the pool and none has given its worker back: each holds a worker or is parked.
+// It is false as soon as one of them has released its worker, even if its caller has not
+// returned yet (a worker is released just before it replies).
+func (f *fixture) held(served uint64, n int) (admitted, holding bool) {
+	s := f.pool.Stats()
+	admitted = int(s.Dispatches-served)+s.Waiting >= n
+	return admitted, admitted && workers-s.Free+s.Waiting >= n
+}
+
+// await polls until cond holds, failing the lane if it never does. It only bounds a wait
+// for the reads' goroutines to reach the pool; it is never inside a timed region that
+// compares arms by it.
+func await(b *testing.B, what string, cond func() bool) {
+	b.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.Fatalf("timed out waiting until %s", what)
+		}
+		// Sleep rather than spin: a thread that wakes from a sleep is scheduled ahead
+		// of the busy workers' threads, so the read that follows a successful check is
+		// issued at once instead of after the OS has preempted a spinning poller.
+		time.Sleep(20 * time.Microsecond)
+	}
+}
+
+// saturate issues n (at least workers) large reads and waits until every one of them
+// holds a worker or is parked, so that what follows arrives into a saturated pool. When a
+// large read gives its worker back before all of them have reached the pool, the burst is
+// drained and set up again (at most admitAttempts times); retries counts those repeats.
+func (f *fixture) saturate(b *testing.B, n int, retries *int) *burst {
+	b.Helper()
+	for range admitAttempts {
+		u := &burst{}
+		served := f.pool.Stats().Dispatches
+		for range n {
+			u.start(f.large(f.nextID()))
+		}
+		holding := false
+		await(b, fmt.Sprintf("%d large reads reach the pool", n), func() bool {
+			var admitted bool
+			admitted, holding = f.held(served, n)
+			return admitted || u.finished.Load() > 0
+		})
+		if holding {
+			return u
+		}
+		u.wait(b)
+		*retries++
+	}
+	b.Fatalf("in %d attempts a large read always finished before %d had reached the pool; the host is too busy for this lane", admitAttempts, n)
+	return nil
+}
+
+// BenchmarkPointUnderLoad times the first point read issued while four large reads hold
+// the pool.
+func BenchmarkPointUnderLoad(b *testing.B) {
+	f := setup(b)
+	f.prime(b)
+	var (
+		sw      stopwatch
+		parked  uint64
+		retries int
+	)
+	for range b.N {
+		id := f.nextID()
+		hold := f.saturate(b, workers, &retries)
+		before := f.pool.Stats().Parked
+		sw.begin()
+		err := f.pointRead(id)()
+		sw.end()
+		parked += f.pool.Stats().Parked - before
+		hold.wait(b)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	sw.report(b)
+	b.ReportMetric(float64(parked)/float64(b.N), "point-parked/op")
+	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
+}
+
+// BenchmarkMixedQueue times eight point reads issued at once behind eight admitted large
+// reads, until all eight point reads are done.
+func BenchmarkMixedQueue(b *testing.B) {
+	f := setup(b)
+	f.prime(b)
+	var (
+		sw      stopwatch
+		retries int
+	)
+	for range b.N {
+		ids := make([]int, 8)
+		for k := range ids {
+			ids[k] = f.nextID()
+		}
+		hold := f.saturate(b, 2*workers, &retries)
+		points := &burst{}
+		sw.begin()
+		for _, id := range ids {
+			points.start(f.pointRead(id))
+		}
+		points.wg.Wait()
+		sw.end()
+		points.wait(b)
+		hold.wait(b)
+	}
+	sw.report(b)
+	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
+}
+
+// bulk4 times four concurrent large reads until all are done, after a point read when
+// mixed is set.
+func bulk4(b *testing.B, mixed bool) {
+	f := setup(b)
+	var sw stopwatch
+	for range b.N {
+		if mixed {
+			f.point(b) // recent cheap traffic
+		}
+		ids := make([]int, workers)
+		for k := range ids {
+			ids[k] = f.nextID()
+		}
+		u := &burst{}
+		sw.begin()
+		for _, id := range ids {
+			u.start(f.large(id))
+		}
+		u.wg.Wait()
+		sw.end()
+		u.wait(b)
+	}
+	sw.report(b)
+}
+
+// BenchmarkBulk4Mixed times four concurrent large reads on a pool with recent cheap reads.
+func BenchmarkBulk4Mixed(b *testing.B) { bulk4(b, true) }
+
+// BenchmarkBulk4Cold times four concurrent large reads in a process that never runs a
+// cheap read.
+func BenchmarkBulk4Cold(b *testing.B) { bulk4(b, false) }
+
+// BenchmarkCostlyLatency times a large read that parks in a saturated pool while sixteen
+// point reads pile up behind it, from its issue to its completion.
+func BenchmarkCostlyLatency(b *testing.B) {
+	f := setup(b)
+	f.prime(b)
+	var (
+		sw      stopwatch
+		retries int
+	)
+	for range b.N {
+		targetID := f.nextID()
+		ids := make([]int, 16)
+		for k := range ids {
+			ids[k] = f.nextID()
+		}
+		target := &burst{}
+		cheap := &burst{}
+		hold := f.saturate(b, workers, &retries)
+		served := f.pool.Stats().Dispatches
+		done := make(chan struct{})
+		sw.begin()
+		target.start(func() error {
+			defer close(done)
+			return f.large(targetID)()
+		})
+		await(b, "the fifth large read reaches the pool", func() bool { return f.admitted(served, 1) })
+		for c := range 4 {
+			cheap.start(func() error {
+				for _, id := range ids[4*c : 4*c+4] {
+					if err := f.pointRead(id)(); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+		<-done
+		sw.end()
+		target.wait(b)
+		cheap.wait(b)
+		hold.wait(b)
+	}
+	sw.report(b)
+	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
+}
+
+// BenchmarkPoint1Idle times one point read on an idle pool.
+func BenchmarkPoint1Idle(b *testing.B) {
+	f := setup(b)
+	f.prime(b)
+	var sw stopwatch
+	for range b.N {
+		id := f.nextID()
+		sw.begin()
+		err := f.pointRead(id)()
+		sw.end()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	sw.report(b)
+}
+
+// BenchmarkBulk1Idle times one large read on an idle pool.
+func BenchmarkBulk1Idle(b *testing.B) {
+	f := setup(b)
+	var sw stopwatch
+	for range b.N {
+		id := f.nextID()
+		sw.begin()
+		err := f.large(id)()
+		sw.end()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	sw.report(b)
+}
+
+// BenchmarkWrite1 times one insert on the writer connection, which never passes the
+// reader dispatch.
+func BenchmarkWrite1(b *testing.B) {
+	f := setup(b)
+	ctx := context.Background()
+	var sw stopwatch
+	for range b.N {
+		id := f.nextID()
+		sw.begin()
+		err := f.pool.Exec(ctx, "INSERT INTO log (at, note) VALUES (?, ?)", id, "admission lane")
+		sw.end()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	sw.report(b)
+}
