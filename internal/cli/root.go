@@ -118,6 +118,11 @@ pass-pair REPRODUCED or drift-suspected, and writes receipts that benchstat can 
 		newArchiveCmd(s),
 		newDriftCmd(s),
 		newGateCmd(s),
+		newFinalizeCmd(s),
+		newNewCmd(s),
+		newLedgerCmd(s),
+		newCheckCmd(s),
+		newSiteCmd(s),
 	)
 	return root
 }

@@ -1,0 +1,442 @@
+package ledger
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/spec"
+)
+
+// Incidence is the measured incidence of the situation an experiment optimises, over the
+// release suite: the hook of the decision rule's incidence gate. The incidence probes
+// fill it; the rule only reads it.
+type Incidence struct {
+	// Total counts all events (the spec's incidence.total counter).
+	Total float64
+	// Eligible counts the events the change helps (incidence.eligible).
+	Eligible float64
+	// ControlFired reports whether the suite's positive control lane made the eligible
+	// counter fire, proving the probe works; without it a zero proves nothing.
+	ControlFired bool
+	// Source names where the counts come from (a receipt), for the results block.
+	Source string
+}
+
+// Share returns Eligible/Total, or 0 when Total is not positive.
+func (in Incidence) Share() float64 {
+	if in.Total <= 0 {
+		return 0
+	}
+	return in.Eligible / in.Total
+}
+
+// Reason is one reason for a verdict: a code from RejectionReasons (for a rejection) or
+// InconclusiveReasons (for an inconclusive arm), and a text with the numbers.
+type Reason struct {
+	Code string `json:"code"`
+	Text string `json:"text"`
+}
+
+// String formats the reason as "code: text".
+func (r Reason) String() string { return r.Code + ": " + r.Text }
+
+// ArmDecision is the decision rule's verdict for one candidate arm.
+type ArmDecision struct {
+	Arm string `json:"arm"`
+	// Status is spec.StatusAccepted, spec.StatusRejected or spec.StatusInconclusive.
+	Status string `json:"status"`
+	// Reasons say why the arm is rejected or inconclusive (empty when accepted). When a
+	// control lane makes the arm inconclusive, the reasons it would otherwise have been
+	// rejected for are listed too.
+	Reasons []Reason `json:"reasons,omitempty"`
+	// Passed lists the rule's conditions that held, in words with the numbers.
+	Passed []string `json:"passed,omitempty"`
+	// Notes are observations that do not change the verdict but deserve a look.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Decision is the decision rule's verdict for an experiment.
+type Decision struct {
+	// Status is accepted when any candidate arm is accepted, rejected when every arm is
+	// rejected, and inconclusive otherwise.
+	Status string `json:"status"`
+	// Accepted names the accepted arms.
+	Accepted []string      `json:"accepted,omitempty"`
+	Arms     []ArmDecision `json:"arms"`
+}
+
+// Summary says the decision in one line: "accepted (cand)", "rejected (candA:
+// below-signal; candB: regression, tradeoff)", "inconclusive (cand: drift)".
+func (d Decision) Summary() string {
+	if d.Status == spec.StatusAccepted {
+		return fmt.Sprintf("%s (%s)", d.Status, strings.Join(d.Accepted, ", "))
+	}
+	var parts []string
+	for _, a := range d.Arms {
+		var codes []string
+		for _, r := range a.Reasons {
+			if !slices.Contains(codes, r.Code) {
+				codes = append(codes, r.Code)
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s %s: %s", a.Arm, a.Status, strings.Join(codes, ", ")))
+	}
+	return fmt.Sprintf("%s (%s)", d.Status, strings.Join(parts, "; "))
+}
+
+// Decide applies the decision rule (docs/decision-rule.md) to every candidate arm of the
+// experiment e, measured in rep. inc is the incidence measurement, or nil when there is
+// none. Roles, expectations, the predicted shape and the incidence gate come from the
+// spec; verdicts and deltas from the report. Decide is pure: it reads nothing else.
+func Decide(e *spec.Experiment, rep driftcheck.Report, inc *Incidence) Decision {
+	cands := slices.Clone(rep.Candidates)
+	for _, a := range e.Candidates() {
+		if !slices.Contains(cands, a.Name) {
+			cands = append(cands, a.Name)
+		}
+	}
+	d := Decision{Arms: []ArmDecision{}}
+	for _, arm := range cands {
+		d.Arms = append(d.Arms, decideArm(e, rep, inc, arm))
+	}
+	rejected := 0
+	for _, a := range d.Arms {
+		switch a.Status {
+		case spec.StatusAccepted:
+			d.Accepted = append(d.Accepted, a.Arm)
+		case spec.StatusRejected:
+			rejected++
+		}
+	}
+	switch {
+	case len(d.Accepted) > 0:
+		d.Status = spec.StatusAccepted
+	case rejected == len(d.Arms) && rejected > 0:
+		d.Status = spec.StatusRejected
+	default:
+		d.Status = spec.StatusInconclusive
+	}
+	return d
+}
+
+// armRule collects the findings for one arm.
+type armRule struct {
+	floor   float64
+	rejects []Reason
+	opens   []Reason
+	suspect []Reason // control lanes: the measurement itself is suspect
+	guards  []string // reproduced guard regressions, described
+	passed  []string
+	notes   []string
+	// primaryGain is false once any primary lane fails to deliver its expected effect.
+	primaryGain bool
+}
+
+func (r *armRule) reject(code, format string, args ...any) {
+	r.rejects = append(r.rejects, Reason{code, fmt.Sprintf(format, args...)})
+}
+
+func (r *armRule) open(code, format string, args ...any) {
+	r.opens = append(r.opens, Reason{code, fmt.Sprintf(format, args...)})
+}
+
+// expected returns the lane verdict a primary lane must reach for its expectation.
+func expected(expect string) driftcheck.LaneVerdict {
+	switch expect {
+	case spec.ExpectSlower:
+		return driftcheck.LaneReproducedSlower
+	case spec.ExpectNeutral:
+		return driftcheck.LaneNeutral
+	}
+	return driftcheck.LaneReproducedFaster
+}
+
+func decideArm(e *spec.Experiment, rep driftcheck.Report, inc *Incidence, arm string) ArmDecision {
+	r := &armRule{floor: rep.Config.EffectFloorPct, primaryGain: true}
+	if r.floor == 0 {
+		r.floor = driftcheck.DefaultConfig().EffectFloorPct
+	}
+	// The lane summaries of this arm, by lane, in collection order.
+	byLane := map[string][]driftcheck.LaneSummary{}
+	for _, s := range rep.Lanes {
+		if s.Arm == arm {
+			byLane[s.Lane] = append(byLane[s.Lane], s)
+		}
+	}
+	if !slices.Contains(rep.Candidates, arm) {
+		r.open(OpenNotMeasured, "arm %s is in the spec but not in the receipt", arm)
+	}
+	var guardsOK, controlsOK []string
+	for _, l := range e.Lanes {
+		if l.Role == spec.RoleSecondary {
+			continue
+		}
+		expect := l.Expect
+		if l.Role == spec.RolePrimary && expect == "" {
+			expect = spec.DefaultExpect
+		}
+		sums := byLane[l.Name]
+		if len(sums) == 0 {
+			if slices.Contains(rep.Candidates, arm) {
+				r.open(OpenNotMeasured, "%s lane %s is not in the receipt", l.Role, l.Name)
+			}
+			if l.Role == spec.RolePrimary {
+				r.primaryGain = false
+			}
+			continue
+		}
+		if s := sums[0]; s.Role != l.Role || (l.Role == spec.RolePrimary && s.Expect != expect) {
+			r.open(OpenSpecChanged, "lane %s is %s on the page but was run as %s: the page changed after the run; restore it or rerun",
+				l.Name, laneDesc(l.Role, expect), laneDesc(s.Role, s.Expect))
+			if l.Role == spec.RolePrimary {
+				r.primaryGain = false
+			}
+			continue
+		}
+		switch l.Role {
+		case spec.RolePrimary:
+			r.primary(l.Name, expect, sums)
+		case spec.RoleGuard:
+			if r.guard(l.Name, sums) {
+				guardsOK = append(guardsOK, l.Name)
+			}
+		case spec.RoleControl:
+			if r.control(l.Name, sums) {
+				controlsOK = append(controlsOK, l.Name)
+			}
+		}
+	}
+	if len(guardsOK) > 0 {
+		r.passed = append(r.passed, fmt.Sprintf("no reproduced regression on guard lanes %s", strings.Join(guardsOK, ", ")))
+	}
+	if len(controlsOK) > 0 {
+		r.passed = append(r.passed, fmt.Sprintf("control lanes %s neutral in every collection", strings.Join(controlsOK, ", ")))
+	}
+	if e.Shape != nil && len(e.Shape.Decay) > 0 {
+		r.decay(e.Shape.Decay, byLane)
+	}
+	if e.Incidence != nil {
+		r.incidence(e.Incidence, inc)
+	}
+	// A guard regression next to a delivered gain is a tradeoff, not a plain regression.
+	for _, g := range r.guards {
+		if r.primaryGain {
+			r.reject(ReasonTradeoff, "%s, while every primary lane delivered its expected effect", g)
+		} else {
+			r.reject(ReasonRegression, "%s", g)
+		}
+	}
+
+	out := ArmDecision{Arm: arm, Passed: r.passed, Notes: r.notes}
+	switch {
+	case len(r.suspect) > 0:
+		out.Status = spec.StatusInconclusive
+		out.Reasons = append(slices.Clone(r.suspect), r.opens...)
+		for _, rj := range r.rejects {
+			out.Reasons = append(out.Reasons, Reason{rj.Code, rj.Text + " (not a rejection while a control lane is off)"})
+		}
+	case len(r.rejects) > 0:
+		out.Status = spec.StatusRejected
+		out.Reasons = r.rejects
+		for _, o := range r.opens {
+			out.Notes = append(out.Notes, "also "+o.String())
+		}
+	case len(r.opens) > 0:
+		out.Status = spec.StatusInconclusive
+		out.Reasons = r.opens
+	default:
+		out.Status = spec.StatusAccepted
+	}
+	return out
+}
+
+// laneDesc describes a lane's role and expectation: "primary (expect faster)".
+func laneDesc(role, expect string) string {
+	if role == spec.RolePrimary && expect != "" {
+		return fmt.Sprintf("%s (expect %s)", role, expect)
+	}
+	if role == "" {
+		return "no role"
+	}
+	return role
+}
+
+// primary checks that a primary lane reached its expected verdict in every collection.
+func (r *armRule) primary(lane, expect string, sums []driftcheck.LaneSummary) {
+	want := expected(expect)
+	var ok []string
+	drift := 0
+	for _, s := range sums {
+		v := s.Verdict
+		at := fmt.Sprintf("primary lane %s (expect %s) %s in collection %d: %s", lane, expect, v, s.Collection, s.Reason)
+		switch {
+		case v == want:
+			ok = append(ok, pctText(s.MedianDeltaPct))
+			continue
+		case v == driftcheck.LaneInsufficient:
+			r.open(OpenInsufficient, "%s", at)
+		case v == driftcheck.LaneDrift:
+			drift++
+		case v == driftcheck.LaneReproducedSlower:
+			r.reject(ReasonRegression, "%s", at)
+		case v == driftcheck.LaneReproducedFaster: // expected slower or neutral
+			r.reject(ReasonPremiseRefuted, "%s", at)
+		case v == driftcheck.LaneMixed && expect == spec.ExpectNeutral:
+			r.open(OpenMixed, "%s", at)
+		default: // neutral or mixed where a reproduced effect was expected
+			r.reject(ReasonBelowSignal, "%s", at)
+		}
+		r.primaryGain = false
+	}
+	if drift > 0 {
+		var at []string
+		for _, s := range sums {
+			if s.Verdict == driftcheck.LaneDrift {
+				at = append(at, fmt.Sprintf("collection %d: %s", s.Collection, s.Reason))
+			}
+		}
+		if drift == len(sums) {
+			r.reject(ReasonDrift, "primary lane %s drift-suspected in every collection (%s): the apparent effect follows run order or time, not the arm",
+				lane, strings.Join(at, "; "))
+		} else {
+			r.open(OpenDrift, "primary lane %s drift-suspected in %d of %d collections (%s); rerun on a quiet host",
+				lane, drift, len(sums), strings.Join(at, "; "))
+		}
+	}
+	if len(ok) == len(sums) {
+		what := "reproduced " + expect
+		if expect == spec.ExpectNeutral {
+			what = "neutral"
+		}
+		r.passed = append(r.passed, fmt.Sprintf("primary lane %s %s in every collection (median pass delta %s)", lane, what, strings.Join(ok, ", ")))
+	}
+}
+
+// guard checks that a guard lane shows no reproduced regression; it reports whether the
+// lane is clean.
+func (r *armRule) guard(lane string, sums []driftcheck.LaneSummary) bool {
+	clean := true
+	for _, s := range sums {
+		at := fmt.Sprintf("guard lane %s %s in collection %d: %s", lane, s.Verdict, s.Collection, s.Reason)
+		switch s.Verdict {
+		case driftcheck.LaneReproducedSlower:
+			r.guards = append(r.guards, at)
+			clean = false
+		case driftcheck.LaneInsufficient:
+			r.open(OpenInsufficient, "%s; a regression cannot be ruled out", at)
+			clean = false
+		case driftcheck.LaneDrift:
+			r.open(OpenDrift, "%s; a regression cannot be ruled out", at)
+			clean = false
+		case driftcheck.LaneMixed:
+			if s.MedianDeltaPct > 0 {
+				r.notes = append(r.notes, fmt.Sprintf("guard lane %s: median pass delta %s in collection %d is beyond the floor but not reproduced; watch it",
+					lane, pctText(s.MedianDeltaPct), s.Collection))
+			}
+		}
+	}
+	return clean
+}
+
+// control checks that a control lane reads neutral everywhere; it reports whether it does.
+func (r *armRule) control(lane string, sums []driftcheck.LaneSummary) bool {
+	clean := true
+	for _, s := range sums {
+		if s.Verdict != driftcheck.LaneNeutral {
+			r.suspect = append(r.suspect, Reason{OpenControl, fmt.Sprintf(
+				"control lane %s %s in collection %d, not neutral: %s; the measurement itself is suspect (host, harness or build differences between arms)",
+				lane, s.Verdict, s.Collection, s.Reason)})
+			clean = false
+		}
+	}
+	return clean
+}
+
+// decay checks the predicted shape: the gain (minus the median pass delta) shrinks over
+// lanes, in every collection. A rise of more than the effect floor from one lane to the
+// next breaks it, and so does a total shrink of less than the floor.
+func (r *armRule) decay(lanes []string, byLane map[string][]driftcheck.LaneSummary) {
+	ncoll := 0
+	for _, l := range lanes {
+		if len(byLane[l]) == 0 {
+			r.open(OpenNotMeasured, "shape decay lane %s is not in the receipt", l)
+			return
+		}
+		ncoll = max(ncoll, len(byLane[l]))
+	}
+	var held []string
+	for c := 0; c < ncoll; c++ {
+		gains := make([]float64, len(lanes))
+		var parts []string
+		for i, l := range lanes {
+			if c >= len(byLane[l]) {
+				r.open(OpenNotMeasured, "shape decay lane %s has no collection %d", l, c+1)
+				return
+			}
+			gains[i] = -byLane[l][c].MedianDeltaPct
+			parts = append(parts, fmt.Sprintf("%s %s", l, gainText(gains[i])))
+		}
+		coll := c + 1
+		broken := false
+		for i := 1; i < len(gains); i++ {
+			if gains[i] > gains[i-1]+r.floor {
+				r.reject(ReasonPremiseRefuted, "predicted decay broken in collection %d: the gain rises from %s (%s) to %s (%s), more than the %g%% floor (%s)",
+					coll, lanes[i-1], gainText(gains[i-1]), lanes[i], gainText(gains[i]), r.floor, strings.Join(parts, ", "))
+				broken = true
+				break
+			}
+		}
+		if !broken && gains[0]-gains[len(gains)-1] < r.floor {
+			r.reject(ReasonPremiseRefuted, "predicted decay broken in collection %d: from %s to %s the gain shrinks by less than the %g%% floor (%s)",
+				coll, lanes[0], lanes[len(lanes)-1], r.floor, strings.Join(parts, ", "))
+			broken = true
+		}
+		if !broken {
+			held = append(held, strings.Join(parts, " > "))
+		}
+	}
+	if len(held) == ncoll {
+		r.passed = append(r.passed, fmt.Sprintf("predicted decay holds in every collection (%s)", strings.Join(held, "; ")))
+	}
+}
+
+// incidence applies the incidence gate.
+func (r *armRule) incidence(gate *spec.Incidence, inc *Incidence) {
+	switch {
+	case inc == nil:
+		r.open(OpenIncidence, "incidence not measured: the spec gates on %s/%s >= %g over the release suite; measure it before this can be accepted",
+			gate.Eligible, gate.Total, gate.MinShare)
+	case !inc.ControlFired:
+		r.open(OpenIncidence, "the incidence probe's positive control did not fire, so its counts prove nothing; fix the probe and remeasure")
+	case inc.Total <= 0:
+		r.open(OpenIncidence, "the incidence suite counted no %s events; check that the suite exercises the code", gate.Total)
+	case inc.Share() < gate.MinShare:
+		r.reject(ReasonPremiseRefuted, "incidence %s/%s = %s (%g of %g) is below the min-share %g: the situation is too rare to matter",
+			gate.Eligible, gate.Total, shareText(inc.Share()), inc.Eligible, inc.Total, gate.MinShare)
+	default:
+		r.passed = append(r.passed, fmt.Sprintf("incidence %s/%s = %s (%g of %g) at or above the min-share %g",
+			gate.Eligible, gate.Total, shareText(inc.Share()), inc.Eligible, inc.Total, gate.MinShare))
+		if inc.Eligible == 0 {
+			r.notes = append(r.notes, "the eligible count is exactly zero; verify the probe counts what it should")
+		}
+	}
+}
+
+// pctText formats a delta in percent with its sign: "-12.1%".
+func pctText(d float64) string { return fmt.Sprintf("%+.1f%%", d) }
+
+// gainText formats a gain (minus a delta) in percent: "12.1%" or "-3.0%".
+func gainText(g float64) string {
+	if g == 0 || math.Abs(g) < 0.05 {
+		return "0.0%"
+	}
+	return fmt.Sprintf("%.1f%%", g)
+}
+
+// shareText formats a share as a percentage with enough digits for small shares.
+func shareText(s float64) string {
+	return fmt.Sprintf("%.3g%%", s*100)
+}

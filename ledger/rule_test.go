@@ -1,0 +1,344 @@
+package ledger
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/spec"
+)
+
+// Lane verdict shorthands for the tables.
+const (
+	rf  = driftcheck.LaneReproducedFaster
+	rs  = driftcheck.LaneReproducedSlower
+	neu = driftcheck.LaneNeutral
+	mix = driftcheck.LaneMixed
+	dri = driftcheck.LaneDrift
+	ins = driftcheck.LaneInsufficient
+)
+
+// ruleLane is one lane of a rule test: its spec and its verdicts and median deltas per
+// collection, per arm.
+type ruleLane struct {
+	name, role, expect string
+	verdicts           map[string][]driftcheck.LaneVerdict
+	medians            map[string][]float64
+}
+
+// lane builds a ruleLane measured on arm "cand" only.
+func lane(name, role, expect string, verdicts []driftcheck.LaneVerdict, medians ...float64) ruleLane {
+	return ruleLane{name: name, role: role, expect: expect,
+		verdicts: map[string][]driftcheck.LaneVerdict{"cand": verdicts}, medians: map[string][]float64{"cand": medians}}
+}
+
+// vs is a list of lane verdicts, one per collection.
+func vs(v ...driftcheck.LaneVerdict) []driftcheck.LaneVerdict { return v }
+
+// ruleFixture builds a spec and a report from lanes; arms are the candidates in order.
+func ruleFixture(arms []string, lanes []ruleLane) (*spec.Experiment, driftcheck.Report) {
+	e := &spec.Experiment{ID: 1, Arms: []spec.Arm{{Name: "base"}}}
+	for _, a := range arms {
+		e.Arms = append(e.Arms, spec.Arm{Name: a})
+	}
+	rep := driftcheck.Report{Config: driftcheck.DefaultConfig(), Base: "base", Candidates: arms}
+	for _, l := range lanes {
+		e.Lanes = append(e.Lanes, spec.Lane{Name: l.name, Role: l.role, Expect: l.expect})
+	}
+	for _, a := range arms {
+		for _, l := range lanes {
+			expect := l.expect
+			if l.role == spec.RolePrimary && expect == "" {
+				expect = spec.ExpectFaster
+			}
+			for c, v := range l.verdicts[a] {
+				med := 0.0
+				if c < len(l.medians[a]) {
+					med = l.medians[a][c]
+				}
+				rep.Lanes = append(rep.Lanes, driftcheck.LaneSummary{Lane: l.name, Arm: a, Role: l.role, Expect: expect,
+					Collection: c + 1, MedianDeltaPct: med, MeanDeltaPct: med, Verdict: v, Reason: "test reason"})
+			}
+		}
+	}
+	return e, rep
+}
+
+func TestDecide(t *testing.T) {
+	guardOK := lane("guard", "guard", "", vs(neu, neu), 0.5, -0.2)
+	controlOK := lane("control", "control", "", vs(neu, neu), 0.1, 0.3)
+	type want struct {
+		status string
+		codes  []string // reason codes, in order
+		passed []string // substrings of Passed
+		notes  []string // substrings of Notes
+	}
+	tests := []struct {
+		name      string
+		lanes     []ruleLane
+		shape     *spec.Shape
+		incidence *spec.Incidence
+		inc       *Incidence
+		want      want
+	}{
+		{
+			name:  "accepted",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -19), guardOK, controlOK},
+			want: want{status: spec.StatusAccepted, passed: []string{
+				"primary lane p reproduced faster in every collection (median pass delta -20.0%, -19.0%)",
+				"no reproduced regression on guard lanes guard", "control lanes control neutral"}},
+		},
+		{
+			name:  "default expectation of a primary lane is faster",
+			lanes: []ruleLane{lane("p", "primary", "", vs(rf, rf), -20, -19), guardOK, controlOK},
+			want:  want{status: spec.StatusAccepted},
+		},
+		{
+			name:  "rejected below-signal: neutral in one collection",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, neu), -20, -1), guardOK, controlOK},
+			want:  want{status: spec.StatusRejected, codes: []string{ReasonBelowSignal}},
+		},
+		{
+			name:  "rejected below-signal: mixed",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(mix, mix), -5, -4), guardOK, controlOK},
+			want:  want{status: spec.StatusRejected, codes: []string{ReasonBelowSignal, ReasonBelowSignal}},
+		},
+		{
+			name: "rejected regression: a guard slower and no gain",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(neu, neu), -1, 0),
+				lane("guard", "guard", "", vs(rs, neu), 8, 2), controlOK},
+			want: want{status: spec.StatusRejected, codes: []string{ReasonBelowSignal, ReasonBelowSignal, ReasonRegression}},
+		},
+		{
+			name: "rejected tradeoff: a guard slower next to the gain",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
+				lane("guard", "guard", "", vs(rs, rs), 8, 9), controlOK},
+			want: want{status: spec.StatusRejected, codes: []string{ReasonTradeoff, ReasonTradeoff}},
+		},
+		{
+			name:  "rejected regression: the primary lane itself slower",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rs, rs), 10, 12), guardOK, controlOK},
+			want:  want{status: spec.StatusRejected, codes: []string{ReasonRegression, ReasonRegression}},
+		},
+		{
+			name:  "accepted: expect slower, reproduced slower",
+			lanes: []ruleLane{lane("p", "primary", "slower", vs(rs, rs), 10, 12), guardOK, controlOK},
+			want:  want{status: spec.StatusAccepted, passed: []string{"primary lane p reproduced slower"}},
+		},
+		{
+			name:  "accepted: expect neutral, neutral",
+			lanes: []ruleLane{lane("p", "primary", "neutral", vs(neu, neu), 1, -1), guardOK, controlOK},
+			want:  want{status: spec.StatusAccepted, passed: []string{"primary lane p neutral in every collection"}},
+		},
+		{
+			name:  "premise refuted: expect neutral, reproduced faster",
+			lanes: []ruleLane{lane("p", "primary", "neutral", vs(rf, neu), -9, -1), guardOK, controlOK},
+			want:  want{status: spec.StatusRejected, codes: []string{ReasonPremiseRefuted}},
+		},
+		{
+			name:  "inconclusive: expect neutral, mixed",
+			lanes: []ruleLane{lane("p", "primary", "neutral", vs(mix, neu), 4, -1), guardOK, controlOK},
+			want:  want{status: spec.StatusInconclusive, codes: []string{OpenMixed}},
+		},
+		{
+			name: "control not neutral: inconclusive",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20), guardOK,
+				lane("control", "control", "", vs(neu, rs), 0, 6)},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenControl}},
+		},
+		{
+			name: "control not neutral overrides a rejection",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(neu, neu), 0, 0), guardOK,
+				lane("control", "control", "", vs(rf, neu), -7, 0)},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenControl, ReasonBelowSignal, ReasonBelowSignal}},
+		},
+		{
+			name:  "drift in every collection: rejected drift",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(dri, dri), -12, 9), guardOK, controlOK},
+			want:  want{status: spec.StatusRejected, codes: []string{ReasonDrift}},
+		},
+		{
+			name:  "drift in one collection: inconclusive drift",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, dri), -20, -3), guardOK, controlOK},
+			want:  want{status: spec.StatusInconclusive, codes: []string{OpenDrift}},
+		},
+		{
+			name:  "drift in one collection, below signal in the other: rejected",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(neu, dri), 0, -3), guardOK, controlOK},
+			want:  want{status: spec.StatusRejected, codes: []string{ReasonBelowSignal}, notes: []string{"also drift: primary lane p"}},
+		},
+		{
+			name:  "primary lane lacks data: inconclusive",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, ins), -20, 0), guardOK, controlOK},
+			want:  want{status: spec.StatusInconclusive, codes: []string{OpenInsufficient}},
+		},
+		{
+			name: "guard lane lacks data: inconclusive",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
+				lane("guard", "guard", "", vs(neu, ins), 0, 0), controlOK},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenInsufficient}},
+		},
+		{
+			name: "guard mixed but slower: accepted with a note",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
+				lane("guard", "guard", "", vs(neu, mix), 0, 4), controlOK},
+			want: want{status: spec.StatusAccepted, notes: []string{"guard lane guard: median pass delta +4.0% in collection 2"}},
+		},
+		{
+			name: "secondary lanes do not count",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
+				lane("s", "secondary", "", vs(rs, rs), 9, 9), guardOK, controlOK},
+			want: want{status: spec.StatusAccepted},
+		},
+		{
+			name: "decay holds",
+			lanes: []ruleLane{lane("f4", "primary", "faster", vs(rf, rf), -30, -28),
+				lane("f8", "primary", "faster", vs(rf, rf), -18, -17),
+				lane("steady", "secondary", "neutral", vs(neu, neu), -0.5, 1), guardOK, controlOK},
+			shape: &spec.Shape{Decay: []string{"f4", "f8", "steady"}},
+			want:  want{status: spec.StatusAccepted, passed: []string{"predicted decay holds in every collection (f4 30.0% > f8 18.0% > steady 0.5%"}},
+		},
+		{
+			name: "decay holds within the floor of noise",
+			lanes: []ruleLane{lane("f4", "primary", "faster", vs(rf, rf), -30, -28),
+				lane("f8", "primary", "faster", vs(rf, rf), -31, -27),
+				lane("steady", "secondary", "neutral", vs(neu, neu), 0, 0), guardOK, controlOK},
+			shape: &spec.Shape{Decay: []string{"f4", "f8", "steady"}},
+			want:  want{status: spec.StatusAccepted},
+		},
+		{
+			name: "decay broken: the gain rises",
+			lanes: []ruleLane{lane("f4", "primary", "faster", vs(rf, rf), -10, -10),
+				lane("f8", "primary", "faster", vs(rf, rf), -25, -5), guardOK, controlOK},
+			shape: &spec.Shape{Decay: []string{"f4", "f8"}},
+			want:  want{status: spec.StatusRejected, codes: []string{ReasonPremiseRefuted}},
+		},
+		{
+			name: "decay broken: the gain does not shrink",
+			lanes: []ruleLane{lane("f4", "primary", "faster", vs(rf, rf), -20, -20),
+				lane("f8", "primary", "faster", vs(rf, rf), -20, -19), guardOK, controlOK},
+			shape: &spec.Shape{Decay: []string{"f4", "f8"}},
+			want:  want{status: spec.StatusRejected, codes: []string{ReasonPremiseRefuted, ReasonPremiseRefuted}},
+		},
+		{
+			name:      "incidence not measured: inconclusive",
+			lanes:     []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20), guardOK, controlOK},
+			incidence: &spec.Incidence{Total: "dispatches", Eligible: "parked", MinShare: 0.01},
+			want:      want{status: spec.StatusInconclusive, codes: []string{OpenIncidence}},
+		},
+		{
+			name:      "incidence below min-share: premise refuted",
+			lanes:     []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20), guardOK, controlOK},
+			incidence: &spec.Incidence{Total: "dispatches", Eligible: "parked", MinShare: 0.01},
+			inc:       &Incidence{Total: 100000, Eligible: 50, ControlFired: true},
+			want:      want{status: spec.StatusRejected, codes: []string{ReasonPremiseRefuted}},
+		},
+		{
+			name:      "incidence probe control did not fire: inconclusive",
+			lanes:     []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20), guardOK, controlOK},
+			incidence: &spec.Incidence{Total: "dispatches", Eligible: "parked", MinShare: 0.01},
+			inc:       &Incidence{Total: 100000, Eligible: 5000, ControlFired: false},
+			want:      want{status: spec.StatusInconclusive, codes: []string{OpenIncidence}},
+		},
+		{
+			name:      "incidence at min-share: accepted",
+			lanes:     []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20), guardOK, controlOK},
+			incidence: &spec.Incidence{Total: "dispatches", Eligible: "parked", MinShare: 0.01},
+			inc:       &Incidence{Total: 100000, Eligible: 1000, ControlFired: true},
+			want:      want{status: spec.StatusAccepted, passed: []string{"incidence parked/dispatches = 1% (1000 of 100000) at or above the min-share 0.01"}},
+		},
+		{
+			name:  "a lane missing from the receipt: inconclusive",
+			lanes: []ruleLane{lane("p", "primary", "faster", nil), guardOK, controlOK},
+			want:  want{status: spec.StatusInconclusive, codes: []string{OpenNotMeasured}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, rep := ruleFixture([]string{"cand"}, tt.lanes)
+			e.Shape, e.Incidence = tt.shape, tt.incidence
+			d := Decide(e, rep, tt.inc)
+			if len(d.Arms) != 1 {
+				t.Fatalf("got %d arms, want 1", len(d.Arms))
+			}
+			a := d.Arms[0]
+			var codes []string
+			for _, r := range a.Reasons {
+				codes = append(codes, r.Code)
+			}
+			if a.Status != tt.want.status || d.Status != tt.want.status || !slices.Equal(codes, tt.want.codes) {
+				t.Errorf("got %s %v, want %s %v\nreasons: %v", a.Status, codes, tt.want.status, tt.want.codes, a.Reasons)
+			}
+			for _, p := range tt.want.passed {
+				if !slices.ContainsFunc(a.Passed, func(s string) bool { return strings.Contains(s, p) }) {
+					t.Errorf("passed %q missing from %q", p, a.Passed)
+				}
+			}
+			for _, n := range tt.want.notes {
+				if !slices.ContainsFunc(a.Notes, func(s string) bool { return strings.Contains(s, n) }) {
+					t.Errorf("note %q missing from %q", n, a.Notes)
+				}
+			}
+			for _, r := range a.Reasons {
+				if !slices.Contains(RejectionReasons(), r.Code) && !slices.Contains(InconclusiveReasons(), r.Code) {
+					t.Errorf("reason code %q is in neither closed list", r.Code)
+				}
+				if a.Status == spec.StatusRejected && !slices.Contains(RejectionReasons(), r.Code) {
+					t.Errorf("rejected for %q, which is not a rejection reason", r.Code)
+				}
+			}
+		})
+	}
+}
+
+func TestDecideSeveralArms(t *testing.T) {
+	two := func(a, b []driftcheck.LaneVerdict) ruleLane {
+		return ruleLane{name: "p", role: "primary", expect: "faster",
+			verdicts: map[string][]driftcheck.LaneVerdict{"candA": a, "candB": b},
+			medians:  map[string][]float64{"candA": {-10, -10}, "candB": {-10, -10}}}
+	}
+	tests := []struct {
+		name     string
+		lane     ruleLane
+		status   string
+		accepted []string
+	}{
+		{"one accepted", two(vs(neu, neu), vs(rf, rf)), spec.StatusAccepted, []string{"candB"}},
+		{"both accepted", two(vs(rf, rf), vs(rf, rf)), spec.StatusAccepted, []string{"candA", "candB"}},
+		{"all rejected", two(vs(neu, neu), vs(rs, rs)), spec.StatusRejected, nil},
+		{"rejected and inconclusive", two(vs(neu, neu), vs(rf, ins)), spec.StatusInconclusive, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, rep := ruleFixture([]string{"candA", "candB"}, []ruleLane{tt.lane})
+			d := Decide(e, rep, nil)
+			if d.Status != tt.status || !slices.Equal(d.Accepted, tt.accepted) {
+				t.Errorf("got %s %v, want %s %v (%s)", d.Status, d.Accepted, tt.status, tt.accepted, d.Summary())
+			}
+		})
+	}
+}
+
+func TestDecideSpecChanged(t *testing.T) {
+	e, rep := ruleFixture([]string{"cand"}, []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20)})
+	e.Lanes[0].Role = spec.RoleGuard // the page now calls the lane a guard
+	e.Lanes = append(e.Lanes, spec.Lane{Name: "q", Role: spec.RolePrimary})
+	d := Decide(e, rep, nil)
+	a := d.Arms[0]
+	if a.Status != spec.StatusInconclusive || len(a.Reasons) != 2 ||
+		a.Reasons[0].Code != OpenSpecChanged || a.Reasons[1].Code != OpenNotMeasured {
+		t.Errorf("got %s %v", a.Status, a.Reasons)
+	}
+}
+
+func TestDecideArmMissingFromReceipt(t *testing.T) {
+	e, rep := ruleFixture([]string{"candA"}, []ruleLane{{name: "p", role: "primary", expect: "faster",
+		verdicts: map[string][]driftcheck.LaneVerdict{"candA": {rf, rf}}, medians: map[string][]float64{"candA": {-9, -9}}}})
+	e.Arms = append(e.Arms, spec.Arm{Name: "candB"})
+	d := Decide(e, rep, nil)
+	if d.Status != spec.StatusAccepted || len(d.Arms) != 2 || d.Arms[1].Status != spec.StatusInconclusive ||
+		d.Arms[1].Reasons[0].Code != OpenNotMeasured {
+		t.Errorf("got %+v", d)
+	}
+}
