@@ -19,9 +19,15 @@ build: lanes
 lanes:
 	$(GO) build -o $(BIN)/demo ./lanes/demo
 
-## ab: run experiment EXP (e.g. make ab EXP=1 PROFILE=quick)
+## ab: run experiment EXP, then finalize its page and the ledger index from the receipt
+##     (e.g. make ab EXP=1 PROFILE=quick)
 ab: build
-	$(BIN)/flipbench ab $(EXP) $(if $(PROFILE),--profile $(PROFILE),)
+	@out=$$(mktemp); \
+	$(BIN)/flipbench ab $(EXP) $(if $(PROFILE),--profile $(PROFILE),) > $$out; code=$$?; cat $$out; \
+	receipt=$$(tail -n 1 $$out); rm -f $$out; \
+	case "$$receipt" in *.md) \
+		$(BIN)/flipbench finalize $(EXP) --receipt "$$receipt" && $(BIN)/flipbench ledger || code=1;; \
+	esac; exit $$code
 
 ## gate: the CI regression gate against BASE (e.g. make gate BASE=origin/main)
 gate: build

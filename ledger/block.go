@@ -288,14 +288,7 @@ func blockWarnings(d *report.Data) []string {
 		out = append(out, fmt.Sprintf("%d of %d planned runs are missing; finish the run with flipbench ab --resume", n, len(d.Plan.Runs)))
 	}
 	out = append(out, d.Analysis.Warnings...)
-	for _, s := range d.Env.Snapshots {
-		for _, w := range s.Warnings {
-			if !slices.Contains(out, w) {
-				out = append(out, w)
-			}
-		}
-	}
-	return out
+	return append(out, d.Env.HostWarnings()...)
 }
 
 // mdTable renders a markdown table with tablewriter's markdown renderer.

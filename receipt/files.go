@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -274,4 +275,31 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// HostWarnings summarises the snapshots' warnings: each kind of problem (host busy, low
+// disk) once, as first seen, with how many snapshots showed it.
+func (e Env) HostWarnings() []string {
+	var kinds []string
+	first := map[string]string{}
+	count := map[string]int{}
+	for _, s := range e.Snapshots {
+		for _, w := range s.Warnings {
+			k := strings.Join(strings.Fields(w)[:min(2, len(strings.Fields(w)))], " ")
+			if _, ok := first[k]; !ok {
+				kinds = append(kinds, k)
+				first[k] = w
+			}
+			count[k]++
+		}
+	}
+	out := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		w := first[k]
+		if n := count[k]; n > 1 {
+			w = fmt.Sprintf("%s (first of %d of the run's %d host snapshots that show it)", w, n, len(e.Snapshots))
+		}
+		out = append(out, w)
+	}
+	return out
 }

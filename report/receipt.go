@@ -89,7 +89,8 @@ func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 func Path(dir string) string { return strings.TrimRight(dir, "/") + ".md" }
 
 // Finish completes a receipt from its data folder: the <arm>.bench files, analysis.json,
-// manifest.json, and the markdown page beside the folder. It returns the page's path.
+// one SVG plot per primary and guard lane, manifest.json, and the markdown page beside the
+// folder. It returns the page's path.
 func Finish(dir string) (string, error) {
 	d, err := Load(dir)
 	if err != nil {
@@ -99,6 +100,9 @@ func Finish(dir string) (string, error) {
 		return "", err
 	}
 	if err := receipt.WriteJSON(filepath.Join(dir, receipt.AnalysisFile), d.Analysis); err != nil {
+		return "", err
+	}
+	if _, err := WritePlots(dir, d); err != nil {
 		return "", err
 	}
 	if _, err := receipt.WriteManifest(dir); err != nil {
@@ -152,7 +156,7 @@ func Render(w io.Writer, d *Data) error {
 			}
 		}
 	}
-	if ws := hostWarnings(d.Env); len(ws) > 0 {
+	if ws := d.Env.HostWarnings(); len(ws) > 0 {
 		fmt.Fprintf(w, "\n## Host warnings\n\n")
 		for _, m := range ws {
 			fmt.Fprintf(w, "- %s\n", m)
@@ -280,14 +284,6 @@ func failedRuns(recs []receipt.Record) []receipt.Record {
 		if !r.OK() {
 			out = append(out, r)
 		}
-	}
-	return out
-}
-
-func hostWarnings(env receipt.Env) []string {
-	var out []string
-	for _, s := range env.Snapshots {
-		out = append(out, s.Warnings...)
 	}
 	return out
 }
