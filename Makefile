@@ -1,7 +1,7 @@
 # flipbench: the two commands that matter are `make ab EXP=NNN` and `make test`.
 GO      ?= go
-EXP     ?= 1
-PROFILE ?=
+EXP     ?= 275
+PROFILE ?= quick
 BIN     := bin
 
 export CGO_ENABLED ?= 0
@@ -19,11 +19,12 @@ build: lanes
 lanes:
 	$(GO) build -o $(BIN)/demo ./lanes/demo
 
-## ab: run experiment EXP, then finalize its page and the ledger index from the receipt
-##     (e.g. make ab EXP=1 PROFILE=quick)
+## ab: run experiment EXP with profile PROFILE (quick by default; full is the spec's own
+##     protocol), then finalize its page and the ledger index from the receipt
+##     (e.g. make ab EXP=266 PROFILE=full)
 ab: build
 	@out=$$(mktemp); \
-	$(BIN)/flipbench ab $(EXP) $(if $(PROFILE),--profile $(PROFILE),) > $$out; code=$$?; cat $$out; \
+	$(BIN)/flipbench ab $(EXP) --profile $(PROFILE) > $$out; code=$$?; cat $$out; \
 	receipt=$$(tail -n 1 $$out); rm -f $$out; \
 	case "$$receipt" in *.md) \
 		$(BIN)/flipbench finalize $(EXP) --receipt "$$receipt" && $(BIN)/flipbench ledger || code=1;; \

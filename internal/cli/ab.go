@@ -17,6 +17,9 @@ import (
 	"github.com/flipbench/flipbench/spec"
 )
 
+// fullProfile is the profile name that means the spec's own protocol.
+const fullProfile = "full"
+
 type abOptions struct {
 	page      string
 	resume    string
@@ -79,7 +82,7 @@ an interrupted run. The receipt's path is the last line of stdout.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.overrides.Profile, "profile", "", "protocol profile from the spec (e.g. quick)")
+	f.StringVar(&opts.overrides.Profile, "profile", "", "protocol profile from the spec (e.g. quick); full means the spec's own protocol")
 	f.IntVar(&samples, "samples", 0, "samples per run (overrides spec and profile)")
 	f.IntVar(&warmup, "warmup", 0, "unrecorded warmup operations per run")
 	f.IntVar(&passes, "passes", 0, "passes per collection (even)")
@@ -121,6 +124,10 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 	if err != nil {
 		return err
 	}
+	if _, defined := exp.Profiles[fullProfile]; opts.overrides.Profile == fullProfile && !defined {
+		// "full" names the spec's own protocol, so scripts can always pass a profile.
+		opts.overrides.Profile = ""
+	}
 	res, err := exp.Resolve(opts.overrides)
 	if err != nil {
 		return err
@@ -130,7 +137,7 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 		label = opts.overrides.Profile
 	}
 	if label == "" {
-		label = "full"
+		label = fullProfile
 	}
 	rel, _ := filepath.Rel(root, page)
 	run, err := prepare(ctx, s, preparation{
