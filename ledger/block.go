@@ -10,11 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
@@ -151,9 +148,9 @@ func renderArm(ew *errWriter, b *blockInput, a ArmDecision) error {
 		var rows [][]string
 		for _, s := range byColl[c] {
 			rows = append(rows, []string{s.Lane, s.Role, fmt.Sprint(s.Passes), pctText(s.MedianDeltaPct), pctText(s.MeanDeltaPct),
-				fmt.Sprintf("%d/%d", s.Faster, s.Passes), pairCounts(s), string(s.Verdict)})
+				fmt.Sprintf("%d/%d", s.Faster, s.Passes), report.PairCounts(s), string(s.Verdict)})
 		}
-		if err := mdTable(ew, []string{"lane", "role", "passes", "median Δ", "mean Δ", "faster", "pairs", "lane verdict"}, rows); err != nil {
+		if err := mdtable.Write(ew, []string{"lane", "role", "passes", "median Δ", "mean Δ", "faster", "pairs", "lane verdict"}, rows); err != nil {
 			return err
 		}
 		fmt.Fprintln(ew)
@@ -186,7 +183,7 @@ func renderArm(ew *errWriter, b *blockInput, a ArmDecision) error {
 	if len(rows) == 0 {
 		fmt.Fprintf(ew, "No pass-pairs.\n\n")
 	} else {
-		if err := mdTable(ew, []string{"lane", "collection", "pair", "Δ forward", "Δ reverse", "verdict", "reason"}, rows); err != nil {
+		if err := mdtable.Write(ew, []string{"lane", "collection", "pair", "Δ forward", "Δ reverse", "verdict", "reason"}, rows); err != nil {
 			return err
 		}
 		fmt.Fprintln(ew)
@@ -210,27 +207,6 @@ func renderArm(ew *errWriter, b *blockInput, a ArmDecision) error {
 		}
 	}
 	return ew.err
-}
-
-// pairCounts lists the non-zero pair verdict counts: "2 REPRODUCED faster, 1 neutral".
-func pairCounts(s driftcheck.LaneSummary) string {
-	var parts []string
-	add := func(n int, label string) {
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, label))
-		}
-	}
-	add(s.ReproducedFaster, "REPRODUCED faster")
-	add(s.ReproducedSlower, "REPRODUCED slower")
-	for _, v := range driftcheck.Verdicts() {
-		if v != driftcheck.Reproduced {
-			add(s.Counts[v], string(v))
-		}
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // rssTable shows, per lane, the median peak RSS of the base and of one candidate.
@@ -268,7 +244,7 @@ func rssTable(w io.Writer, d *report.Data, arm string) error {
 		}
 		rows = append(rows, row)
 	}
-	return mdTable(w, []string{"lane", base, arm, "Δ"}, rows)
+	return mdtable.Write(w, []string{"lane", base, arm, "Δ"}, rows)
 }
 
 // blockWarnings collects the receipt's warnings: failed runs, the drift check's warnings
@@ -289,34 +265,6 @@ func blockWarnings(d *report.Data) []string {
 	}
 	out = append(out, d.Analysis.Warnings...)
 	return append(out, d.Env.HostWarnings()...)
-}
-
-// mdTable renders a markdown table with tablewriter's markdown renderer.
-func mdTable(w io.Writer, header []string, rows [][]string) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewMarkdown()),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-	)
-	t.Header(escapeCells(header))
-	for _, r := range rows {
-		if err := t.Append(escapeCells(r)); err != nil {
-			return err
-		}
-	}
-	return t.Render()
-}
-
-// escapeCells escapes what would break a markdown table cell.
-func escapeCells(cells []string) []string {
-	out := make([]string, len(cells))
-	for i, c := range cells {
-		out[i] = strings.ReplaceAll(oneLine(c), "|", `\|`)
-	}
-	return out
 }
 
 // oneLine collapses runs of white space, newlines included, to one space.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -143,7 +144,7 @@ func RenderIndex(w io.Writer, entries []IndexEntry, link func(page string) strin
 	if ew.err != nil {
 		return ew.err
 	}
-	return mdTable(ew, []string{"id", "title", "status", "directions", "date", "headline", "page"}, rows)
+	return mdtable.Write(ew, []string{"id", "title", "status", "directions", "date", "headline", "page"}, rows)
 }
 
 // headlineNote explains the index's headline column.

@@ -20,6 +20,7 @@ import (
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 
+	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -175,7 +176,7 @@ func (s *site) index() error {
 		for _, d := range dirs {
 			rows = append(rows, []string{d.Name, d.Description})
 		}
-		if err := mdTable(&md, []string{"direction", "description"}, rows); err != nil {
+		if err := mdtable.Write(&md, []string{"direction", "description"}, rows); err != nil {
 			return err
 		}
 	}
@@ -382,7 +383,7 @@ func (s *site) folder(rel string) error {
 		}
 		rows = append(rows, []string{fmt.Sprintf("[%s](%s)", e.Name(), url.PathEscape(e.Name())), fmt.Sprintf("%d bytes", info.Size())})
 	}
-	if err := mdTable(&md, []string{"file", "size"}, rows); err != nil {
+	if err := mdtable.Write(&md, []string{"file", "size"}, rows); err != nil {
 		return err
 	}
 	out := rel + "/index.html"

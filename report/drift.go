@@ -6,11 +6,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/mdtable"
 )
 
 // DriftMarkdown writes the drift check of r as markdown, meant to sit under a
@@ -29,11 +26,11 @@ func DriftMarkdown(w io.Writer, r driftcheck.Report) error {
 		for _, l := range g {
 			rows = append(rows, []string{
 				l.Lane, l.Role, fmt.Sprint(l.Passes), driftPct(l.MedianDeltaPct), driftPct(l.MeanDeltaPct),
-				fmt.Sprintf("%d/%d", l.Faster, l.Passes), driftPairCounts(l), driftP(l),
+				fmt.Sprintf("%d/%d", l.Faster, l.Passes), PairCounts(l), driftP(l),
 				driftSummary(l.Base), driftSummary(l.Cand), driftBlips(l.HostBlips), string(l.Verdict), l.Reason,
 			})
 		}
-		if err := driftTable(w, []string{"lane", "role", "passes", "median Δ", "mean Δ", "faster",
+		if err := mdtable.Write(w, []string{"lane", "role", "passes", "median Δ", "mean Δ", "faster",
 			"pairs", "p", r.Base + " median (95% CI)", g[0].Arm + " median (95% CI)", "host blips", "verdict", "reason"}, rows); err != nil {
 			return err
 		}
@@ -59,7 +56,7 @@ func DriftMarkdown(w io.Writer, r driftcheck.Report) error {
 			rows = append(rows, []string{p.Lane, p.Arm, fmt.Sprint(p.Collection), fmt.Sprint(p.Pair),
 				d1, d2, string(p.Verdict), p.Reason})
 		}
-		if err := driftTable(w, []string{"lane", "arm", "collection", "pair", "delta 1 (fwd)", "delta 2 (rev)", "verdict", "reason"}, rows); err != nil {
+		if err := mdtable.Write(w, []string{"lane", "arm", "collection", "pair", "delta 1 (fwd)", "delta 2 (rev)", "verdict", "reason"}, rows); err != nil {
 			return err
 		}
 		fmt.Fprintln(ew)
@@ -84,38 +81,6 @@ func driftGroups(lanes []driftcheck.LaneSummary) [][]driftcheck.LaneSummary {
 			out = append(out, nil)
 		}
 		out[len(out)-1] = append(out[len(out)-1], l)
-	}
-	return out
-}
-
-// table writes one markdown table with tablewriter's markdown renderer.
-func driftTable(w io.Writer, header []string, rows [][]string) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewMarkdown()),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-	)
-	t.Header(driftEscape(header))
-	for _, row := range rows {
-		if err := t.Append(driftEscape(row)); err != nil {
-			return fmt.Errorf("drift table: %w", err)
-		}
-	}
-	if err := t.Render(); err != nil {
-		return fmt.Errorf("drift table: %w", err)
-	}
-	return nil
-}
-
-// driftEscape escapes the characters that would break a markdown table cell.
-func driftEscape(cells []string) []string {
-	out := make([]string, len(cells))
-	for i, c := range cells {
-		c = strings.ReplaceAll(c, "|", `\|`)
-		out[i] = strings.ReplaceAll(c, "\n", " ")
 	}
 	return out
 }
@@ -155,8 +120,9 @@ func driftNum(x float64) string {
 	return fmt.Sprintf("%.4g", x)
 }
 
-// driftPairCounts lists the non-zero pair verdict counts, REPRODUCED split by direction.
-func driftPairCounts(l driftcheck.LaneSummary) string {
+// PairCounts lists a lane's non-zero pair verdict counts, REPRODUCED split by direction:
+// "2 REPRODUCED faster, 1 neutral".
+func PairCounts(l driftcheck.LaneSummary) string {
 	var parts []string
 	add := func(n int, label string) {
 		if n > 0 {

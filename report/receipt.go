@@ -14,11 +14,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/receipt"
 )
 
@@ -205,7 +202,7 @@ func provenance(w io.Writer, d *Data) error {
 			[]string{"disk free", fmt.Sprintf("%d MiB at start", s.DiskFreeBytes>>20)},
 		)
 	}
-	return table(w, []string{"", ""}, rows)
+	return mdtable.Write(w, []string{"", ""}, rows)
 }
 
 func loadRange(env receipt.Env) string {
@@ -222,7 +219,7 @@ func armsTable(w io.Writer, p *receipt.Plan) error {
 		env := strings.Join(a.Env, " ")
 		rows = append(rows, []string{a.Name, a.Source, "`" + shortHash(a.SHA256) + "`", orDash(env), "`" + strings.Join(append(append([]string{}, a.Command...), a.Args...), " ") + "`"})
 	}
-	return table(w, []string{"arm", "source", "sha256", "env", "command"}, rows)
+	return mdtable.Write(w, []string{"arm", "source", "sha256", "env", "command"}, rows)
 }
 
 // passTable shows, per lane and pass, each arm's median and each candidate's delta and CVs.
@@ -244,7 +241,7 @@ func passTable(w io.Writer, d *Data) error {
 		rows = append(rows, []string{pd.Lane, itoa(pd.Collection), itoa(pd.Pass), pd.Order, pd.Arm,
 			formatValue(pd.BaseMedian), formatValue(pd.CandMedian), pct(pd.DeltaPct), cv(pd.BaseCVPct), cv(pd.CandCVPct), note})
 	}
-	return table(w, header, rows)
+	return mdtable.Write(w, header, rows)
 }
 
 // rssTable shows each arm's peak RSS per lane: the median and maximum over its runs.
@@ -275,7 +272,7 @@ func rssTable(w io.Writer, d *Data) error {
 		}
 		rows = append(rows, row)
 	}
-	return table(w, header, rows)
+	return mdtable.Write(w, header, rows)
 }
 
 func failedRuns(recs []receipt.Record) []receipt.Record {
@@ -286,21 +283,6 @@ func failedRuns(recs []receipt.Record) []receipt.Record {
 		}
 	}
 	return out
-}
-
-// table renders a markdown table.
-func table(w io.Writer, header []string, rows [][]string) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewMarkdown()),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-	)
-	t.Header(header)
-	for _, r := range rows {
-		if err := t.Append(r); err != nil {
-			return err
-		}
-	}
-	return t.Render()
 }
 
 func itoa(n int) string { return fmt.Sprint(n) }
