@@ -178,6 +178,12 @@ type Report struct {
 	Lanes []Lane `json:"lanes"`
 	// Findings are problems with the measurement, errors first.
 	Findings []Finding `json:"findings"`
+
+	// Build is the probe build of the suite that ran (binary, hash, where it came from);
+	// the caller sets it.
+	Build *receipt.Arm `json:"build,omitempty"`
+	// Command is the flipbench command line that measured the report; the caller sets it.
+	Command []string `json:"command,omitempty"`
 }
 
 // Broken reports whether any finding is an error: the counts then prove nothing.

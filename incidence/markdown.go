@@ -22,6 +22,9 @@ func Markdown(w io.Writer, r *Report) error {
 	fmt.Fprintf(ew, "## Incidence\n\n")
 	fmt.Fprintf(ew, "Probe counters over the release suite (`%s`), each lane run once in a probe build (`-tags flipbench_probe`). "+
 		"Totals leave the positive control lane out.\n\n", suiteName(g.Suite))
+	if b := r.Build; b != nil {
+		fmt.Fprintf(ew, "Suite build: %s, sha256 `%s`.\n\n", b.Source, shortHash(b.SHA256))
+	}
 
 	fmt.Fprintf(ew, "- **Eligible share**: %s %s of %s %s = %s",
 		num(r.Eligible), g.Eligible, num(r.Total), g.Total, pctText(r.Share))
@@ -180,6 +183,13 @@ func durText(ns float64) string {
 		return d.Round(10 * time.Nanosecond).String()
 	}
 	return d.String()
+}
+
+func shortHash(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
 }
 
 func suiteName(pkg string) string {

@@ -22,7 +22,8 @@ type FinalizeOptions struct {
 	// Receipt is the receipt to finalize from: its data folder or its page. Empty means
 	// the newest receipt of the experiment under Root/results.
 	Receipt string
-	// Incidence is the incidence measurement for the rule's incidence gate, or nil.
+	// Incidence is the incidence measurement for the rule's incidence gate. Nil means
+	// the receipt's own: the incidence.json an ab run wrote into its data folder, if any.
 	Incidence *Incidence
 }
 
@@ -78,14 +79,20 @@ func Finalize(path string, opts FinalizeOptions) (*Finalized, error) {
 		return nil, fmt.Errorf("receipt %s is of experiment %d, not %d (%s)", d.Dir, d.Plan.Experiment, e.ID, path)
 	}
 
-	dec := Decide(e, d.Analysis, opts.Incidence)
+	inc := opts.Incidence
+	if inc == nil {
+		if inc, err = receiptIncidence(d.Dir); err != nil {
+			return nil, err
+		}
+	}
+	dec := Decide(e, d.Analysis, inc)
 	f := &Finalized{Page: path, Receipt: d.Dir, Decision: dec, Status: dec.Status}
 	if e.Status != spec.StatusPlanned && e.Status != spec.StatusRunning && e.StatusBy == "" {
 		f.ByHand, f.Status = true, e.Status
 		f.Disagrees = e.Status != dec.Status
 	}
 	pageDir := filepath.Dir(path)
-	block, err := blockText(&blockInput{pageDir: pageDir, data: d, decision: dec, status: f.Status, byHand: f.ByHand, inc: opts.Incidence})
+	block, err := blockText(&blockInput{pageDir: pageDir, data: d, decision: dec, status: f.Status, byHand: f.ByHand, inc: inc})
 	if err != nil {
 		return nil, err
 	}

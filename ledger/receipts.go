@@ -53,9 +53,15 @@ func Receipts(root string, id int) ([]string, error) {
 	var out []string
 	for _, e := range entries {
 		n, ok := ParseReceiptName(e.Name())
-		if ok && e.IsDir() && n.Experiment == id {
-			out = append(out, filepath.Join(dir, e.Name()))
+		if !ok || !e.IsDir() || n.Experiment != id {
+			continue
 		}
+		// A results folder without a plan is not an A/B receipt: flipbench incidence
+		// writes results/<stamp>-expNNN-incidence/ with the same kind of name.
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), receipt.PlanFile)); err != nil {
+			continue
+		}
+		out = append(out, filepath.Join(dir, e.Name()))
 	}
 	slices.SortFunc(out, func(a, b string) int {
 		na, _ := ParseReceiptName(a)

@@ -113,7 +113,7 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 			return err
 		}
 		defer lock.Release()
-		return finishAb(s, measure(ctx, s, opts.resume, plan))
+		return finishAb(s, withIncidence(ctx, s, nil, "", measure(ctx, s, opts.resume, plan)))
 	}
 
 	page, root, err := ledger.FindPage(".", opts.page)
@@ -148,7 +148,7 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 		return err
 	}
 	defer run.lock.Release()
-	return finishAb(s, measure(ctx, s, run.dir, run.plan))
+	return finishAb(s, withIncidence(ctx, s, exp, root, measure(ctx, s, run.dir, run.plan)))
 }
 
 // finishAb prints the outcome of ab's measurement: the receipt's path as the last line of

@@ -123,6 +123,7 @@ pass-pair REPRODUCED or drift-suspected, and writes receipts that benchstat can 
 		newLedgerCmd(s),
 		newCheckCmd(s),
 		newSiteCmd(s),
+		newIncidenceCmd(s),
 	)
 	return root
 }
