@@ -40,7 +40,9 @@
 //     issued and parks, then sixteen point reads pile up behind it from four callers;
 //     timed from the fifth read's issue to its completion. Cheap reads jumping it show
 //     here.
-//   - Point1Idle, Bulk1Idle, Write1 (inert controls): one point read, one large read, one
-//     insert on an idle pool. Nothing parks, so only the cost of classification and the
-//     policy's bookkeeping on the fast path could move them.
+//   - Point20Idle, BulkSeq4Idle, Write20 (inert controls): 20 point reads, four large
+//     reads one after another, 20 inserts, on an idle pool. Nothing parks, so only the cost
+//     of classification and the policy's bookkeeping on the fast path could move them.
+//     Each sample is a batch because single idle operations were too noisy to tell that
+//     cost from the host's.
 package admission
