@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -13,7 +12,8 @@ import (
 // Lock is the machine-wide measurement lock: two runs measuring at once contaminate
 // each other, so a second run is refused and told who holds the lock.
 type Lock struct {
-	f *os.File
+	f      *os.File
+	holder Holder
 }
 
 // Holder describes the process holding the lock; it is written into the lock file.
@@ -31,27 +31,50 @@ var ErrLocked = errors.New("machine lock held")
 // kernel when the holder exits for any reason, so a killed run never leaves a stale lock.
 func AcquireLock(path string, h Holder) (*Lock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	if errors.Is(err, os.ErrPermission) {
+		// Another user's lock file: an flock needs only a read-only descriptor.
+		f, err = os.Open(path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening lock %s: %w", path, err)
 	}
+	f.Chmod(0o666) // best effort, so every user of the machine can take the lock
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			var other Holder
 			b, _ := os.ReadFile(path)
 			if json.Unmarshal(b, &other) == nil && other.PID != 0 {
-				return nil, fmt.Errorf("%w: another flipbench run is measuring on this machine (pid %d, %q, since %s, writing %s); wait for it to finish, since two runs at once contaminate each other",
-					ErrLocked, other.PID, other.Command, other.Since.Format(time.RFC3339), other.Dir)
+				where := ""
+				if other.Dir != "" {
+					where = ", writing " + other.Dir
+				}
+				return nil, fmt.Errorf("%w: another flipbench run is measuring on this machine (pid %d, %q, since %s%s); wait for it to finish, since two runs at once contaminate each other",
+					ErrLocked, other.PID, other.Command, other.Since.Format(time.RFC3339), where)
 			}
 			return nil, fmt.Errorf("%w: another flipbench run is measuring on this machine (lock %s); wait for it to finish", ErrLocked, path)
 		}
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
-	b, _ := json.Marshal(h)
-	if err := f.Truncate(0); err == nil {
-		f.WriteAt(b, 0)
+	l := &Lock{f: f, holder: h}
+	l.describe()
+	return l, nil
+}
+
+// SetDir records in the lock where the holder writes its receipt, for the message a
+// refused run gets.
+func (l *Lock) SetDir(dir string) {
+	l.holder.Dir = dir
+	l.describe()
+}
+
+// describe writes the holder into the lock file. It is best effort: the flock is what
+// excludes other runs, the description only makes the refusal helpful.
+func (l *Lock) describe() {
+	b, _ := json.Marshal(l.holder)
+	if err := l.f.Truncate(0); err == nil {
+		l.f.WriteAt(b, 0)
 	}
-	return &Lock{f: f}, nil
 }
 
 // Release releases the lock.
@@ -66,7 +89,7 @@ func (l *Lock) Release() error {
 	return err
 }
 
-// DefaultLockPath is the lock file used when none is configured.
-func DefaultLockPath() string {
-	return strings.TrimRight(os.TempDir(), "/") + "/flipbench.lock"
-}
+// DefaultLockPath is the lock file used when none is configured. It is a fixed path, not
+// under $TMPDIR, so that every run on the machine, whatever its environment, meets the
+// same lock.
+const DefaultLockPath = "/tmp/flipbench.lock"

@@ -1,12 +1,13 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -53,15 +54,31 @@ func (e ExecStarter) Start(ctx context.Context, argv, env []string, dir string, 
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, so a timeout kills the lane and all it started; and killed
+	// with flipbench, so a lane never outlives the run that measures it (Pdeathsig fires
+	// when the thread that started the child exits: the thread is locked for the run).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &tailWriter{buf: &stderr, max: stderrTailBytes}
+	// Output goes to files, not pipes: a lane that leaves a child holding its stdout open
+	// must not keep Wait waiting after the lane itself has exited.
+	stdout, err := os.CreateTemp("", "flipbench-stdout-*")
+	if err != nil {
+		return Process{Exit: -1, Err: fmt.Errorf("capturing output: %w", err)}
+	}
+	defer os.Remove(stdout.Name())
+	defer stdout.Close()
+	stderr, err := os.CreateTemp("", "flipbench-stderr-*")
+	if err != nil {
+		return Process{Exit: -1, Err: fmt.Errorf("capturing output: %w", err)}
+	}
+	defer os.Remove(stderr.Name())
+	defer stderr.Close()
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 
 	p := Process{Started: now(), Exit: -1}
-	err := cmd.Start()
+	err = cmd.Start()
 	if err != nil {
 		p.Ended = now()
 		p.Err = fmt.Errorf("starting %s: %w", argv[0], err)
@@ -69,9 +86,14 @@ func (e ExecStarter) Start(ctx context.Context, argv, env []string, dir string, 
 	}
 	p.PID = cmd.Process.Pid
 	err = cmd.Wait()
+	var err2 error
 	p.Ended = now()
-	p.Stdout = stdout.Bytes()
-	p.StderrTail = tail(stderr.String())
+	// Whatever the lane left running in its group must not run into the next lane.
+	syscall.Kill(-p.PID, syscall.SIGKILL)
+	if p.Stdout, err2 = os.ReadFile(stdout.Name()); err2 != nil && err == nil {
+		err = fmt.Errorf("reading the lane's output: %w", err2)
+	}
+	p.StderrTail = tail(readTail(stderr.Name(), 2*stderrTailBytes))
 	if st := cmd.ProcessState; st != nil {
 		p.Exit = st.ExitCode()
 		if ru, ok := st.SysUsage().(*syscall.Rusage); ok && ru != nil {
@@ -99,18 +121,18 @@ func (e ExecStarter) Start(ctx context.Context, argv, env []string, dir string, 
 	return p
 }
 
-// tailWriter keeps roughly the last max bytes written to it.
-type tailWriter struct {
-	buf *bytes.Buffer
-	max int
-}
-
-func (t *tailWriter) Write(p []byte) (int, error) {
-	t.buf.Write(p)
-	if over := t.buf.Len() - 2*t.max; over > 0 {
-		t.buf.Next(over)
+// readTail returns up to the last n bytes of a file.
+func readTail(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
 	}
-	return len(p), nil
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > n {
+		f.Seek(-n, io.SeekEnd)
+	}
+	b, _ := io.ReadAll(f)
+	return string(b)
 }
 
 // tail returns at most the last stderrTailBytes of s, starting at a line boundary.

@@ -10,7 +10,9 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -38,6 +40,9 @@ type Runner struct {
 	Now     func() time.Time
 	// Capture snapshots the host; nil means CaptureEnv. Tests pass a fake.
 	Capture func(when string, collection, pass int, now time.Time, dir string) receipt.Snapshot
+	// CheckArms, if set, is called before every pass; an error (say, an arm's binary was
+	// rebuilt under the run) stops the run with every finished run kept.
+	CheckArms func() error
 }
 
 // Outcome summarises a Runner.Run.
@@ -54,17 +59,44 @@ type Outcome struct {
 // by a resume.
 func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 	var out Outcome
+	moved, err := r.supersedePartialGroups()
+	if err != nil {
+		return out, err
+	}
+	if moved > 0 {
+		msg := fmt.Sprintf("re-measuring %d runs whose partner runs (the same lane and pass in the other arms) were cut off by the interruption, so that every comparison is made back to back; the earlier runs are kept in %s", moved, receipt.SupersededFile)
+		r.Events.Warn(msg)
+		out.Warnings = append(out.Warnings, msg)
+	}
 	log, recs, err := receipt.OpenLog(r.Dir)
 	if err != nil {
 		return out, err
 	}
 	defer log.Close()
 
+	planned := map[receipt.Key]bool{}
+	for _, run := range r.Plan.Runs {
+		planned[run.Key()] = true
+	}
 	done := map[receipt.Key]bool{}
+	units := map[string]string{} // lane -> the unit its runs print
+	for _, l := range r.Plan.Lanes {
+		if l.Unit != "" {
+			units[l.Name] = l.Unit
+		}
+	}
 	for _, rec := range recs {
+		if !planned[rec.Key()] || done[rec.Key()] {
+			return out, fmt.Errorf("%s: run %+v is not in the plan or recorded twice; this folder was not written by this plan", filepath.Join(r.Dir, receipt.RawFile), rec.Key())
+		}
+		if rec.OK() && len(rec.Samples) != r.Plan.Protocol.Samples {
+			return out, fmt.Errorf("%s: run %+v has %d samples, the plan %d; this folder was not written by this plan", filepath.Join(r.Dir, receipt.RawFile), rec.Key(), len(rec.Samples), r.Plan.Protocol.Samples)
+		}
 		done[rec.Key()] = true
 		if !rec.OK() {
 			out.Failed++
+		} else if units[rec.Lane] == "" {
+			units[rec.Lane] = rec.Unit
 		}
 	}
 	out.Resumed = len(done)
@@ -120,6 +152,11 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 			continue
 		}
 		c, p := todo[0].Collection, todo[0].Pass
+		if r.CheckArms != nil {
+			if err := r.CheckArms(); err != nil {
+				return out, err
+			}
+		}
 		if err := snapshot("before", c, p); err != nil {
 			return out, err
 		}
@@ -131,6 +168,15 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 			if err := ctx.Err(); err != nil {
 				// Interrupted: this run did not finish, so it is not recorded.
 				return out, err
+			}
+			if rec.OK() {
+				// Every run of a lane must print the same unit, or arms would be compared
+				// in different units.
+				if u := units[rec.Lane]; u != "" && u != rec.Unit {
+					rec.Error = fmt.Sprintf("printed %s, but this lane's other runs print %s", rec.Unit, u)
+				} else {
+					units[rec.Lane] = rec.Unit
+				}
 			}
 			if err := log.Append(rec); err != nil {
 				return out, err
@@ -150,6 +196,33 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// supersedePartialGroups moves out of raw.jsonl the runs of every (collection, pass, lane)
+// group that an interruption cut short: the arms of a group must run back to back, so a
+// resume measures the whole group again rather than comparing runs taken hours apart.
+func (r *Runner) supersedePartialGroups() (int, error) {
+	recs, err := receipt.ReadRecords(r.Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	have := map[receipt.GroupKey]int{}
+	for _, rec := range recs {
+		have[rec.Group()]++
+	}
+	partial := map[receipt.GroupKey]bool{}
+	for g, n := range have {
+		if n < len(r.Plan.Arms) {
+			partial[g] = true
+		}
+	}
+	if len(partial) == 0 {
+		return 0, nil
+	}
+	return receipt.Supersede(r.Dir, func(rec receipt.Record) bool { return partial[rec.Group()] })
 }
 
 func (r *Runner) now() time.Time {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,7 +18,8 @@ import (
 type fakeStarter struct {
 	calls    []string
 	fail     map[string]bool
-	cancel   func() // called on the call numbered cancelAt (1-based)
+	unit     map[string]string // arm -> the unit it prints (default ns/op)
+	cancel   func()            // called on the call numbered cancelAt (1-based)
 	cancelAt int
 }
 
@@ -36,7 +38,11 @@ func (f *fakeStarter) Start(ctx context.Context, argv, env []string, dir string,
 	}
 	var b strings.Builder
 	for i := range 3 {
-		fmt.Fprintf(&b, "Benchmark%s 1 %d ns/op\n", lane, 100+i+len(arm))
+		unit := f.unit[arm]
+		if unit == "" {
+			unit = "ns/op"
+		}
+		fmt.Fprintf(&b, "Benchmark%s 1 %d %s\n", lane, 100+i+len(arm), unit)
 	}
 	p.Stdout = []byte(b.String())
 	return p
@@ -148,8 +154,21 @@ func TestRunnerResumesWithoutRepeating(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Resumed != 5 || out.Ran != 11 || len(fs2.calls) != 11 {
-		t.Fatalf("resume: %+v with %d calls, want 5 resumed and 11 run", out, len(fs2.calls))
+	// Five runs finished: two whole (lane, pass) groups and the base run of a third, whose
+	// candidate run was cut off. That group is measured again from its start, so its two
+	// runs are back to back; the lone earlier run moves to superseded.jsonl.
+	if out.Resumed != 4 || out.Ran != 12 || len(fs2.calls) != 12 {
+		t.Fatalf("resume: %+v with %d calls, want 4 resumed and 12 run", out, len(fs2.calls))
+	}
+	if len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "re-measuring 1 runs") {
+		t.Fatalf("warnings %q", out.Warnings)
+	}
+	var moved int
+	if b, err := os.ReadFile(filepath.Join(dir, receipt.SupersededFile)); err == nil {
+		moved = strings.Count(string(b), "\n")
+	}
+	if moved != 1 {
+		t.Fatalf("%d runs in %s, want 1", moved, receipt.SupersededFile)
 	}
 	recs, _ = receipt.ReadRecords(dir)
 	seen := map[receipt.Key]bool{}
@@ -191,4 +210,56 @@ func TestLock(t *testing.T) {
 		t.Fatalf("after release: %v", err)
 	}
 	l2.Release()
+}
+
+func TestRunnerRefusesAForeignLog(t *testing.T) {
+	dir := t.TempDir()
+	r := &Runner{Dir: dir, Plan: testPlan(), Starter: &fakeStarter{}, Events: &nopEvents{}, Capture: quietHost}
+	if _, err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The same folder resumed under a plan with a different sample count.
+	r.Plan.Protocol.Samples = 5
+	_, err := r.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "has 3 samples, the plan 5; this folder was not written by this plan") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRunnerPinsALanesUnit(t *testing.T) {
+	dir := t.TempDir()
+	// The candidate prints a rate where the base prints a time: comparing the two would be
+	// meaningless, so the candidate's runs fail.
+	fs := &fakeStarter{unit: map[string]string{"cand": "MB/s"}}
+	r := &Runner{Dir: dir, Plan: testPlan(), Starter: fs, Events: &nopEvents{}, Capture: quietHost}
+	out, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Failed != 8 {
+		t.Fatalf("%d failed runs, want the 8 candidate runs", out.Failed)
+	}
+	recs, _ := receipt.ReadRecords(dir)
+	for _, rec := range recs {
+		if rec.Arm == "cand" && rec.Error != "printed MB/s, but this lane's other runs print ns/op" {
+			t.Fatalf("cand run %+v: error %q", rec.Key(), rec.Error)
+		}
+	}
+}
+
+func TestRunnerStopsWhenAnArmChanges(t *testing.T) {
+	dir := t.TempDir()
+	calls := 0
+	r := &Runner{Dir: dir, Plan: testPlan(), Starter: &fakeStarter{}, Events: &nopEvents{}, Capture: quietHost,
+		CheckArms: func() error {
+			calls++
+			if calls == 3 {
+				return errors.New("arm cand: rebuilt")
+			}
+			return nil
+		}}
+	out, err := r.Run(context.Background())
+	if err == nil || err.Error() != "arm cand: rebuilt" || out.Ran != 8 {
+		t.Fatalf("err = %v after %d runs, want the check's error after two passes (8 runs)", err, out.Ran)
+	}
 }

@@ -169,13 +169,64 @@ func ReadJSON(path string, v any) error {
 	return nil
 }
 
-// ReadPlan reads dir/plan.json.
+// ReadPlan reads and validates dir/plan.json.
 func ReadPlan(dir string) (*Plan, error) {
 	var p Plan
-	if err := ReadJSON(filepath.Join(dir, PlanFile), &p); err != nil {
+	path := filepath.Join(dir, PlanFile)
+	if err := ReadJSON(path, &p); err != nil {
 		return nil, err
 	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return &p, nil
+}
+
+// SupersededFile keeps runs that were taken out of raw.jsonl to be measured again.
+const SupersededFile = "superseded.jsonl"
+
+// Supersede moves the records of raw.jsonl for which drop is true into superseded.jsonl
+// (appended and synced first, so no record is ever only in memory) and rewrites raw.jsonl
+// atomically without them. It returns how many records moved.
+func Supersede(dir string, drop func(Record) bool) (int, error) {
+	recs, err := ReadRecords(dir)
+	if err != nil {
+		return 0, err
+	}
+	var keep, moved []byte
+	n := 0
+	for _, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return 0, err
+		}
+		b = append(b, '\n')
+		if drop(r) {
+			moved = append(moved, b...)
+			n++
+		} else {
+			keep = append(keep, b...)
+		}
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	f, err := os.OpenFile(filepath.Join(dir, SupersededFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := f.Write(moved); err != nil {
+		f.Close()
+		return 0, err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return 0, err
+	}
+	if err := f.Close(); err != nil {
+		return 0, err
+	}
+	return n, WriteFile(filepath.Join(dir, RawFile), keep)
 }
 
 // Manifest maps every file of a receipt data folder (relative, slash-separated) to its

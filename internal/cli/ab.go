@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -16,6 +17,9 @@ import (
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
+
+// labelPattern is what a receipt label may look like: it becomes part of a file name.
+var labelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // fullProfile is the profile name that means the spec's own protocol.
 const fullProfile = "full"
@@ -53,6 +57,9 @@ an interrupted run. The receipt's path is the last line of stdout.`,
 				return usageError("ab: want one experiment page or number, got %d arguments", len(args))
 			case len(args) == 1:
 				opts.page = args[0]
+			}
+			if opts.label != "" && !labelPattern.MatchString(opts.label) {
+				return usageError("--label %q: use letters, digits, '.', '_' and '-', starting with a letter or digit", opts.label)
 			}
 			f := cmd.Flags()
 			o := &opts.overrides
@@ -108,6 +115,12 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 		if err := checkArmsUnchanged(plan); err != nil {
 			return fmt.Errorf("--resume %s: %w", opts.resume, err)
 		}
+		if _, err := os.Stat(filepath.Join(opts.resume, receipt.ManifestFile)); err == nil {
+			// A finished receipt: re-rendering it must not launder edits to its data.
+			if err := receipt.VerifyManifest(opts.resume); err != nil {
+				return fmt.Errorf("--resume %s: the receipt was finished and its data changed since; refusing to rewrite its manifest:\n%w", opts.resume, err)
+			}
+		}
 		lock, err := acquireLock(s, opts.args, opts.resume)
 		if err != nil {
 			return err
@@ -120,7 +133,7 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 	if err != nil {
 		return err
 	}
-	exp, err := spec.ParseFile(relPath(page))
+	exp, err := loadPage(page)
 	if err != nil {
 		return err
 	}
@@ -130,7 +143,7 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 	}
 	res, err := exp.Resolve(opts.overrides)
 	if err != nil {
-		return err
+		return flagProblem(err)
 	}
 	label := opts.label
 	if label == "" {

@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flipbench/flipbench/armbuild"
-	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -66,13 +63,7 @@ func runBuild(ctx context.Context, s Streams, opts *buildOptions) error {
 		return err
 	}
 	// Building competes with a measurement for the machine, so it takes the same lock.
-	lockPath := s.getenv("FLIPBENCH_LOCK")
-	if lockPath == "" {
-		lockPath = harness.DefaultLockPath()
-	}
-	lock, err := harness.AcquireLock(lockPath, harness.Holder{
-		PID: os.Getpid(), Command: strings.Join(opts.args, " "), Since: time.Now().UTC(),
-	})
+	lock, err := acquireLock(s, opts.args, "")
 	if err != nil {
 		return err
 	}

@@ -52,13 +52,17 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// cmdReceipt sets $RECEIPT to the only receipt data folder under results/ (or args[0]).
+// cmdReceipt sets $RECEIPT to the only receipt data folder under results/ (or args[0])
+// whose name matches args[1] (default *-exp*): receipt [dir [glob]].
 func cmdReceipt(ts *testscript.TestScript, neg bool, args []string) {
-	dir := "results"
+	dir, glob := "results", "*-exp*"
 	if len(args) > 0 {
 		dir = args[0]
 	}
-	matches, _ := filepath.Glob(filepath.Join(ts.MkAbs(dir), "*-exp*"))
+	if len(args) > 1 {
+		glob = args[1]
+	}
+	matches, _ := filepath.Glob(filepath.Join(ts.MkAbs(dir), glob))
 	var dirs []string
 	for _, m := range matches {
 		if st, err := os.Stat(m); err == nil && st.IsDir() {
@@ -71,13 +75,18 @@ func cmdReceipt(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("RECEIPT", dirs[0])
 }
 
-// cmdWaitRuns waits up to a minute until $RECEIPT/raw.jsonl holds at least N runs.
+// cmdWaitRuns waits up to a minute until the raw.jsonl of the only receipt under results/
+// whose name matches args[1] (default *-exp*) holds at least args[0] runs.
 func cmdWaitRuns(ts *testscript.TestScript, neg bool, args []string) {
 	n, err := strconv.Atoi(args[0])
 	ts.Check(err)
+	glob := "*-exp*"
+	if len(args) > 1 {
+		glob = args[1]
+	}
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		matches, _ := filepath.Glob(filepath.Join(ts.MkAbs("results"), "*-exp*", receipt.RawFile))
+		matches, _ := filepath.Glob(filepath.Join(ts.MkAbs("results"), glob, receipt.RawFile))
 		if len(matches) == 1 {
 			if recs, err := receipt.ReadRecords(filepath.Dir(matches[0])); err == nil && len(recs) >= n {
 				return
@@ -89,7 +98,8 @@ func cmdWaitRuns(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cmdRawCheck checks $RECEIPT/raw.jsonl against its plan: every planned run exactly once,
-// a distinct pid per run, and forward order (base first) in odd passes.
+// a distinct pid per run, the arms of each (collection, pass, lane) back to back, and
+// forward order (base first) in odd passes.
 func cmdRawCheck(ts *testscript.TestScript, neg bool, args []string) {
 	dir := ts.Getenv("RECEIPT")
 	plan, err := receipt.ReadPlan(dir)
@@ -98,7 +108,13 @@ func cmdRawCheck(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	seen := map[receipt.Key]int{}
 	pids := map[int]bool{}
-	for _, r := range recs {
+	lastOfGroup := map[receipt.GroupKey]int{}
+	for i, r := range recs {
+		// The arms of one (collection, pass, lane) run back to back, also across a resume.
+		if j, ok := lastOfGroup[r.Group()]; ok && j != i-1 {
+			ts.Fatalf("run %+v: its group's runs are not back to back in raw.jsonl (records %d and %d)", r.Key(), j, i)
+		}
+		lastOfGroup[r.Group()] = i
 		seen[r.Key()]++
 		if r.PID == 0 || pids[r.PID] {
 			ts.Fatalf("run %+v: pid %d not distinct", r.Key(), r.PID)

@@ -46,9 +46,7 @@ func prepare(ctx context.Context, s Streams, p preparation) (*prepared, error) {
 	if resultsDir == "" {
 		resultsDir = filepath.Join(p.root, ledger.ResultsDir)
 	}
-	stamp := time.Now().UTC().Format("2006-01-02T15-04-05Z")
-	dir := filepath.Join(resultsDir, fmt.Sprintf("%s-exp%03d-%s", stamp, p.exp.ID, p.label))
-	lock, err := acquireLock(s, p.args, dir)
+	lock, err := acquireLock(s, p.args, resultsDir)
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +55,12 @@ func prepare(ctx context.Context, s Streams, p preparation) (*prepared, error) {
 		lock.Release()
 		return nil, err
 	}
+	stamp, dir, err := newReceiptDir(resultsDir, p.exp.ID, p.label)
+	if err != nil {
+		lock.Release()
+		return nil, err
+	}
+	lock.SetDir(dir)
 	plan := harness.NewPlan(harness.PlanInput{
 		Experiment: p.exp,
 		Page:       p.page,
@@ -67,21 +71,40 @@ func prepare(ctx context.Context, s Streams, p preparation) (*prepared, error) {
 		Resolved:   p.resolved,
 		Arms:       arms,
 	})
-	if err := os.MkdirAll(dir, 0o755); err == nil {
-		err = receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan)
-	}
-	if err != nil {
+	if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
 		lock.Release()
 		return nil, err
 	}
 	return &prepared{dir: dir, plan: plan, lock: lock}, nil
 }
 
+// newReceiptDir creates a new, empty receipt data folder <stamp>-exp<NNN>-<label> under
+// resultsDir. The stamp has one-second resolution, so when a run of the same experiment
+// and label already took this second, it waits for the next one: every run gets a folder
+// of its own, and stamps keep sorting by time.
+func newReceiptDir(resultsDir string, id int, label string) (stamp, dir string, err error) {
+	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
+		return "", "", err
+	}
+	for try := 0; ; try++ {
+		stamp = time.Now().UTC().Format(receiptStampFormat)
+		dir = filepath.Join(resultsDir, fmt.Sprintf("%s-exp%03d-%s", stamp, id, label))
+		err = os.Mkdir(dir, 0o755)
+		if err == nil || !errors.Is(err, os.ErrExist) || try == 3 {
+			return stamp, dir, err
+		}
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+	}
+}
+
+// receiptStampFormat is the UTC time stamp that starts every receipt's name.
+const receiptStampFormat = "2006-01-02T15-04-05Z"
+
 // acquireLock takes the machine-wide measurement lock ($FLIPBENCH_LOCK, or the default).
 func acquireLock(s Streams, args []string, dir string) (*harness.Lock, error) {
 	path := s.getenv("FLIPBENCH_LOCK")
 	if path == "" {
-		path = harness.DefaultLockPath()
+		path = harness.DefaultLockPath
 	}
 	return harness.AcquireLock(path, harness.Holder{PID: os.Getpid(), Command: strings.Join(args, " "), Since: time.Now().UTC(), Dir: dir})
 }
@@ -97,7 +120,13 @@ type measured struct {
 // writes the receipt.
 func measure(ctx context.Context, s Streams, dir string, plan *receipt.Plan) measured {
 	events := newProgress(s)
-	runner := &harness.Runner{Dir: dir, Plan: plan, Starter: harness.ExecStarter{}, Events: events}
+	runner := &harness.Runner{Dir: dir, Plan: plan, Starter: harness.ExecStarter{}, Events: events,
+		CheckArms: func() error {
+			if err := checkArmsUnchanged(plan); err != nil {
+				return fmt.Errorf("%w; the finished runs are kept: restore the binary, then flipbench ab --resume %s", err, dir)
+			}
+			return nil
+		}}
 	out, err := runner.Run(ctx)
 	events.Finish()
 	if err != nil {
@@ -114,4 +143,31 @@ func measure(ctx context.Context, s Streams, dir string, plan *receipt.Plan) mea
 	}
 	fmt.Fprintf(s.Err, "flipbench: %d runs (%d now, %d resumed), %d failed\n", out.Ran+out.Resumed, out.Ran, out.Resumed, out.Failed)
 	return measured{md: md, out: out}
+}
+
+// loadPage parses an experiment page and checks that its id matches the number in its file
+// name, so receipts are never filed under the wrong experiment.
+func loadPage(page string) (*spec.Experiment, error) {
+	exp, err := spec.ParseFile(relPath(page))
+	if err != nil {
+		return nil, err
+	}
+	if n, ok := ledger.PageID(page); ok && n != exp.ID {
+		return nil, fmt.Errorf("%s:%d: id: %d, but the file name says experiment %d", relPath(page), max(exp.Lines["id"], 1), exp.ID, n)
+	}
+	return exp, nil
+}
+
+// flagProblem turns the spec's complaints about command-line values ("--passes 3: must
+// be even") into usage errors (exit 2); other errors pass through.
+func flagProblem(err error) error {
+	for _, e := range spec.Errors(err) {
+		if !strings.HasPrefix(e.Field, "--") {
+			return err
+		}
+	}
+	if len(spec.Errors(err)) == 0 {
+		return err
+	}
+	return &exitError{code: ExitUsage, err: err}
 }

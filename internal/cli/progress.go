@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -14,10 +15,12 @@ import (
 // progress shows a run's progress on stderr: a live bar on a terminal, one plain line per
 // run otherwise (CI logs). It implements harness.Events.
 type progress struct {
-	w     io.Writer
-	live  bool
-	p     *mpb.Progress
-	bar   *mpb.Bar
+	w    io.Writer
+	live bool
+	p    *mpb.Progress
+	bar  *mpb.Bar
+
+	mu    sync.Mutex // label is read by mpb's render goroutine
 	label string
 }
 
@@ -34,7 +37,7 @@ func (p *progress) Begin(total, done int) {
 	}
 	p.p = mpb.New(mpb.WithOutput(p.w), mpb.WithWidth(40))
 	p.bar = p.p.AddBar(int64(total),
-		mpb.PrependDecorators(decor.CountersNoUnit("%d/%d runs "), decor.Any(func(decor.Statistics) string { return p.label })),
+		mpb.PrependDecorators(decor.CountersNoUnit("%d/%d runs "), decor.Any(func(decor.Statistics) string { return p.currentLabel() })),
 		mpb.AppendDecorators(decor.Percentage(), decor.Name(" "), decor.AverageETA(decor.ET_STYLE_GO)),
 	)
 	p.bar.SetCurrent(int64(done))
@@ -48,7 +51,9 @@ func (p *progress) RunDone(n, total int, rec receipt.Record) {
 		line += " FAILED"
 	}
 	if p.live {
+		p.mu.Lock()
 		p.label = line
+		p.mu.Unlock()
 		p.bar.SetCurrent(int64(n))
 		return
 	}
@@ -62,6 +67,12 @@ func (p *progress) Warn(msg string) {
 		return
 	}
 	fmt.Fprintf(p.w, "flipbench: warning: %s\n", msg)
+}
+
+func (p *progress) currentLabel() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.label
 }
 
 // Finish stops the live bar, if any.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -128,8 +129,19 @@ pass-pair REPRODUCED or drift-suspected, and writes receipts that benchstat can 
 	return root
 }
 
-// isFlagError reports whether err came from cobra's argument validation.
+// isFlagError reports whether err is a usage error: one of ours, or one of cobra's
+// command-line complaints (an unknown command, a wrong number of arguments), which cobra
+// returns as plain errors.
 func isFlagError(err error) bool {
 	var ee *exitError
-	return errors.As(err, &ee) && ee.code == ExitUsage
+	if errors.As(err, &ee) {
+		return ee.code == ExitUsage
+	}
+	msg := err.Error()
+	for _, prefix := range []string{"unknown command ", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least ", "requires at most ", "invalid argument "} {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
 }
