@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -53,8 +54,8 @@ prove an A/A run clean).`,
 				name string
 				v    float64
 			}{{"floor", opts.floor}, {"clean-cv", opts.cv}, {"asymmetry", opts.asym}} {
-				if cmd.Flags().Changed(f.name) && f.v <= 0 {
-					return usageError("--%s %g: must be above 0", f.name, f.v)
+				if cmd.Flags().Changed(f.name) && !(f.v > 0 && !math.IsInf(f.v, 0)) {
+					return usageError("--%s %g: must be a finite number above 0", f.name, f.v)
 				}
 			}
 			return runDrift(s, opts)
