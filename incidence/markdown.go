@@ -4,14 +4,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/flipbench/flipbench/internal/mdtable"
 )
 
 // Markdown writes the report as a markdown section: the gate's numbers, the value
@@ -90,8 +87,8 @@ func Markdown(w io.Writer, r *Report) error {
 		total = append(total, num(r.Totals[c]))
 	}
 	rows = append(rows, append(total, pctText(r.Share)))
-	if err := table(ew, header, rows); err != nil {
-		return err
+	if err := mdtable.Write(ew, header, rows); err != nil {
+		return fmt.Errorf("incidence table: %w", err)
 	}
 	fmt.Fprintf(ew, "\nshare = %s / %s.\n\n", g.Eligible, g.Total)
 
@@ -119,37 +116,6 @@ func (r *Report) columns() []string {
 		cols = append(cols, g.Eligible)
 	}
 	return cols
-}
-
-// table renders a markdown table.
-func table(w io.Writer, header []string, rows [][]string) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewMarkdown()),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-	)
-	t.Header(escape(header))
-	for _, row := range rows {
-		if err := t.Append(escape(row)); err != nil {
-			return fmt.Errorf("incidence table: %w", err)
-		}
-	}
-	if err := t.Render(); err != nil {
-		return fmt.Errorf("incidence table: %w", err)
-	}
-	return nil
-}
-
-// escape escapes what would break a markdown table cell.
-func escape(cells []string) []string {
-	out := slices.Clone(cells)
-	for i, c := range out {
-		out[i] = strings.ReplaceAll(strings.ReplaceAll(c, "|", `\|`), "\n", " ")
-	}
-	return out
 }
 
 // pctText formats a share as a percentage with enough digits for small shares.
