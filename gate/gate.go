@@ -5,23 +5,25 @@
 // Continuous-benchmarking gates on shared CI runners are known for false alarms, and a gate
 // that cries wolf gets switched off. This gate's evidence rule is the experiment's: a pass
 // delta counts only when it survives the order flip.
+//
+// A run that fails (a lane that crashes, hangs past its timeout or prints bad output) is
+// not noise: no rerun makes it pass. The gate calls the build broken then, whatever the
+// timings say. The gate's spec (experiments/gate.yaml) is parsed and validated by package
+// spec (spec.ParseGate).
 package gate
 
 import (
-	"bytes"
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/mdtable"
+	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -33,6 +35,7 @@ const (
 	Pass       Outcome = "pass"       // no reproduced regression
 	Rerun      Outcome = "rerun"      // drift, too little data, or a regression seen in only some collections
 	Regression Outcome = "regression" // a regression beyond the threshold reproduced in every collection
+	Broken     Outcome = "broken"     // runs failed: a lane crashed, hung or printed bad output
 )
 
 // Finding is one lane's contribution to the decision.
@@ -47,15 +50,75 @@ type Finding struct {
 	Reason   string                   `json:"reason"`
 }
 
+// Failure is one lane of one arm whose runs failed.
+type Failure struct {
+	Lane string `json:"lane"`
+	Arm  string `json:"arm"`
+	// Failed of Runs runs of the lane and arm produced no usable samples.
+	Failed int `json:"failed"`
+	Runs   int `json:"runs"`
+	// Error is the first failed run's error ("exited with status 2"), and Stderr the last
+	// line it wrote to stderr.
+	Error  string `json:"error"`
+	Stderr string `json:"stderr,omitempty"`
+}
+
+// String describes the failure in one line: "lane alpha, arm cand: 8 of 8 runs failed
+// (exited with status 3: panic: ...)".
+func (f Failure) String() string {
+	why := f.Error
+	if f.Stderr != "" {
+		why += ": " + f.Stderr
+	}
+	return fmt.Sprintf("lane %s, arm %s: %d of %d runs failed (%s)", f.Lane, f.Arm, f.Failed, f.Runs, why)
+}
+
 // Result is the gate's decision with the findings behind it.
 type Result struct {
 	Outcome      Outcome   `json:"outcome"`
 	ThresholdPct float64   `json:"threshold_pct"`
 	Findings     []Finding `json:"findings"`
+	// Failures lists the lanes and arms whose runs failed; any makes the outcome Broken.
+	Failures []Failure `json:"failures"`
 }
 
-// Evaluate applies the gate rule to a drift check. Per lane and candidate:
+// Failures returns the lanes and arms with failed runs among runs, in the order of their
+// first failure.
+func Failures(runs []receipt.Record) []Failure {
+	type key struct{ lane, arm string }
+	total := map[key]int{}
+	out := []Failure{}
+	at := map[key]int{}
+	for _, r := range runs {
+		k := key{r.Lane, r.Arm}
+		total[k]++
+		if r.OK() {
+			continue
+		}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, Failure{Lane: r.Lane, Arm: r.Arm, Error: r.Error, Stderr: lastLine(r.StderrTail)})
+		}
+		out[i].Failed++
+	}
+	for i := range out {
+		out[i].Runs = total[key{out[i].Lane, out[i].Arm}]
+	}
+	return out
+}
+
+// lastLine returns the last non-empty line of s, trimmed.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// Evaluate applies the gate rule to a drift check and the runs behind it. Per lane and
+// candidate:
 //
+//   - broken: a run of the lane failed, in the candidate or the base;
 //   - regression: the lane verdict is reproduced-slower in every collection and the median
 //     pass delta is at least thresholdPct in every collection;
 //   - rerun: a possible regression the data cannot settle: a drift or insufficient verdict
@@ -65,8 +128,8 @@ type Result struct {
 //     which is reported but does not fail the build).
 //
 // The overall outcome is the worst lane's.
-func Evaluate(rep driftcheck.Report, thresholdPct float64) Result {
-	res := Result{Outcome: Pass, ThresholdPct: thresholdPct}
+func Evaluate(rep driftcheck.Report, runs []receipt.Record, thresholdPct float64) Result {
+	res := Result{Outcome: Pass, ThresholdPct: thresholdPct, Failures: Failures(runs)}
 	type key struct{ lane, arm string }
 	var order []key
 	by := map[key][]driftcheck.LaneSummary{}
@@ -79,12 +142,36 @@ func Evaluate(rep driftcheck.Report, thresholdPct float64) Result {
 	}
 	for _, k := range order {
 		f := judge(k.lane, k.arm, by[k], thresholdPct)
+		if failed := failuresOf(res.Failures, k.lane, k.arm); len(failed) > 0 {
+			f.Outcome = Broken
+			f.Reason = "runs failed: " + strings.Join(failed, "; ")
+		}
 		res.Findings = append(res.Findings, f)
+	}
+	for _, fl := range res.Failures { // a failed lane the drift check has nothing on
+		if !slices.ContainsFunc(res.Findings, func(f Finding) bool { return f.Lane == fl.Lane }) {
+			res.Findings = append(res.Findings, Finding{Lane: fl.Lane, Arm: fl.Arm, Outcome: Broken,
+				Reason: "runs failed: " + strings.Join(failuresOf(res.Failures, fl.Lane, ""), "; ")})
+		}
+	}
+	for _, f := range res.Findings {
 		if rank(f.Outcome) > rank(res.Outcome) {
 			res.Outcome = f.Outcome
 		}
 	}
 	return res
+}
+
+// failuresOf describes the failures of a lane in the base and in the candidate arm cand
+// (every arm when cand is empty): "arm cand: 8 of 8 runs failed (...)".
+func failuresOf(fs []Failure, lane, cand string) []string {
+	var out []string
+	for _, f := range fs {
+		if f.Lane == lane && (cand == "" || f.Arm == cand || f.Arm == spec.BaseArm) {
+			out = append(out, strings.TrimPrefix(f.String(), "lane "+lane+", "))
+		}
+	}
+	return out
 }
 
 func judge(lane, arm string, colls []driftcheck.LaneSummary, threshold float64) Finding {
@@ -130,112 +217,14 @@ func formatDeltas(ds []float64) string {
 
 func rank(o Outcome) int {
 	switch o {
+	case Broken:
+		return 3
 	case Regression:
 		return 2
 	case Rerun:
 		return 1
 	}
 	return 0
-}
-
-// Spec is a gate specification: which lanes guard the build and how hard to look.
-type Spec struct {
-	Path    string        `yaml:"-"`
-	Harness spec.Harness  `yaml:"harness"`
-	Lanes   []spec.Lane   `yaml:"lanes"`
-	Proto   spec.Protocol `yaml:"protocol"`
-	Drift   spec.Drift    `yaml:"drift"`
-	// ThresholdPct is the smallest slowdown that fails the build (default 5).
-	ThresholdPct float64 `yaml:"threshold-pct"`
-}
-
-// DefaultProtocol is the gate's short protocol: 10 samples after 2 warmup, 4 passes, 2
-// collections.
-func DefaultProtocol() spec.Protocol {
-	return spec.Protocol{Samples: 10, Warmup: 2, Passes: 4, Collections: 2, Seed: 1}
-}
-
-// DefaultThresholdPct is the default regression threshold.
-const DefaultThresholdPct = 5
-
-var yamlLine = regexp.MustCompile(`^yaml: (?:unmarshal errors:\n\s*)?line (\d+): (.*)$`)
-
-// ParseSpec parses a gate spec (experiments/gate.yaml). Unknown fields are errors, and
-// every error names the file and line.
-func ParseSpec(path string, data []byte) (*Spec, error) {
-	s := &Spec{Path: path}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(s); err != nil {
-		msg := err.Error()
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			return nil, fmt.Errorf("%s:%s: %s", path, m[1], m[2])
-		}
-		return nil, fmt.Errorf("%s: %s", path, strings.TrimPrefix(msg, "yaml: "))
-	}
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s: %s", path, field, fmt.Sprintf(format, args...)))
-	}
-	switch s.Harness.Kind {
-	case "exec":
-		if len(s.Harness.Command) == 0 {
-			bad("harness.command", "an exec harness needs a command")
-		}
-		if len(s.Harness.Build) == 0 {
-			bad("harness.build", "the gate builds both arms from git, so an exec harness needs a build command")
-		}
-	case "gotest":
-		if s.Harness.Package == "" {
-			bad("harness.package", "a gotest harness needs a package")
-		}
-	default:
-		bad("harness.kind", "%q: want exec or gotest", s.Harness.Kind)
-	}
-	if len(s.Lanes) == 0 {
-		bad("lanes", "list at least one lane")
-	}
-	for i := range s.Lanes {
-		if s.Lanes[i].Name == "" {
-			bad("lanes["+strconv.Itoa(i)+"].name", "must not be empty")
-		}
-		if s.Lanes[i].Role == "" {
-			s.Lanes[i].Role = spec.RoleGuard
-		}
-	}
-	if s.ThresholdPct < 0 {
-		bad("threshold-pct", "%g: must not be negative", s.ThresholdPct)
-	}
-	if s.ThresholdPct == 0 {
-		s.ThresholdPct = DefaultThresholdPct
-	}
-	if s.Proto.Passes%2 != 0 {
-		bad("protocol.passes", "%d: must be even", s.Proto.Passes)
-	}
-	return s, errors.Join(errs...)
-}
-
-// ParseSpecFile reads and parses a gate spec.
-func ParseSpecFile(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseSpec(path, data)
-}
-
-// FromPage makes a gate spec from an experiment page's harness and guard lanes.
-func FromPage(e *spec.Experiment) (*Spec, error) {
-	s := &Spec{Path: e.Path, Harness: e.Harness, Drift: e.Drift, ThresholdPct: DefaultThresholdPct}
-	for _, l := range e.Lanes {
-		if l.Role == spec.RoleGuard {
-			s.Lanes = append(s.Lanes, l)
-		}
-	}
-	if len(s.Lanes) == 0 {
-		return nil, fmt.Errorf("%s: lanes: no guard lanes to gate on", e.Path)
-	}
-	return s, nil
 }
 
 // MergeBase returns the commit where ref and candidate diverge, resolved in the git
@@ -251,22 +240,35 @@ func MergeBase(ctx context.Context, dir, ref, candidate string) (string, error) 
 	return strings.TrimSpace(string(out)), nil
 }
 
-// Markdown writes the gate's summary: the outcome, one row per lane, and the receipt.
+// Markdown writes the gate's summary: the outcome, one row per lane, the failed runs, and
+// the receipt.
 func Markdown(w io.Writer, res Result, base, candidate, receiptPath string) error {
 	title := map[Outcome]string{
 		Pass:       "pass: no reproduced regression",
 		Rerun:      "rerun advised: the data cannot settle it",
 		Regression: "FAIL: a reproduced regression",
+		Broken:     "FAIL: runs failed, the build is broken",
 	}[res.Outcome]
 	fmt.Fprintf(w, "## flipbench gate: %s\n\n", title)
 	fmt.Fprintf(w, "Base `%s`, candidate `%s`; threshold %g%%. Positive deltas are slower.\n\n", base, candidate, res.ThresholdPct)
-	fmt.Fprintf(w, "| lane | arm | median delta per collection | lane verdicts | outcome | reason |\n|:--|:--|:--|:--|:--|:--|\n")
-	for _, f := range res.Findings {
+	rows := make([][]string, len(res.Findings))
+	for i, f := range res.Findings {
 		vs := make([]string, len(f.Verdicts))
-		for i, v := range f.Verdicts {
-			vs[i] = string(v)
+		for j, v := range f.Verdicts {
+			vs[j] = string(v)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", f.Lane, f.Arm, formatDeltas(f.DeltaPct), strings.Join(vs, ", "), f.Outcome, f.Reason)
+		rows[i] = []string{f.Lane, f.Arm, formatDeltas(f.DeltaPct), strings.Join(vs, ", "), string(f.Outcome), f.Reason}
+	}
+	if err := mdtable.Write(w, []string{"lane", "arm", "median delta per collection", "lane verdicts", "outcome", "reason"}, rows); err != nil {
+		return err
+	}
+	if len(res.Failures) > 0 {
+		fmt.Fprintf(w, "\n### Failed runs\n\nA failed run is a real failure, not noise: a rerun will not fix it. The receipt has each run's error and stderr.\n\n")
+		fs := slices.Clone(res.Failures)
+		slices.SortStableFunc(fs, func(a, b Failure) int { return cmp.Compare(a.Lane, b.Lane) })
+		for _, f := range fs {
+			fmt.Fprintf(w, "- %s\n", f)
+		}
 	}
 	_, err := fmt.Fprintf(w, "\nReceipt: `%s`\n", receiptPath)
 	return err

@@ -75,37 +75,50 @@ func Parse(path string, data []byte) (*Experiment, error) {
 	if err != nil {
 		return nil, &Error{File: path, Line: 1, Msg: err.Error()}
 	}
+	e := &Experiment{Path: path}
+	lines, err := decodeDocument(path, front, frontLine, "front matter", e)
+	if err != nil {
+		return nil, err
+	}
+	e.Lines = lines
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// decodeDocument decodes the YAML document src, whose first line is line firstLine of the
+// file path, into out (a pointer to a struct), and returns the line of every field written.
+// what names the document in messages ("front matter", "gate spec"). Every problem is an
+// *Error: YAML syntax, unknown fields (with the nearest known field when it looks like a
+// typo), values of the wrong type and fields written empty.
+func decodeDocument(path string, src []byte, firstLine int, what string, out any) (map[string]int, error) {
 	var doc yaml.Node
-	if err := yaml.Unmarshal(front, &doc); err != nil {
-		return nil, yamlError(path, frontLine, err)
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return nil, yamlError(path, firstLine, err)
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
 	}
 	if root.Kind == 0 || root.Kind == yaml.DocumentNode {
-		return nil, &Error{File: path, Line: frontLine, Msg: "front matter is empty"}
+		return nil, &Error{File: path, Line: firstLine, Msg: what + " is empty"}
 	}
 	d := &decoder{
 		problems: problems{file: path},
-		offset:   frontLine - 1,
+		offset:   firstLine - 1,
 		lines:    map[string]int{},
 	}
-	e := &Experiment{Path: path}
 	if root.Kind != yaml.MappingNode {
-		d.add(d.line(root), "", "front matter must be a mapping of fields, got %s", describe(root))
+		d.add(d.line(root), "", "%s must be a mapping of fields, got %s", what, describe(root))
 		return nil, d.err()
 	}
 	d.lines[""] = d.line(root)
-	d.decode(root, "", reflect.ValueOf(e).Elem())
+	d.decode(root, "", reflect.ValueOf(out).Elem())
 	if err := d.err(); err != nil {
 		return nil, err
 	}
-	e.Lines = d.lines
-	if err := e.Validate(); err != nil {
-		return nil, err
-	}
-	return e, nil
+	return d.lines, nil
 }
 
 // yamlLinePattern matches the line number in the YAML parser's messages.

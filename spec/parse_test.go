@@ -185,7 +185,7 @@ func TestParseErrors(t *testing.T) {
 		{name: "exec command without {bin}", edits: []string{hness, `harness: {kind: exec, command: [./lane, "{lane}"]}`},
 			want: page + ":9: harness.command: must contain {bin}"},
 		{name: "exec command with unknown placeholder", edits: []string{hness, `harness: {kind: exec, command: ["{bin}", "-lane={lanes}"]}`},
-			want: page + ":9: harness.command[1]: unknown placeholder {lanes} (known: {bin}, {lane}, {samples}, {warmup}, {arm}, {pass}, {collection})"},
+			want: page + ":9: harness.command[1]: unknown placeholder {lanes} (known: {bin}, {lane}, {samples}, {warmup}, {count}, {arm}, {pass}, {collection})"},
 		{name: "exec build without {out}", edits: []string{hness, `harness: {kind: exec, command: ["{bin}"], build: [go, build, "{src}"]}`},
 			want: page + ":9: harness.build: must contain {out}"},
 		{name: "exec with benchtime", edits: []string{hness, `harness: {kind: exec, command: ["{bin}"], benchtime: 1x}`},
@@ -212,6 +212,12 @@ func TestParseErrors(t *testing.T) {
 			want: page + `:13: arms.candB.tags[0]: invalid build tag "a b" (must match ^[A-Za-z0-9_.]+$)`},
 		{name: "bad env name", edits: []string{candB, "  candB: {ref: HEAD, env: {1X: \"1\"}}\n"},
 			want: page + ":13: arms.candB.env.1X: invalid environment variable name (must match ^[A-Za-z_][A-Za-z0-9_]*$)"},
+		{name: "tags on a git arm of an exec harness whose build has no {tags}",
+			edits: []string{hness, `harness: {kind: exec, command: ["{bin}"], build: [go, build, -o, "{out}", .]}`, candB, "  candB: {ref: HEAD, tags: [fast]}\n"},
+			want:  page + ":13: arms.candB.tags: harness.build (line 9) has no {tags} placeholder, so this would never reach the build; add it to harness.build or remove arms.candB.tags"},
+		{name: "ldflags on a git arm of an exec harness whose build has no {ldflags}",
+			edits: []string{hness, `harness: {kind: exec, command: ["{bin}"], build: [go, build, -tags, "{tags}", -o, "{out}", .]}`, candB, "  candB: {ref: HEAD, tags: [fast], ldflags: -s}\n"},
+			want:  page + ":13: arms.candB.ldflags: harness.build (line 9) has no {ldflags} placeholder, so this would never reach the build; add it to harness.build or remove arms.candB.ldflags"},
 		{name: "empty patch in a block mapping", edits: []string{candA, "  candA:\n    ref: HEAD\n\n    patch: ''\n"},
 			want: page + ":15: arms.candA.patch: must not be empty"},
 
@@ -599,5 +605,17 @@ func TestSuggest(t *testing.T) {
 		if got := suggest(in, known); got != want {
 			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// {count} (warmup + samples, which harness.Expand fills in) is a command placeholder, and
+// tags and ldflags on git arms are fine when the build template passes them on.
+func TestParseExecPlaceholders(t *testing.T) {
+	src := edit(t, readTestdata(t, "12-exec.md"),
+		`"-warmup", "{warmup}"]}`, `"-count", "{count}"], build: [go, build, -tags, "{tags}", "-ldflags={ldflags}", -o, "{out}", .]}`,
+		"  base: {bin: ./bin/lane}\n  cand: {bin: ./bin/lane, env: {SOME_SWITCH: \"1\"}}\n",
+		"  base: {ref: HEAD}\n  cand: {ref: HEAD, tags: [fast], ldflags: -s}\n")
+	if _, err := Parse(page, []byte(src)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -93,7 +93,7 @@ type Harness struct {
 	// Paths are extra harness source paths copied over every arm (git arms only).
 	Paths []string `yaml:"paths,omitempty"`
 	// Command is the exec harness's command template. Placeholders: {bin}, {lane},
-	// {samples}, {warmup}, {arm}, {pass}, {collection}.
+	// {samples}, {warmup}, {count} (warmup + samples), {arm}, {pass}, {collection}.
 	Command []string `yaml:"command,omitempty"`
 	// Build is the exec harness's build command template for git arms, run in the arm's
 	// worktree. Placeholders: {out} (the binary to produce), {src}, {tags}, {ldflags}.

@@ -27,10 +27,13 @@ func (e *Experiment) Validate() error {
 	return v.err()
 }
 
-// validator collects the problems of one experiment.
+// validator collects the problems of one experiment, or of a gate spec (see Gate).
 type validator struct {
 	problems
 	e *Experiment
+	// gate is set when e is a gate spec's view: its arms are made by the gate from git,
+	// and its lanes are all guards.
+	gate bool
 }
 
 // bad records a problem with field, placed at the field's line.
@@ -135,6 +138,9 @@ func (v *validator) harness(field string, h Harness) {
 			v.bad(f("build"), "must contain {out}")
 		}
 		v.placeholders(f("build"), h.Build, buildPlaceholders())
+		if v.gate && field == "harness" && len(h.Build) == 0 {
+			v.bad(f("build"), "is required: the gate builds both arms from git, so an exec harness needs a build command (e.g. [go, build, -o, \"{out}\", ./cmd/lane])")
+		}
 		if h.Benchtime != "" {
 			v.bad(f("benchtime"), "only for kind gotest")
 		}
@@ -233,6 +239,10 @@ func (v *validator) arms() {
 				v.bad(fmt.Sprintf("%s.tags[%d]", f, i), "invalid build tag %q (must match %s)", t, TagPattern)
 			}
 		}
+		if a.Ref != "" && e.Harness.Kind == KindExec {
+			v.buildUses(f+".tags", len(a.Tags) > 0, "{tags}")
+			v.buildUses(f+".ldflags", a.Ldflags != "", "{ldflags}")
+		}
 		for _, k := range slices.Sorted(maps.Keys(a.Env)) {
 			if !env.MatchString(k) {
 				v.bad(f+".env."+k, "invalid environment variable name (must match %s)", EnvPattern)
@@ -245,6 +255,20 @@ func (v *validator) arms() {
 	if len(e.Arms)-base < 1 {
 		v.bad("arms", "needs at least one candidate besides base")
 	}
+}
+
+// buildUses reports an arm field (tags, ldflags) that is written but cannot reach the
+// build, because the exec harness's build template has no placeholder for it: the receipt
+// would claim a build option that was never used.
+func (v *validator) buildUses(field string, written bool, placeholder string) {
+	if !written || len(v.e.Harness.Build) == 0 {
+		return // no build template: armbuild reports harness.build for git arms
+	}
+	if slices.ContainsFunc(v.e.Harness.Build, func(s string) bool { return strings.Contains(s, placeholder) }) {
+		return
+	}
+	v.bad(field, "harness.build (line %d) has no %s placeholder, so this would never reach the build; add it to harness.build or remove %s",
+		v.e.lineOf("harness.build"), placeholder, field)
 }
 
 // checkProtocol calls bad(name, msg) for every invalid field of p, by its YAML name. A
@@ -316,6 +340,9 @@ func (v *validator) lanes() {
 	name := regexp.MustCompile(LanePattern)
 	seen := map[string]int{}
 	primary := false
+	if v.gate {
+		primary = true // a gate has guard lanes only
+	}
 	for i, l := range e.Lanes {
 		f := func(field string) string { return fmt.Sprintf("lanes[%d].%s", i, field) }
 		switch first, dup := seen[l.Name]; {
@@ -328,7 +355,12 @@ func (v *validator) lanes() {
 		default:
 			seen[l.Name] = e.lineOf(f("name"))
 		}
-		if !slices.Contains(roles(), l.Role) {
+		switch {
+		case v.gate:
+			if l.Role != "" && l.Role != RoleGuard {
+				v.bad(f("role"), "the gate treats every lane as a guard; leave role out or write guard, got %q", l.Role)
+			}
+		case !slices.Contains(roles(), l.Role):
 			v.bad(f("role"), "%s", oneOf(l.Role, roles()))
 		}
 		primary = primary || l.Role == RolePrimary

@@ -75,7 +75,7 @@ func betters() []string { return []string{BetterLower, BetterHigher} }
 
 // commandPlaceholders returns the placeholders of an exec harness's command template.
 func commandPlaceholders() []string {
-	return []string{"{bin}", "{lane}", "{samples}", "{warmup}", "{arm}", "{pass}", "{collection}"}
+	return []string{"{bin}", "{lane}", "{samples}", "{warmup}", "{count}", "{arm}", "{pass}", "{collection}"}
 }
 
 // buildPlaceholders returns the placeholders of an exec harness's build template.

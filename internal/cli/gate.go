@@ -45,7 +45,9 @@ lanes with a short order-flipped protocol, and decides:
   exit 0  no reproduced regression
   exit 3  a regression beyond the threshold reproduced in every collection (lanes named)
   exit 4  drift, too little data, or a regression in only some collections: rerun, do not fail
-  exit 1  error (a build failure shows the compiler output); exit 2 usage
+  exit 1  error: a build failure (with the compiler output), or failed runs (a lane that
+          crashes, hangs or prints bad output: the build is broken; lanes and arms named,
+          after the receipt is written); exit 2 usage
 
 The lanes come from experiments/gate.yaml, or --spec FILE (a gate.yaml, or an experiment
 page whose guard lanes are used). A markdown summary goes to stdout and, when set, to
@@ -104,7 +106,7 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	if err != nil {
 		return err
 	}
-	threshold := gs.ThresholdPct
+	threshold := gs.Threshold()
 	if opts.threshold > 0 {
 		threshold = opts.threshold
 	}
@@ -116,7 +118,7 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	if err != nil {
 		return err
 	}
-	exp := gateExperiment(gs, base, opts.candidate)
+	exp := gs.Experiment(base, opts.candidate)
 	res, err := exp.Resolve(opts.overrides)
 	if err != nil {
 		return err
@@ -134,7 +136,11 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	if err := receipt.ReadJSON(filepath.Join(run.dir, receipt.AnalysisFile), &rep); err != nil {
 		return err
 	}
-	decision := gate.Evaluate(rep, threshold)
+	runs, err := receipt.ReadRecords(run.dir)
+	if err != nil {
+		return err
+	}
+	decision := gate.Evaluate(rep, runs, threshold)
 
 	var summary bytes.Buffer
 	if err := gate.Markdown(&summary, decision, shortRef(base)+" (merge base of "+opts.base+")", opts.candidate, relPath(m.md)); err != nil {
@@ -160,6 +166,14 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 		return err
 	}
 	switch decision.Outcome {
+	case gate.Broken:
+		var failed []string
+		for _, f := range decision.Failures {
+			failed = append(failed, f.String())
+		}
+		fmt.Fprintf(s.Err, "flipbench: gate failed: runs failed, so the build is broken (a crash is a real failure, not noise; a rerun will not fix it): %s\n",
+			strings.Join(failed, "; "))
+		return silentExit(ExitError)
 	case gate.Regression:
 		var lanes []string
 		for _, f := range decision.Findings {
@@ -178,11 +192,11 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 
 // loadGateSpec reads the gate spec: path, or experiments/gate.yaml under root. A page
 // (.md) gives its guard lanes.
-func loadGateSpec(root, path string) (*gate.Spec, error) {
+func loadGateSpec(root, path string) (*spec.Gate, error) {
 	if path == "" {
-		path = filepath.Join(root, ledger.ExperimentsDir, "gate.yaml")
+		path = relPath(filepath.Join(root, ledger.ExperimentsDir, "gate.yaml"))
 		if _, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("no gate spec: %s does not exist; write one or pass --spec FILE", relPath(path))
+			return nil, fmt.Errorf("no gate spec: %s does not exist; write one or pass --spec FILE", path)
 		}
 	}
 	if strings.HasSuffix(path, ".md") {
@@ -190,40 +204,9 @@ func loadGateSpec(root, path string) (*gate.Spec, error) {
 		if err != nil {
 			return nil, err
 		}
-		return gate.FromPage(exp)
+		return spec.GateFromPage(exp)
 	}
-	return gate.ParseSpecFile(path)
-}
-
-// gateExperiment is the experiment a gate runs: two git arms, the gate's lanes, and the
-// gate's short protocol unless the gate spec sets its own.
-func gateExperiment(gs *gate.Spec, base, candidate string) *spec.Experiment {
-	p := gate.DefaultProtocol()
-	if gs.Proto.Samples > 0 {
-		p.Samples = gs.Proto.Samples
-	}
-	if gs.Proto.Warmup > 0 {
-		p.Warmup = gs.Proto.Warmup
-	}
-	if gs.Proto.Passes > 0 {
-		p.Passes = gs.Proto.Passes
-	}
-	if gs.Proto.Collections > 0 {
-		p.Collections = gs.Proto.Collections
-	}
-	if gs.Proto.Seed != 0 {
-		p.Seed = gs.Proto.Seed
-	}
-	p.Timeout = gs.Proto.Timeout
-	return &spec.Experiment{
-		Path:     gs.Path,
-		Title:    "regression gate",
-		Harness:  gs.Harness,
-		Arms:     []spec.Arm{{Name: spec.BaseArm, Ref: base}, {Name: "cand", Ref: candidate}},
-		Protocol: p,
-		Drift:    gs.Drift,
-		Lanes:    gs.Lanes,
-	}
+	return spec.ParseGateFile(path)
 }
 
 func shortRef(sha string) string {
