@@ -104,11 +104,15 @@ func Build(ctx context.Context, exp *spec.Experiment, opts Options) ([]receipt.A
 		return nil, err
 	}
 	if exp.Harness.Kind == harness.KindGotest {
-		// Like go test, run gotest lanes in their package's folder, so a lane that opens
-		// testdata/ by a relative path finds it.
+		// Like go test, run gotest lanes where their testdata/ is, so a lane that opens
+		// testdata/ by a relative path finds it. A git arm runs in its cache entry, which
+		// holds the testdata it was built with (set by receiptArm); a prebuilt test binary
+		// has no other source than the package's folder.
 		if dir := filepath.Join(opts.Root, exp.Harness.Package); isDir(dir) {
 			for i := range out {
-				out[i].Dir = dir
+				if out[i].Dir == "" {
+					out[i].Dir = dir
+				}
 			}
 		}
 	}

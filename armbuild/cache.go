@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/spec"
 )
 
 // KeyFormat is the version of the cache key; changing how arms are built bumps it, which
-// retires every cached binary.
-const KeyFormat = 1
+// retires every cached binary. Format 2 keeps a gotest harness's testdata/ in the entry.
+const KeyFormat = 2
 
 // Key is everything a git arm's binary depends on. Two arms with equal keys build the same
 // binary, so a cached one is used instead of building again.
@@ -66,10 +67,15 @@ func (k Key) Sum() string {
 // cacheDirLen is how many hex digits of a key's sum name its cache folder.
 const cacheDirLen = 32
 
-// cacheEntry is one cached binary: .flipbench/cache/<sum>/<bin> and build.json beside it.
+// cacheEntry is one cached binary: .flipbench/cache/<sum>/<bin> and build.json beside it,
+// and for a gotest harness the lanes' working directory, <sum>/pkg, holding a copy of the
+// harness package's testdata/ as it was built.
 type cacheEntry struct {
-	Key     Key       `json:"key"`
-	Bin     string    `json:"bin"` // file name inside the entry's folder
+	Key Key    `json:"key"`
+	Bin string `json:"bin"` // file name inside the entry's folder
+	// RunDir is the lanes' working directory inside the entry's folder (RunDirName), or
+	// "" when the lanes run elsewhere (exec harnesses).
+	RunDir  string    `json:"run_dir,omitempty"`
 	SHA256  string    `json:"sha256"`
 	Built   time.Time `json:"built"`
 	Seconds float64   `json:"seconds"` // how long the build took
@@ -100,7 +106,25 @@ func lookup(cache string, k Key) *cacheEntry {
 	if err != nil || sum != e.SHA256 {
 		return nil
 	}
+	if e.RunDir != "" && (filepath.Base(e.RunDir) != e.RunDir || !isDir(filepath.Join(dir, e.RunDir))) {
+		return nil
+	}
+	if k.Kind == spec.KindGotest && e.RunDir == "" {
+		return nil
+	}
 	return &e
+}
+
+// RunDirName is the folder of a cache entry in which gotest lanes run: the harness
+// package's testdata/, copied from the source the binary was built from, is in it.
+const RunDirName = "pkg"
+
+// runDir returns the lanes' working directory of the entry, or "".
+func (e *cacheEntry) runDir() string {
+	if e.RunDir == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(e.path), e.RunDir)
 }
 
 // store moves a freshly built binary (alone in its temporary folder tmp) into the cache
@@ -124,4 +148,46 @@ func store(cache, tmp string, e cacheEntry) (*cacheEntry, error) {
 	}
 	e.path = filepath.Join(dir, e.Bin)
 	return &e, nil
+}
+
+// copyTestdata copies the folder src (a harness package's testdata/, which may not exist)
+// to dst, keeping file modes and symbolic links. The folder that holds dst is made even
+// when there is nothing to copy.
+func copyTestdata(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(src); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		switch {
+		case d.Type()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		case d.IsDir():
+			return os.MkdirAll(to, 0o755)
+		default:
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(to, data, info.Mode().Perm())
+		}
+	})
 }

@@ -91,8 +91,11 @@ func TestCacheStoreLookup(t *testing.T) {
 	if err := os.WriteFile(bin, []byte("binary"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := copyTestdata(filepath.Join(cache, "no-testdata"), filepath.Join(tmp, RunDirName, "testdata")); err != nil {
+		t.Fatal(err)
+	}
 	sum := sha256Hex([]byte("binary"))
-	e, err := store(cache, tmp, cacheEntry{Key: k, Bin: "work.test", SHA256: sum})
+	e, err := store(cache, tmp, cacheEntry{Key: k, Bin: "work.test", RunDir: RunDirName, SHA256: sum})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,10 +110,24 @@ func TestCacheStoreLookup(t *testing.T) {
 	if got == nil || got.path != e.path || got.SHA256 != sum {
 		t.Fatalf("lookup = %+v, want the stored entry", got)
 	}
+	if want := filepath.Join(cache, k.Sum()[:cacheDirLen], RunDirName); got.runDir() != want {
+		t.Errorf("run dir %s, want %s", got.runDir(), want)
+	}
 	other := baseKey()
 	other.Ldflags = ""
 	if e := lookup(cache, other); e != nil {
 		t.Errorf("lookup of another key = %+v, want nil", e)
+	}
+
+	// A gotest entry without its run folder (its testdata) is not used.
+	if err := os.Rename(got.runDir(), got.runDir()+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if e := lookup(cache, k); e != nil {
+		t.Errorf("lookup without the run folder = %+v, want nil", e)
+	}
+	if err := os.Rename(got.runDir()+".moved", got.runDir()); err != nil {
+		t.Fatal(err)
 	}
 
 	// A binary changed after it was cached is not used.
@@ -119,5 +136,49 @@ func TestCacheStoreLookup(t *testing.T) {
 	}
 	if e := lookup(cache, k); e != nil {
 		t.Errorf("lookup after the binary changed = %+v, want nil", e)
+	}
+}
+
+func TestCopyTestdata(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "testdata")
+	for name, data := range map[string]string{"a.txt": "a", "sub/b.txt": "b"} {
+		p := filepath.Join(src, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(src, "a.txt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub/b.txt", filepath.Join(src, "link")); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "pkg", "testdata")
+	if err := copyTestdata(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"a.txt": "a", "sub/b.txt": "b", "link": "b"} {
+		got, err := os.ReadFile(filepath.Join(dst, name))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want %q", name, got, err, want)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(dst, "a.txt")); err != nil || st.Mode().Perm() != 0o755 {
+		t.Errorf("a.txt mode: %v, %v", st, err)
+	}
+	if target, err := os.Readlink(filepath.Join(dst, "link")); err != nil || target != "sub/b.txt" {
+		t.Errorf("link: %q, %v", target, err)
+	}
+
+	// No testdata: the run folder is made, empty.
+	dst = filepath.Join(t.TempDir(), "pkg", "testdata")
+	if err := copyTestdata(filepath.Join(t.TempDir(), "none"), dst); err != nil {
+		t.Fatal(err)
+	}
+	if !isDir(filepath.Dir(dst)) || isDir(dst) {
+		t.Errorf("want %s made and %s not", filepath.Dir(dst), dst)
 	}
 }

@@ -273,8 +273,17 @@ func (g *gitBuild) compile(ctx context.Context, ga *gitArm) error {
 	if err != nil {
 		return err
 	}
+	runDir := ""
+	if g.exp.Harness.Kind == spec.KindGotest {
+		// The lanes run where their testdata/ is, as under go test: a copy of the one the
+		// binary was built with (the harness ref's), not the user's working tree.
+		runDir = RunDirName
+		if err := copyTestdata(filepath.Join(srcDir, "testdata"), filepath.Join(tmp, runDir, "testdata")); err != nil {
+			return fmt.Errorf("build of %s: keeping the harness testdata: %w", ga.describeRef(), err)
+		}
+	}
 	entry, err := store(g.cacheDir(), tmp, cacheEntry{
-		Key: ga.key, Bin: g.binName, SHA256: sum, Built: g.now().UTC(), Seconds: took.Seconds(),
+		Key: ga.key, Bin: g.binName, RunDir: runDir, SHA256: sum, Built: g.now().UTC(), Seconds: took.Seconds(),
 	})
 	if err != nil {
 		return err
@@ -306,6 +315,7 @@ func (g *gitBuild) cleanup(ctx context.Context) error {
 func (g *gitBuild) receiptArm(ga *gitArm) receipt.Arm {
 	ra := newArm(g.exp, ga.arm)
 	ra.Bin, ra.SHA256 = ga.entry.path, ga.entry.SHA256
+	ra.Dir = ga.entry.runDir()
 	ra.Commit = ga.commit
 	ra.Dirty = ga.diffSHA != ""
 	ra.DiffSHA256 = ga.diffSHA
