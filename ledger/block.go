@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strings"
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/mdtable"
@@ -44,7 +42,7 @@ func relLink(dir, path string) string {
 
 // renderBlock writes the results block: everything between the markers.
 func renderBlock(w io.Writer, b *blockInput) error {
-	ew := &errWriter{w: w}
+	ew := report.NewErrWriter(w)
 	d := b.data
 	name := filepath.Base(d.Dir)
 	md := b.rel(report.Path(d.Dir))
@@ -67,9 +65,10 @@ func renderBlock(w io.Writer, b *blockInput) error {
 	if p.Profile != "" {
 		profile = fmt.Sprintf(", profile %s", p.Profile)
 	}
-	fmt.Fprintf(ew, "Protocol: %d collections × %d passes, %d samples after %d warmup per run%s; effect floor %g%%. "+
+	fmt.Fprintf(ew, "Protocol: %s × %s, %s after %d warmup per run%s; effect floor %g%%. "+
 		"Deltas are candidate against %s; negative means the candidate is better.\n\n",
-		p.Protocol.Collections, p.Protocol.Passes, p.Protocol.Samples, p.Protocol.Warmup, profile,
+		report.Count(p.Protocol.Collections, "collection", "collections"), report.Count(p.Protocol.Passes, "pass", "passes"),
+		report.Count(p.Protocol.Samples, "sample", "samples"), p.Protocol.Warmup, profile,
 		d.Analysis.Config.EffectFloorPct, d.Analysis.Base)
 	if b.inc != nil {
 		src := ""
@@ -79,8 +78,8 @@ func renderBlock(w io.Writer, b *blockInput) error {
 		fmt.Fprintf(ew, "Incidence%s: %g eligible of %g events (%s); positive control fired: %t.\n\n",
 			src, b.inc.Eligible, b.inc.Total, shareText(b.inc.Share()), b.inc.ControlFired)
 	}
-	if ew.err != nil {
-		return ew.err
+	if ew.Err() != nil {
+		return ew.Err()
 	}
 
 	for _, a := range b.decision.Arms {
@@ -95,40 +94,40 @@ func renderBlock(w io.Writer, b *blockInput) error {
 		fmt.Fprintf(ew, "None.\n")
 	}
 	for _, s := range warnings {
-		fmt.Fprintf(ew, "- %s\n", oneLine(s))
+		fmt.Fprintf(ew, "- %s\n", report.OneLine(s))
 	}
-	return ew.err
+	return ew.Err()
 }
 
 // renderArm writes one candidate arm's section.
-func renderArm(ew *errWriter, b *blockInput, a ArmDecision) error {
+func renderArm(ew *report.ErrWriter, b *blockInput, a ArmDecision) error {
 	d := b.data
 	base := d.Analysis.Base
 	fmt.Fprintf(ew, "### %s vs %s: %s\n\n", a.Arm, base, a.Status)
 	if len(a.Passed) > 0 {
 		fmt.Fprintf(ew, "Held:\n\n")
 		for _, s := range a.Passed {
-			fmt.Fprintf(ew, "- %s\n", oneLine(s))
+			fmt.Fprintf(ew, "- %s\n", report.OneLine(s))
 		}
 		fmt.Fprintln(ew)
 	}
 	if len(a.Reasons) > 0 {
 		fmt.Fprintf(ew, "Why %s:\n\n", a.Status)
 		for _, r := range a.Reasons {
-			fmt.Fprintf(ew, "- **%s**: %s\n", r.Code, oneLine(r.Text))
+			fmt.Fprintf(ew, "- **%s**: %s\n", r.Code, report.OneLine(r.Text))
 		}
 		fmt.Fprintln(ew)
 	}
 	if len(a.Notes) > 0 {
 		fmt.Fprintf(ew, "Notes:\n\n")
 		for _, s := range a.Notes {
-			fmt.Fprintf(ew, "- %s\n", oneLine(s))
+			fmt.Fprintf(ew, "- %s\n", report.OneLine(s))
 		}
 		fmt.Fprintln(ew)
 	}
 	if !slices.Contains(d.Analysis.Candidates, a.Arm) {
 		fmt.Fprintf(ew, "Arm %s was not measured in this receipt.\n\n", a.Arm)
-		return ew.err
+		return ew.Err()
 	}
 
 	// Pooled tables, one per collection.
@@ -147,7 +146,8 @@ func renderArm(ew *errWriter, b *blockInput, a ArmDecision) error {
 		fmt.Fprintf(ew, "#### Collection %d\n\n", c)
 		var rows [][]string
 		for _, s := range byColl[c] {
-			rows = append(rows, []string{s.Lane, s.Role, fmt.Sprint(s.Passes), pctText(s.MedianDeltaPct), pctText(s.MeanDeltaPct),
+			med, mean := report.SummaryDeltas(s)
+			rows = append(rows, []string{s.Lane, s.Role, fmt.Sprint(s.Passes), med, mean,
 				fmt.Sprintf("%d/%d", s.Faster, s.Passes), report.PairCounts(s), string(s.Verdict)})
 		}
 		if err := mdtable.Write(ew, []string{"lane", "role", "passes", "median Δ", "mean Δ", "faster", "pairs", "lane verdict"}, rows); err != nil {
@@ -157,8 +157,12 @@ func renderArm(ew *errWriter, b *blockInput, a ArmDecision) error {
 	}
 
 	fmt.Fprintf(ew, "#### Peak RSS\n\n")
-	fmt.Fprintf(ew, "Median over runs of each process's peak resident set size.\n\n")
-	if err := rssTable(ew, d, a.Arm); err != nil {
+	if slices.ContainsFunc(d.Records, func(r receipt.Record) bool { return !r.OK() }) {
+		fmt.Fprintf(ew, "Median over the successful runs of each process's peak resident set size; failed runs are left out.\n\n")
+	} else {
+		fmt.Fprintf(ew, "Median over runs of each process's peak resident set size.\n\n")
+	}
+	if err := report.RSSTable(ew, d, []string{base, a.Arm}, report.RSSMedianDelta); err != nil {
 		return err
 	}
 	fmt.Fprintln(ew)
@@ -169,7 +173,7 @@ func renderArm(ew *errWriter, b *blockInput, a ArmDecision) error {
 		if pr.Arm != a.Arm {
 			continue
 		}
-		d1, d2 := pctText(pr.Delta1Pct), pctText(pr.Delta2Pct)
+		d1, d2 := report.Pct(pr.Delta1Pct), report.Pct(pr.Delta2Pct)
 		if pr.Verdict == driftcheck.Insufficient {
 			if !pr.Usable1 {
 				d1 = "-"
@@ -206,45 +210,7 @@ func renderArm(ew *errWriter, b *blockInput, a ArmDecision) error {
 			fmt.Fprintf(ew, "%s\n\n", s)
 		}
 	}
-	return ew.err
-}
-
-// rssTable shows, per lane, the median peak RSS of the base and of one candidate.
-func rssTable(w io.Writer, d *report.Data, arm string) error {
-	type key struct{ lane, arm string }
-	rss := map[key][]float64{}
-	for _, r := range d.Records {
-		if r.MaxRSSBytes > 0 {
-			k := key{r.Lane, r.Arm}
-			rss[k] = append(rss[k], float64(r.MaxRSSBytes))
-		}
-	}
-	med := func(xs []float64) float64 {
-		xs = slices.Clone(xs)
-		sort.Float64s(xs)
-		n := len(xs)
-		if n%2 == 1 {
-			return xs[n/2]
-		}
-		return (xs[n/2-1] + xs[n/2]) / 2
-	}
-	base := d.Analysis.Base
-	var rows [][]string
-	for _, l := range d.Plan.Lanes {
-		bs, cs := rss[key{l.Name, base}], rss[key{l.Name, arm}]
-		row := []string{l.Name, "-", "-", "-"}
-		if len(bs) > 0 {
-			row[1] = mib(med(bs))
-		}
-		if len(cs) > 0 {
-			row[2] = mib(med(cs))
-		}
-		if len(bs) > 0 && len(cs) > 0 && med(bs) > 0 {
-			row[3] = pctText((med(cs) - med(bs)) / med(bs) * 100)
-		}
-		rows = append(rows, row)
-	}
-	return mdtable.Write(w, []string{"lane", base, arm, "Δ"}, rows)
+	return ew.Err()
 }
 
 // blockWarnings collects the receipt's warnings: failed runs, the drift check's warnings
@@ -265,27 +231,6 @@ func blockWarnings(d *report.Data) []string {
 	}
 	out = append(out, d.Analysis.Warnings...)
 	return append(out, d.Env.HostWarnings()...)
-}
-
-// oneLine collapses runs of white space, newlines included, to one space.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// mib formats a byte count in MiB.
-func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
-
-// errWriter remembers the first write error, so formatted writes are checked once.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
 }
 
 // blockText renders the results block to a string.

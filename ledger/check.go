@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -315,7 +316,7 @@ func (c *checker) receipts(p *Page) bool {
 			ok = false
 			continue
 		case sum != r.SHA256:
-			c.add(p.Path, line, "%s: receipt %s changed since it was listed (sha256 %.12s, the page lists %.12s)", field, r.Path, sum, r.SHA256)
+			c.add(p.Path, line, "%s: receipt %s changed since it was listed (sha256 %s, the page lists %s)", field, r.Path, receipt.ShortHash(sum), receipt.ShortHash(r.SHA256))
 			ok = false
 		}
 		dir, written := filepath.Dir(path), pathpkg.Dir(r.Path)
@@ -348,7 +349,7 @@ func (c *checker) fresh(p *Page) {
 	}
 	f, err := Finalize(p.Path, FinalizeOptions{Root: c.root, Receipt: dir})
 	if err != nil {
-		c.add(p.Path, p.BeginLine, "cannot re-create the results from receipt %s: %v", filepath.Base(dir), oneLine(err.Error()))
+		c.add(p.Path, p.BeginLine, "cannot re-create the results from receipt %s: %v", filepath.Base(dir), report.OneLine(err.Error()))
 		return
 	}
 	if f.Changed {

@@ -76,7 +76,10 @@ func Finalize(path string, opts FinalizeOptions) (*Finalized, error) {
 		return nil, err
 	}
 	if d.Plan.Experiment != e.ID {
-		return nil, fmt.Errorf("receipt %s is of experiment %d, not %d (%s)", d.Dir, d.Plan.Experiment, e.ID, path)
+		return nil, fmt.Errorf("receipt %s is of experiment %d (its plan.json says so), not %d (%s)", d.Dir, d.Plan.Experiment, e.ID, path)
+	}
+	if n, ok := ParseReceiptName(d.Dir); ok && n.Experiment != e.ID {
+		return nil, fmt.Errorf("receipt %s is named for experiment %d, not %d (%s); a renamed receipt is refused", d.Dir, n.Experiment, e.ID, path)
 	}
 
 	inc := opts.Incidence
@@ -85,7 +88,7 @@ func Finalize(path string, opts FinalizeOptions) (*Finalized, error) {
 			return nil, err
 		}
 	}
-	dec := Decide(e, d.Analysis, inc)
+	dec := Decide(e, d.Plan, d.Analysis, inc)
 	f := &Finalized{Page: path, Receipt: d.Dir, Decision: dec, Status: dec.Status}
 	if e.Status != spec.StatusPlanned && e.Status != spec.StatusRunning && e.StatusBy == "" {
 		f.ByHand, f.Status = true, e.Status

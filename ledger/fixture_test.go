@@ -33,10 +33,39 @@ type fixtureLane struct {
 	rssMiB             map[string]float64
 }
 
+// fixtureLanes are the lanes of the synthetic run. candA makes the primary lane alpha 20%
+// faster and leaves the guard beta and the control gamma alone; candB makes alpha 20%
+// faster too but beta 10% slower.
+func fixtureLanes() []fixtureLane {
+	return []fixtureLane{
+		{name: "alpha", role: "primary", expect: "faster", ns: 1e6,
+			factor: map[string]float64{"candA": 0.8, "candB": 0.8}, rssMiB: map[string]float64{"candA": 20, "candB": 20}},
+		{name: "beta", role: "guard", ns: 5e5,
+			factor: map[string]float64{"candA": 1.0, "candB": 1.1}, rssMiB: map[string]float64{"candA": 12, "candB": 18}},
+		{name: "gamma", role: "control", ns: 2e5,
+			factor: map[string]float64{"candA": 1.0, "candB": 1.0}, rssMiB: map[string]float64{"candA": 8, "candB": 8}},
+	}
+}
+
+// fixtureRun describes a synthetic run of experiment 1 of testdata/ledger.
+type fixtureRun struct {
+	stamp, label, profile string
+	protocol              receipt.Protocol
+	lanes                 []fixtureLane
+	// fail, when set, makes the runs it returns true for crash: they are recorded with
+	// exit 2, an error and no samples.
+	fail func(receipt.Run) bool
+}
+
+// defaultFixtureRun is the run of the fixture receipt: the page's own protocol, every lane.
+func defaultFixtureRun() fixtureRun {
+	return fixtureRun{stamp: fixtureStamp, label: "full", lanes: fixtureLanes(),
+		protocol: receipt.Protocol{Samples: 6, Warmup: 1, Passes: 4, Collections: 2, Seed: 7, Timeout: 10 * time.Minute}}
+}
+
 // TestGenerateFixture writes the fixture receipt: a synthetic, deterministic run of
-// experiment 1 of testdata/ledger with two candidates. candA makes the primary lane alpha
-// 20% faster and leaves the guard beta and the control gamma alone; candB makes alpha 20%
-// faster too but beta 10% slower. It runs only with -fixture.
+// experiment 1 of testdata/ledger with two candidates (see fixtureLanes). It runs only
+// with -fixture.
 func TestGenerateFixture(t *testing.T) {
 	if !*fixture {
 		t.Skip("run with -fixture to regenerate the fixture receipt")
@@ -46,34 +75,28 @@ func TestGenerateFixture(t *testing.T) {
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	lanes := []fixtureLane{
-		{name: "alpha", role: "primary", expect: "faster", ns: 1e6,
-			factor: map[string]float64{"candA": 0.8, "candB": 0.8}, rssMiB: map[string]float64{"candA": 20, "candB": 20}},
-		{name: "beta", role: "guard", ns: 5e5,
-			factor: map[string]float64{"candA": 1.0, "candB": 1.1}, rssMiB: map[string]float64{"candA": 12, "candB": 18}},
-		{name: "gamma", role: "control", ns: 2e5,
-			factor: map[string]float64{"candA": 1.0, "candB": 1.0}, rssMiB: map[string]float64{"candA": 8, "candB": 8}},
-	}
-	if err := writeFixture(dir, lanes); err != nil {
+	if err := writeFixture(dir, defaultFixtureRun()); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// writeFixture writes a complete receipt for the synthetic run into dir.
-func writeFixture(dir string, lanes []fixtureLane) error {
+// writeFixture writes a complete receipt for the synthetic run fr into dir.
+func writeFixture(dir string, fr fixtureRun) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	lanes := fr.lanes
 	arms := []string{"base", "candA", "candB"}
 	var laneNames []string
 	plan := &receipt.Plan{
 		Experiment: 1,
 		Title:      "a fake lane, 20% faster in both candidates",
 		Page:       "experiments/001-fake.md",
-		Label:      "full",
-		Stamp:      fixtureStamp,
+		Label:      fr.label,
+		Profile:    fr.profile,
+		Stamp:      fr.stamp,
 		Command:    []string{"flipbench", "ab", "1"},
-		Protocol:   receipt.Protocol{Samples: 6, Warmup: 1, Passes: 4, Collections: 2, Seed: 7, Timeout: 10 * time.Minute},
+		Protocol:   fr.protocol,
 		Drift:      receipt.Drift{EffectFloorPct: 3, CleanCVPct: 8, CVAsymmetry: 4},
 	}
 	for _, a := range arms {
@@ -120,7 +143,13 @@ func writeFixture(dir string, lanes []fixtureLane) error {
 			Collection: run.Collection, Pass: run.Pass, Order: run.Order, Arm: run.Arm, Lane: run.Lane,
 			PID: 1000 + i, Samples: samples, Unit: "ns/op", MaxRSSBytes: int64(rss * (1 << 20)),
 			Started: t0.Add(time.Duration(i) * time.Second), Ended: t0.Add(time.Duration(i)*time.Second + 800*time.Millisecond),
-			Command: []string{"fakelane", "-lane", run.Lane, "-samples", "6", "-warmup", "1"},
+			Command: []string{"fakelane", "-lane", run.Lane, "-samples", fmt.Sprint(plan.Protocol.Samples), "-warmup", fmt.Sprint(plan.Protocol.Warmup)},
+		}
+		if fr.fail != nil && fr.fail(run) {
+			// A crash early in the run: it prints nothing and its peak RSS is small.
+			rec.Exit, rec.Samples, rec.Unit, rec.MaxRSSBytes = 2, nil, "", 1<<20
+			rec.Error = "exit status 2"
+			rec.StderrTail = "panic: fake crash\n"
 		}
 		if err := log.Append(rec); err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -111,7 +112,8 @@ func Headline(e *spec.Experiment, rep driftcheck.Report) string {
 		var deltas []string
 		for _, s := range rep.Lanes {
 			if s.Arm == arm && s.Lane == l.Name {
-				deltas = append(deltas, pctText(s.MedianDeltaPct))
+				med, _ := report.SummaryDeltas(s)
+				deltas = append(deltas, med)
 			}
 		}
 		if len(deltas) == 0 {
@@ -125,10 +127,10 @@ func Headline(e *spec.Experiment, rep driftcheck.Report) string {
 // RenderIndex writes the index table as markdown, or a line saying there are no
 // experiments yet. link maps a page's path to the link target written in the table.
 func RenderIndex(w io.Writer, entries []IndexEntry, link func(page string) string) error {
-	ew := &errWriter{w: w}
+	ew := report.NewErrWriter(w)
 	if len(entries) == 0 {
 		fmt.Fprintf(ew, "No experiments yet: start one with `flipbench new NNN \"title\"`.\n")
-		return ew.err
+		return ew.Err()
 	}
 	var rows [][]string
 	for _, e := range entries {
@@ -141,8 +143,8 @@ func RenderIndex(w io.Writer, entries []IndexEntry, link func(page string) strin
 		rows = append(rows, []string{fmt.Sprintf("%03d", e.ID), e.Title, e.Status, orDash(strings.Join(e.Directions, ", ")), e.Date,
 			orDash(e.Headline), fmt.Sprintf("[%s](%s)", name, link(e.Page))})
 	}
-	if ew.err != nil {
-		return ew.err
+	if ew.Err() != nil {
+		return ew.Err()
 	}
 	return mdtable.Write(ew, []string{"id", "title", "status", "directions", "date", "headline", "page"}, rows)
 }

@@ -99,38 +99,10 @@ func ReceiptDir(path string) string {
 	return path
 }
 
-// LoadReceipt verifies a receipt data folder against its manifest and loads it. The
-// analysis is the one stored in analysis.json (what the receipt page shows), not a fresh
-// computation. A receipt whose files changed since the run is refused.
+// LoadReceipt loads a receipt, given as its data folder or its page, as report.Open does:
+// it verifies the data folder against its manifest and refuses a receipt whose files
+// changed since the run, and it takes the analysis stored in analysis.json (what the
+// receipt page shows), not a fresh computation.
 func LoadReceipt(dir string) (*report.Data, error) {
-	dir = ReceiptDir(dir)
-	st, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("receipt %s: %w", dir, err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("receipt %s: not a receipt data folder", dir)
-	}
-	if err := receipt.VerifyManifest(dir); err != nil {
-		return nil, fmt.Errorf("receipt %s does not match its manifest; refusing a changed receipt:\n%w", dir, err)
-	}
-	if _, err := os.Stat(report.Path(dir)); err != nil {
-		return nil, fmt.Errorf("receipt %s: its page %s is missing: %w", dir, report.Path(dir), err)
-	}
-	plan, err := receipt.ReadPlan(dir)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := receipt.ReadRecords(dir)
-	if err != nil {
-		return nil, err
-	}
-	d := &report.Data{Dir: dir, Plan: plan, Records: recs}
-	if err := receipt.ReadJSON(filepath.Join(dir, receipt.EnvFile), &d.Env); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	if err := receipt.ReadJSON(filepath.Join(dir, receipt.AnalysisFile), &d.Analysis); err != nil {
-		return nil, fmt.Errorf("receipt %s: %w", dir, err)
-	}
-	return d, nil
+	return report.Open(ReceiptDir(dir))
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -88,19 +90,22 @@ func (d Decision) Summary() string {
 }
 
 // Decide applies the decision rule (docs/decision-rule.md) to every candidate arm of the
-// experiment e, measured in rep. inc is the incidence measurement, or nil when there is
-// none. Roles, expectations, the predicted shape and the incidence gate come from the
-// spec; verdicts and deltas from the report. Decide is pure: it reads nothing else.
-func Decide(e *spec.Experiment, rep driftcheck.Report, inc *Incidence) Decision {
+// experiment e, run as plan (the receipt's plan.json) and measured in rep (its
+// analysis.json). inc is the incidence measurement, or nil when there is none. Roles,
+// expectations, the protocol the evidence must reach, the predicted shape and the
+// incidence gate come from the spec; the protocol run and the lanes run from the plan;
+// verdicts and deltas from the report. Decide is pure: it reads nothing else.
+func Decide(e *spec.Experiment, plan *receipt.Plan, rep driftcheck.Report, inc *Incidence) Decision {
 	cands := slices.Clone(rep.Candidates)
 	for _, a := range e.Candidates() {
 		if !slices.Contains(cands, a.Name) {
 			cands = append(cands, a.Name)
 		}
 	}
+	weak := power(e, plan)
 	d := Decision{Arms: []ArmDecision{}}
 	for _, arm := range cands {
-		d.Arms = append(d.Arms, decideArm(e, rep, inc, arm))
+		d.Arms = append(d.Arms, decideArm(e, plan, rep, inc, weak, arm))
 	}
 	rejected := 0
 	for _, a := range d.Arms {
@@ -122,12 +127,43 @@ func Decide(e *spec.Experiment, rep driftcheck.Report, inc *Incidence) Decision 
 	return d
 }
 
+// power compares the protocol a receipt ran (plan.Protocol) with the one the spec asks
+// for the receipt's profile (plan.Profile; none means the spec's own protocol). It
+// returns the reason the receipt cannot settle the experiment, or nil when it ran at
+// least as many collections, passes per collection and samples per run.
+func power(e *spec.Experiment, plan *receipt.Plan) *Reason {
+	if plan == nil {
+		return &Reason{OpenUnderPowered, "the receipt has no run plan to compare with the spec's protocol"}
+	}
+	profile := plan.Profile
+	what := "the spec's protocol"
+	if profile != "" {
+		what = fmt.Sprintf("the spec's %s profile", profile)
+	}
+	if _, ok := e.Profiles[profile]; profile != "" && !ok {
+		return &Reason{OpenSpecChanged, fmt.Sprintf("the receipt ran profile %s, which the spec no longer has, so the evidence it asks for is unknown; restore the profile or rerun", profile)}
+	}
+	res, err := e.Resolve(spec.Overrides{Profile: profile})
+	if err != nil {
+		return &Reason{OpenSpecChanged, fmt.Sprintf("cannot resolve %s to compare the receipt with: %s", what, report.OneLine(err.Error()))}
+	}
+	got, want := plan.Protocol, res.Protocol
+	if got.Collections >= want.Collections && got.Passes >= want.Passes && got.Samples >= want.Samples {
+		return nil
+	}
+	return &Reason{OpenUnderPowered, fmt.Sprintf("%s x %s x %s, %s asks for %d x %d x %d (collections x passes x samples); "+
+		"too little evidence to decide either way; rerun without the --collections, --passes or --samples that lowered it",
+		report.Count(got.Collections, "collection", "collections"), report.Count(got.Passes, "pass", "passes"), report.Count(got.Samples, "sample", "samples"),
+		what, want.Collections, want.Passes, want.Samples)}
+}
+
 // armRule collects the findings for one arm.
 type armRule struct {
 	floor   float64
 	rejects []Reason
 	opens   []Reason
 	suspect []Reason // control lanes: the measurement itself is suspect
+	weak    *Reason  // the receipt is under-powered
 	guards  []string // reproduced guard regressions, described
 	passed  []string
 	notes   []string
@@ -154,8 +190,15 @@ func expected(expect string) driftcheck.LaneVerdict {
 	return driftcheck.LaneReproducedFaster
 }
 
-func decideArm(e *spec.Experiment, rep driftcheck.Report, inc *Incidence, arm string) ArmDecision {
+func decideArm(e *spec.Experiment, plan *receipt.Plan, rep driftcheck.Report, inc *Incidence, weak *Reason, arm string) ArmDecision {
 	r := &armRule{floor: rep.Config.EffectFloorPct, primaryGain: true}
+	switch {
+	case weak == nil:
+	case weak.Code == OpenUnderPowered:
+		r.weak = weak
+	default:
+		r.opens = append(r.opens, *weak)
+	}
 	if r.floor == 0 {
 		r.floor = driftcheck.DefaultConfig().EffectFloorPct
 	}
@@ -180,13 +223,28 @@ func decideArm(e *spec.Experiment, rep driftcheck.Report, inc *Incidence, arm st
 		}
 		sums := byLane[l.Name]
 		if len(sums) == 0 {
-			if slices.Contains(rep.Candidates, arm) {
+			switch {
+			case !slices.Contains(rep.Candidates, arm):
+			case plan != nil && !slices.ContainsFunc(plan.Lanes, func(pl receipt.Lane) bool { return pl.Name == l.Name }):
+				r.open(OpenNotMeasured, "%s lane %s was not run: the receipt's run selected only lanes %s (--lanes); rerun with every lane the rule needs",
+					l.Role, l.Name, planLanes(plan))
+			default:
 				r.open(OpenNotMeasured, "%s lane %s is not in the receipt", l.Role, l.Name)
 			}
 			if l.Role == spec.RolePrimary {
 				r.primaryGain = false
 			}
 			continue
+		}
+		if plan != nil {
+			for c := 1; c <= plan.Protocol.Collections; c++ {
+				if !slices.ContainsFunc(sums, func(s driftcheck.LaneSummary) bool { return s.Collection == c }) {
+					r.open(OpenNotMeasured, "%s lane %s has no verdict for collection %d in the receipt", l.Role, l.Name, c)
+					if l.Role == spec.RolePrimary {
+						r.primaryGain = false
+					}
+				}
+			}
 		}
 		if s := sums[0]; s.Role != l.Role || (l.Role == spec.RolePrimary && s.Expect != expect) {
 			r.open(OpenSpecChanged, "lane %s is %s on the page but was run as %s: the page changed after the run; restore it or rerun",
@@ -232,11 +290,20 @@ func decideArm(e *spec.Experiment, rep driftcheck.Report, inc *Incidence, arm st
 
 	out := ArmDecision{Arm: arm, Passed: r.passed, Notes: r.notes}
 	switch {
-	case len(r.suspect) > 0:
+	case len(r.suspect) > 0 || r.weak != nil:
+		// The measurement is suspect or too small: it can neither accept nor reject.
 		out.Status = spec.StatusInconclusive
-		out.Reasons = append(slices.Clone(r.suspect), r.opens...)
+		out.Reasons = slices.Clone(r.suspect)
+		why := " (not a rejection while a control lane is off)"
+		if r.weak != nil {
+			out.Reasons = append(out.Reasons, *r.weak)
+			if len(r.suspect) == 0 {
+				why = " (not a rejection from an under-powered receipt)"
+			}
+		}
+		out.Reasons = append(out.Reasons, r.opens...)
 		for _, rj := range r.rejects {
-			out.Reasons = append(out.Reasons, Reason{rj.Code, rj.Text + " (not a rejection while a control lane is off)"})
+			out.Reasons = append(out.Reasons, Reason{rj.Code, rj.Text + why})
 		}
 	case len(r.rejects) > 0:
 		out.Status = spec.StatusRejected
@@ -251,6 +318,15 @@ func decideArm(e *spec.Experiment, rep driftcheck.Report, inc *Incidence, arm st
 		out.Status = spec.StatusAccepted
 	}
 	return out
+}
+
+// planLanes lists the lanes a run plan ran: "alpha, beta".
+func planLanes(plan *receipt.Plan) string {
+	names := make([]string, len(plan.Lanes))
+	for i, l := range plan.Lanes {
+		names[i] = l.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // laneDesc describes a lane's role and expectation: "primary (expect faster)".
@@ -274,7 +350,7 @@ func (r *armRule) primary(lane, expect string, sums []driftcheck.LaneSummary) {
 		at := fmt.Sprintf("primary lane %s (expect %s) %s in collection %d: %s", lane, expect, v, s.Collection, s.Reason)
 		switch {
 		case v == want:
-			ok = append(ok, pctText(s.MedianDeltaPct))
+			ok = append(ok, report.Pct(s.MedianDeltaPct))
 			continue
 		case v == driftcheck.LaneInsufficient:
 			r.open(OpenInsufficient, "%s", at)
@@ -334,7 +410,7 @@ func (r *armRule) guard(lane string, sums []driftcheck.LaneSummary) bool {
 		case driftcheck.LaneMixed:
 			if s.MedianDeltaPct > 0 {
 				r.notes = append(r.notes, fmt.Sprintf("guard lane %s: median pass delta %s in collection %d is beyond the floor but not reproduced; watch it",
-					lane, pctText(s.MedianDeltaPct), s.Collection))
+					lane, report.Pct(s.MedianDeltaPct), s.Collection))
 			}
 		}
 	}
@@ -371,15 +447,26 @@ func (r *armRule) decay(lanes []string, byLane map[string][]driftcheck.LaneSumma
 	for c := 0; c < ncoll; c++ {
 		gains := make([]float64, len(lanes))
 		var parts []string
+		unusable := ""
 		for i, l := range lanes {
 			if c >= len(byLane[l]) {
 				r.open(OpenNotMeasured, "shape decay lane %s has no collection %d", l, c+1)
 				return
 			}
-			gains[i] = -byLane[l][c].MedianDeltaPct
+			s := byLane[l][c]
+			if s.Verdict == driftcheck.LaneInsufficient {
+				unusable = l
+				break
+			}
+			gains[i] = -s.MedianDeltaPct
 			parts = append(parts, fmt.Sprintf("%s %s", l, gainText(gains[i])))
 		}
 		coll := c + 1
+		if unusable != "" {
+			// No data is no evidence against the prediction, nor for it.
+			r.open(OpenInsufficient, "shape decay lane %s is insufficient in collection %d, so the predicted decay cannot be checked there", unusable, coll)
+			continue
+		}
 		broken := false
 		for i := 1; i < len(gains); i++ {
 			if gains[i] > gains[i-1]+r.floor {
@@ -424,9 +511,6 @@ func (r *armRule) incidence(gate *spec.Incidence, inc *Incidence) {
 		}
 	}
 }
-
-// pctText formats a delta in percent with its sign: "-12.1%".
-func pctText(d float64) string { return fmt.Sprintf("%+.1f%%", d) }
 
 // gainText formats a gain (minus a delta) in percent: "12.1%" or "-3.0%".
 func gainText(g float64) string {

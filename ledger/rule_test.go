@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -36,15 +39,22 @@ func lane(name, role, expect string, verdicts []driftcheck.LaneVerdict, medians 
 // vs is a list of lane verdicts, one per collection.
 func vs(v ...driftcheck.LaneVerdict) []driftcheck.LaneVerdict { return v }
 
-// ruleFixture builds a spec and a report from lanes; arms are the candidates in order.
-func ruleFixture(arms []string, lanes []ruleLane) (*spec.Experiment, driftcheck.Report) {
+// ruleFixture builds a spec, the plan of a run of it and that run's report from lanes;
+// arms are the candidates in order. The spec sets no protocol, so it asks for the
+// defaults (2 collections x 4 passes x 21 samples), and the plan ran exactly that with
+// every lane.
+func ruleFixture(arms []string, lanes []ruleLane) (*spec.Experiment, *receipt.Plan, driftcheck.Report) {
 	e := &spec.Experiment{ID: 1, Arms: []spec.Arm{{Name: "base"}}}
+	plan := &receipt.Plan{Experiment: 1, Arms: []receipt.Arm{{Name: "base"}},
+		Protocol: receipt.Protocol{Collections: spec.DefaultCollections, Passes: spec.DefaultPasses, Samples: spec.DefaultSamples, Warmup: spec.DefaultWarmup}}
 	for _, a := range arms {
 		e.Arms = append(e.Arms, spec.Arm{Name: a})
+		plan.Arms = append(plan.Arms, receipt.Arm{Name: a})
 	}
 	rep := driftcheck.Report{Config: driftcheck.DefaultConfig(), Base: "base", Candidates: arms}
 	for _, l := range lanes {
 		e.Lanes = append(e.Lanes, spec.Lane{Name: l.name, Role: l.role, Expect: l.expect})
+		plan.Lanes = append(plan.Lanes, receipt.Lane{Name: l.name, Role: l.role, Expect: l.expect})
 	}
 	for _, a := range arms {
 		for _, l := range lanes {
@@ -57,12 +67,16 @@ func ruleFixture(arms []string, lanes []ruleLane) (*spec.Experiment, driftcheck.
 				if c < len(l.medians[a]) {
 					med = l.medians[a][c]
 				}
+				passes := plan.Protocol.Passes
+				if v == ins {
+					passes = 0
+				}
 				rep.Lanes = append(rep.Lanes, driftcheck.LaneSummary{Lane: l.name, Arm: a, Role: l.role, Expect: expect,
-					Collection: c + 1, MedianDeltaPct: med, MeanDeltaPct: med, Verdict: v, Reason: "test reason"})
+					Collection: c + 1, Passes: passes, MedianDeltaPct: med, MeanDeltaPct: med, Verdict: v, Reason: "test reason"})
 			}
 		}
 	}
-	return e, rep
+	return e, plan, rep
 }
 
 func TestDecide(t *testing.T) {
@@ -222,6 +236,13 @@ func TestDecide(t *testing.T) {
 			want:  want{status: spec.StatusRejected, codes: []string{ReasonPremiseRefuted, ReasonPremiseRefuted}},
 		},
 		{
+			name: "decay lane without data in a collection: not evidence against the shape",
+			lanes: []ruleLane{lane("f4", "primary", "faster", vs(rf, ins), -30, 0),
+				lane("f8", "primary", "faster", vs(rf, rf), -18, -17), guardOK, controlOK},
+			shape: &spec.Shape{Decay: []string{"f4", "f8"}},
+			want:  want{status: spec.StatusInconclusive, codes: []string{OpenInsufficient, OpenInsufficient}},
+		},
+		{
 			name:      "incidence not measured: inconclusive",
 			lanes:     []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20), guardOK, controlOK},
 			incidence: &spec.Incidence{Total: "dispatches", Eligible: "parked", MinShare: 0.01},
@@ -256,9 +277,9 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, rep := ruleFixture([]string{"cand"}, tt.lanes)
+			e, plan, rep := ruleFixture([]string{"cand"}, tt.lanes)
 			e.Shape, e.Incidence = tt.shape, tt.incidence
-			d := Decide(e, rep, tt.inc)
+			d := Decide(e, plan, rep, tt.inc)
 			if len(d.Arms) != 1 {
 				t.Fatalf("got %d arms, want 1", len(d.Arms))
 			}
@@ -311,8 +332,8 @@ func TestDecideSeveralArms(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, rep := ruleFixture([]string{"candA", "candB"}, []ruleLane{tt.lane})
-			d := Decide(e, rep, nil)
+			e, plan, rep := ruleFixture([]string{"candA", "candB"}, []ruleLane{tt.lane})
+			d := Decide(e, plan, rep, nil)
 			if d.Status != tt.status || !slices.Equal(d.Accepted, tt.accepted) {
 				t.Errorf("got %s %v, want %s %v (%s)", d.Status, d.Accepted, tt.status, tt.accepted, d.Summary())
 			}
@@ -321,10 +342,10 @@ func TestDecideSeveralArms(t *testing.T) {
 }
 
 func TestDecideSpecChanged(t *testing.T) {
-	e, rep := ruleFixture([]string{"cand"}, []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20)})
+	e, plan, rep := ruleFixture([]string{"cand"}, []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20)})
 	e.Lanes[0].Role = spec.RoleGuard // the page now calls the lane a guard
 	e.Lanes = append(e.Lanes, spec.Lane{Name: "q", Role: spec.RolePrimary})
-	d := Decide(e, rep, nil)
+	d := Decide(e, plan, rep, nil)
 	a := d.Arms[0]
 	if a.Status != spec.StatusInconclusive || len(a.Reasons) != 2 ||
 		a.Reasons[0].Code != OpenSpecChanged || a.Reasons[1].Code != OpenNotMeasured {
@@ -333,12 +354,178 @@ func TestDecideSpecChanged(t *testing.T) {
 }
 
 func TestDecideArmMissingFromReceipt(t *testing.T) {
-	e, rep := ruleFixture([]string{"candA"}, []ruleLane{{name: "p", role: "primary", expect: "faster",
+	e, plan, rep := ruleFixture([]string{"candA"}, []ruleLane{{name: "p", role: "primary", expect: "faster",
 		verdicts: map[string][]driftcheck.LaneVerdict{"candA": {rf, rf}}, medians: map[string][]float64{"candA": {-9, -9}}}})
 	e.Arms = append(e.Arms, spec.Arm{Name: "candB"})
-	d := Decide(e, rep, nil)
+	d := Decide(e, plan, rep, nil)
 	if d.Status != spec.StatusAccepted || len(d.Arms) != 2 || d.Arms[1].Status != spec.StatusInconclusive ||
 		d.Arms[1].Reasons[0].Code != OpenNotMeasured {
 		t.Errorf("got %+v", d)
+	}
+}
+
+// TestDecidePower checks that a receipt which ran fewer collections, passes or samples than
+// the spec asks for its profile decides nothing: its arms are inconclusive, under-powered.
+func TestDecidePower(t *testing.T) {
+	// The spec of exp 275 in miniature: a full protocol and a quick profile that keeps
+	// the collections.
+	specProto := spec.Protocol{Samples: 41, Warmup: 10, Passes: 12, Collections: 2, Seed: 275}
+	quick := spec.Protocol{Samples: 15, Warmup: 3, Passes: 4}
+	proto := func(c, p, s int) receipt.Protocol {
+		return receipt.Protocol{Collections: c, Passes: p, Samples: s, Warmup: 1}
+	}
+	type want struct {
+		status string
+		codes  []string
+		texts  []string // substrings of the reasons, in order
+	}
+	tests := []struct {
+		name    string
+		profile string
+		ran     receipt.Protocol
+		lanes   []ruleLane
+		want    want
+	}{
+		{
+			name: "quick profile run as the profile says: accepted", profile: "quick", ran: proto(2, 4, 15),
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -19)},
+			want:  want{status: spec.StatusAccepted},
+		},
+		{
+			name: "more than the spec asks: accepted", ran: proto(3, 12, 50),
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf, rf), -20, -19, -21)},
+			want:  want{status: spec.StatusAccepted},
+		},
+		{
+			name: "the reviewer's run: 1 collection x 2 passes x 3 samples", profile: "quick", ran: proto(1, 2, 3),
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf), -20)},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenUnderPowered},
+				texts: []string{"1 collection x 2 passes x 3 samples, the spec's quick profile asks for 2 x 4 x 15"}},
+		},
+		{
+			name: "one collection short of the spec's protocol", ran: proto(1, 12, 41),
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf), -20)},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenUnderPowered},
+				texts: []string{"1 collection x 12 passes x 41 samples, the spec's protocol asks for 2 x 12 x 41"}},
+		},
+		{
+			name: "fewer passes only", profile: "quick", ran: proto(2, 2, 15),
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20)},
+			want:  want{status: spec.StatusInconclusive, codes: []string{OpenUnderPowered}, texts: []string{"2 collections x 2 passes x 15 samples"}},
+		},
+		{
+			name: "fewer samples only", profile: "quick", ran: proto(2, 4, 14),
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20)},
+			want:  want{status: spec.StatusInconclusive, codes: []string{OpenUnderPowered}, texts: []string{"asks for 2 x 4 x 15"}},
+		},
+		{
+			name: "an under-powered receipt rejects nothing either", profile: "quick", ran: proto(1, 2, 3),
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rs), 12)},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenUnderPowered, ReasonRegression},
+				texts: []string{"1 collection", "(not a rejection from an under-powered receipt)"}},
+		},
+		{
+			name: "a control lane off and under-powered: both said", profile: "quick", ran: proto(1, 4, 15),
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(neu), 0), lane("c", "control", "", vs(rs), 5)},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenControl, OpenUnderPowered, ReasonBelowSignal},
+				texts: []string{"control lane c", "1 collection", "(not a rejection while a control lane is off)"}},
+		},
+		{
+			name: "the receipt's profile is gone from the spec", profile: "smoke", ran: proto(2, 4, 15),
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20)},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenSpecChanged},
+				texts: []string{"the receipt ran profile smoke, which the spec no longer has"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, plan, rep := ruleFixture([]string{"cand"}, tt.lanes)
+			e.Protocol, e.Profiles = specProto, map[string]spec.Protocol{"quick": quick}
+			plan.Profile, plan.Protocol = tt.profile, tt.ran
+			d := Decide(e, plan, rep, nil)
+			a := d.Arms[0]
+			var codes []string
+			for _, r := range a.Reasons {
+				codes = append(codes, r.Code)
+			}
+			if a.Status != tt.want.status || d.Status != tt.want.status || !slices.Equal(codes, tt.want.codes) {
+				t.Fatalf("got %s %v, want %s %v\nreasons: %v", a.Status, codes, tt.want.status, tt.want.codes, a.Reasons)
+			}
+			for i, text := range tt.want.texts {
+				if !strings.Contains(a.Reasons[min(i, len(a.Reasons)-1)].Text, text) {
+					t.Errorf("reason %d %q does not contain %q", i, a.Reasons[min(i, len(a.Reasons)-1)].Text, text)
+				}
+			}
+		})
+	}
+}
+
+// TestDecideReceiptShapes checks the rule on receipts that lack part of what the spec
+// asks for: lanes left out with --lanes, a collection missing from the analysis, and
+// three arms of which one was not run.
+func TestDecideReceiptShapes(t *testing.T) {
+	tests := []struct {
+		name   string
+		arms   []string
+		lanes  []ruleLane
+		adjust func(e *spec.Experiment, plan *receipt.Plan, rep *driftcheck.Report)
+		want   map[string]string // arm -> "status: codes"
+		texts  []string          // substrings of some reason
+	}{
+		{
+			name:  "guard left out with --lanes",
+			arms:  []string{"cand"},
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20), lane("g", "guard", "", nil)},
+			adjust: func(e *spec.Experiment, plan *receipt.Plan, rep *driftcheck.Report) {
+				plan.Lanes = plan.Lanes[:1]
+			},
+			want:  map[string]string{"cand": "inconclusive: not-measured"},
+			texts: []string{"guard lane g was not run: the receipt's run selected only lanes p (--lanes)"},
+		},
+		{
+			name:  "a collection missing from the analysis",
+			arms:  []string{"cand"},
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf), -20)},
+			want:  map[string]string{"cand": "inconclusive: not-measured"},
+			texts: []string{"primary lane p has no verdict for collection 2 in the receipt"},
+		},
+		{
+			name: "three arms, one not run",
+			arms: []string{"candA", "candB"},
+			lanes: []ruleLane{{name: "p", role: "primary", expect: "faster",
+				verdicts: map[string][]driftcheck.LaneVerdict{"candA": {rf, rf}, "candB": {rs, rs}},
+				medians:  map[string][]float64{"candA": {-9, -9}, "candB": {9, 9}}}},
+			adjust: func(e *spec.Experiment, plan *receipt.Plan, rep *driftcheck.Report) {
+				e.Arms = append(e.Arms, spec.Arm{Name: "candC"})
+			},
+			want: map[string]string{"candA": "accepted: ", "candB": "rejected: regression, regression", "candC": "inconclusive: not-measured"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, plan, rep := ruleFixture(tt.arms, tt.lanes)
+			if tt.adjust != nil {
+				tt.adjust(e, plan, &rep)
+			}
+			d := Decide(e, plan, rep, nil)
+			got := map[string]string{}
+			var texts []string
+			for _, a := range d.Arms {
+				var codes []string
+				for _, r := range a.Reasons {
+					codes = append(codes, r.Code)
+					texts = append(texts, r.Text)
+				}
+				got[a.Arm] = a.Status + ": " + strings.Join(codes, ", ")
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("-want +got:\n%s\n%v", diff, d.Arms)
+			}
+			for _, want := range tt.texts {
+				if !slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, want) }) {
+					t.Errorf("no reason contains %q: %q", want, texts)
+				}
+			}
+		})
 	}
 }

@@ -60,11 +60,15 @@ const (
 	// OpenIncidence: the spec has an incidence gate and it was not measured, or its
 	// positive control did not fire, or it counted no events.
 	OpenIncidence = "incidence"
+	// OpenUnderPowered: the receipt ran fewer collections, passes or samples than the
+	// spec's protocol for the receipt's profile asks for, so it cannot settle the
+	// experiment either way; this overrides any rejection.
+	OpenUnderPowered = "under-powered"
 )
 
 // InconclusiveReasons returns the closed vocabulary of reasons for an inconclusive arm.
 func InconclusiveReasons() []string {
-	return []string{OpenDrift, OpenInsufficient, OpenControl, OpenNotMeasured, OpenSpecChanged, OpenMixed, OpenIncidence}
+	return []string{OpenDrift, OpenInsufficient, OpenControl, OpenNotMeasured, OpenSpecChanged, OpenMixed, OpenIncidence, OpenUnderPowered}
 }
 
 // DirectionsFile is the directions registry under the ledger root.

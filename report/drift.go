@@ -15,17 +15,18 @@ import (
 // (one row per lane), then one table of every pass-pair verdict with its reason, then the
 // warnings as a bullet list. Sections use third-level headings.
 func DriftMarkdown(w io.Writer, r driftcheck.Report) error {
-	ew := &driftErrWriter{w: w}
+	ew := NewErrWriter(w)
 
 	for _, g := range driftGroups(r.Lanes) {
 		fmt.Fprintf(ew, "### %s vs %s, collection %d\n\n", g[0].Arm, r.Base, g[0].Collection)
-		if ew.err != nil {
-			return ew.err
+		if ew.Err() != nil {
+			return ew.Err()
 		}
 		rows := make([][]string, 0, len(g))
 		for _, l := range g {
+			med, mean := SummaryDeltas(l)
 			rows = append(rows, []string{
-				l.Lane, l.Role, fmt.Sprint(l.Passes), driftPct(l.MedianDeltaPct), driftPct(l.MeanDeltaPct),
+				l.Lane, l.Role, fmt.Sprint(l.Passes), med, mean,
 				fmt.Sprintf("%d/%d", l.Faster, l.Passes), PairCounts(l), driftP(l),
 				driftSummary(l.Base), driftSummary(l.Cand), driftBlips(l.HostBlips), string(l.Verdict), l.Reason,
 			})
@@ -38,15 +39,15 @@ func DriftMarkdown(w io.Writer, r driftcheck.Report) error {
 	}
 
 	fmt.Fprintf(ew, "### Pass-pair verdicts\n\n")
-	if ew.err != nil {
-		return ew.err
+	if ew.Err() != nil {
+		return ew.Err()
 	}
 	if len(r.Pairs) == 0 {
 		fmt.Fprintf(ew, "No pass-pairs.\n\n")
 	} else {
 		rows := make([][]string, 0, len(r.Pairs))
 		for _, p := range r.Pairs {
-			d1, d2 := driftPct(p.Delta1Pct), driftPct(p.Delta2Pct)
+			d1, d2 := Pct(p.Delta1Pct), Pct(p.Delta2Pct)
 			if !p.Usable1 {
 				d1 = "-"
 			}
@@ -69,7 +70,7 @@ func DriftMarkdown(w io.Writer, r driftcheck.Report) error {
 	for _, s := range r.Warnings {
 		fmt.Fprintf(ew, "- %s\n", s)
 	}
-	return ew.err
+	return ew.Err()
 }
 
 // driftGroups splits lane summaries into runs of the same candidate and collection,
@@ -85,10 +86,7 @@ func driftGroups(lanes []driftcheck.LaneSummary) [][]driftcheck.LaneSummary {
 	return out
 }
 
-// pct formats a delta in percent with its sign.
-func driftPct(d float64) string { return fmt.Sprintf("%+.1f%%", d) }
-
-// pValue formats the pooled p-value, or "-" when nothing was pooled.
+// driftP formats the pooled p-value, or "-" when nothing was pooled.
 func driftP(l driftcheck.LaneSummary) string {
 	switch {
 	case l.Base.N == 0 || l.Cand.N == 0:
@@ -100,7 +98,7 @@ func driftP(l driftcheck.LaneSummary) string {
 	}
 }
 
-// summary formats a pooled median with its confidence interval.
+// driftSummary formats a pooled median with its confidence interval.
 func driftSummary(s driftcheck.Summary) string {
 	switch {
 	case s.N == 0:
@@ -112,12 +110,22 @@ func driftSummary(s driftcheck.Summary) string {
 	}
 }
 
-// num formats a measured value with 4 significant digits.
+// driftNum formats a measured value with 4 significant digits.
 func driftNum(x float64) string {
 	if math.Abs(x) >= 1e4 || (x != 0 && math.Abs(x) < 1e-3) {
 		return fmt.Sprintf("%.3e", x)
 	}
 	return fmt.Sprintf("%.4g", x)
+}
+
+// SummaryDeltas formats a lane summary's median and mean pass delta with Pct, or "-" for
+// both when the lane has no usable pass in the collection (all its runs failed or are
+// missing): the summary's zeros are then no measurement.
+func SummaryDeltas(l driftcheck.LaneSummary) (median, mean string) {
+	if l.Passes == 0 {
+		return "-", "-"
+	}
+	return Pct(l.MedianDeltaPct), Pct(l.MeanDeltaPct)
 }
 
 // PairCounts lists a lane's non-zero pair verdict counts, REPRODUCED split by direction:
@@ -142,7 +150,7 @@ func PairCounts(l driftcheck.LaneSummary) string {
 	return strings.Join(parts, ", ")
 }
 
-// blips lists host-blip passes: "pass 5, 9".
+// driftBlips lists host-blip passes: "pass 5, 9".
 func driftBlips(passes []int) string {
 	if len(passes) == 0 {
 		return "-"
@@ -152,19 +160,4 @@ func driftBlips(passes []int) string {
 		s[i] = fmt.Sprint(p)
 	}
 	return "pass " + strings.Join(s, ", ")
-}
-
-// driftErrWriter remembers the first write error so formatted writes can be checked once.
-type driftErrWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *driftErrWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
 }

@@ -133,3 +133,39 @@ func TestDriftMarkdownWriteError(t *testing.T) {
 		}
 	}
 }
+
+// TestMethodologyInsufficientNotes keeps docs/methodology.md honest about what makes a
+// pass unusable: every note the drift check gives a pass with a zero median on either
+// side is quoted in the page.
+func TestMethodologyInsufficientNotes(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "methodology.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name       string
+		base, cand float64
+	}{
+		{"zero base median", 0, 90},
+		{"zero candidate median", 100, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := driftcheck.Input{Base: "base", Candidates: []string{"cand"}, Collections: 1, Passes: 2,
+				Lanes: []driftcheck.Lane{{Name: "L", Role: "primary"}},
+				Observations: []driftcheck.Observation{
+					driftObs(1, 1, "L", "base", tc.base, 5), driftObs(1, 1, "L", "cand", tc.cand, 5),
+					driftObs(1, 2, "L", "base", 100, 5), driftObs(1, 2, "L", "cand", 90, 5),
+				}}
+			r, err := driftcheck.Analyze(in, driftcheck.DefaultConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Pairs) != 1 || r.Pairs[0].Verdict != driftcheck.Insufficient || r.Passes[0].Usable {
+				t.Fatalf("pair %+v, pass %+v: want an unusable pass and an insufficient pair", r.Pairs, r.Passes[0])
+			}
+			if note := r.Passes[0].Note; !bytes.Contains(doc, []byte(note)) {
+				t.Errorf("docs/methodology.md does not mention the note %q", note)
+			}
+		})
+	}
+}

@@ -6,12 +6,12 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/flipbench/flipbench/driftcheck"
@@ -28,8 +28,51 @@ type Data struct {
 	Analysis driftcheck.Report
 }
 
-// Load reads a receipt data folder and runs the drift check on it.
+// Load reads a receipt data folder and runs the drift check on it afresh: what Finish
+// renders, and what flipbench drift shows.
 func Load(dir string) (*Data, error) {
+	d, err := readData(dir)
+	if err != nil {
+		return nil, err
+	}
+	d.Analysis, err = driftcheck.Analyze(DriftInput(d.Plan, d.Records), DriftConfig(d.Plan.Drift))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return d, nil
+}
+
+// Open loads a finished receipt as its page shows it, for deciding on it: it verifies the
+// data folder against its manifest, refusing a receipt whose files changed since the run,
+// checks that the receipt page exists, and takes the drift analysis stored in
+// analysis.json rather than computing it again. dir is the data folder.
+func Open(dir string) (*Data, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("receipt %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("receipt %s: not a receipt data folder", dir)
+	}
+	if err := receipt.VerifyManifest(dir); err != nil {
+		return nil, fmt.Errorf("receipt %s does not match its manifest; refusing a changed receipt:\n%w", dir, err)
+	}
+	if _, err := os.Stat(Path(dir)); err != nil {
+		return nil, fmt.Errorf("receipt %s: its page %s is missing: %w", dir, Path(dir), err)
+	}
+	d, err := readData(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := receipt.ReadJSON(filepath.Join(dir, receipt.AnalysisFile), &d.Analysis); err != nil {
+		return nil, fmt.Errorf("receipt %s: %w", dir, err)
+	}
+	return d, nil
+}
+
+// readData reads what a run wrote into a receipt data folder: the plan, the records and
+// the environment (optional).
+func readData(dir string) (*Data, error) {
 	plan, err := receipt.ReadPlan(dir)
 	if err != nil {
 		return nil, err
@@ -39,12 +82,8 @@ func Load(dir string) (*Data, error) {
 		return nil, err
 	}
 	d := &Data{Dir: dir, Plan: plan, Records: recs}
-	if err := receipt.ReadJSON(filepath.Join(dir, receipt.EnvFile), &d.Env); err != nil && !os.IsNotExist(err) {
+	if err := receipt.ReadJSON(filepath.Join(dir, receipt.EnvFile), &d.Env); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
-	}
-	d.Analysis, err = driftcheck.Analyze(DriftInput(plan, recs), DriftConfig(plan.Drift))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	return d, nil
 }
@@ -87,8 +126,14 @@ func Path(dir string) string { return strings.TrimRight(dir, "/") + ".md" }
 
 // Finish completes a receipt from its data folder: the <arm>.bench files, analysis.json,
 // one SVG plot per primary and guard lane, manifest.json, and the markdown page beside the
-// folder. It returns the page's path.
+// folder. It returns the page's path. Finishing a receipt again (after adding an
+// incidence report, or a resume that had nothing left to run) is allowed, but not over a
+// change: when the folder has a manifest, the run's own files (plan.json, raw.jsonl,
+// env.json) must still match it, or the new manifest would bless the change.
 func Finish(dir string) (string, error) {
+	if err := checkRunFiles(dir); err != nil {
+		return "", err
+	}
 	d, err := Load(dir)
 	if err != nil {
 		return "", err
@@ -111,6 +156,41 @@ func Finish(dir string) (string, error) {
 	}
 	md := Path(dir)
 	return md, receipt.WriteFile(md, buf.Bytes())
+}
+
+// checkRunFiles checks the files a run writes, and that Finish derives everything else
+// from, against the folder's manifest, if it has one yet.
+func checkRunFiles(dir string) error {
+	var m receipt.Manifest
+	err := receipt.ReadJSON(filepath.Join(dir, receipt.ManifestFile), &m)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // finished for the first time
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, name := range []string{receipt.PlanFile, receipt.RawFile, receipt.EnvFile} {
+		want, listed := m.Files[name]
+		if !listed {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		sum, err := receipt.HashFile(path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			errs = append(errs, fmt.Errorf("%s: listed in %s but missing", path, receipt.ManifestFile))
+		case err != nil:
+			errs = append(errs, err)
+		case sum != want:
+			errs = append(errs, fmt.Errorf("%s: changed since the run (sha256 %s, manifest says %s)",
+				path, receipt.ShortHash(sum), receipt.ShortHash(want)))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("receipt %s does not match its manifest; refusing to render it again over a changed run:\n%w", dir, errors.Join(errs...))
+	}
+	return nil
 }
 
 // Render writes the receipt page.
@@ -140,16 +220,23 @@ func Render(w io.Writer, d *Data) error {
 		return err
 	}
 	fmt.Fprintf(w, "\n## Peak RSS\n\n")
-	if err := rssTable(w, d); err != nil {
+	failed := failedRuns(d.Records)
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "Over the successful runs only: failed runs (listed below) are left out.\n\n")
+	}
+	var arms []string
+	for _, a := range p.Arms {
+		arms = append(arms, a.Name)
+	}
+	if err := RSSTable(w, d, arms, RSSMedianMax); err != nil {
 		return err
 	}
-	failed := failedRuns(d.Records)
 	if len(failed) > 0 {
 		fmt.Fprintf(w, "\n## Failed runs\n\n")
 		for _, r := range failed {
-			fmt.Fprintf(w, "- collection %d pass %d, lane %s, arm %s (pid %d, exit %d): %s\n", r.Collection, r.Pass, r.Lane, r.Arm, r.PID, r.Exit, oneLine(r.Error))
+			fmt.Fprintf(w, "- collection %d pass %d, lane %s, arm %s (pid %d, exit %d): %s\n", r.Collection, r.Pass, r.Lane, r.Arm, r.PID, r.Exit, OneLine(r.Error))
 			if r.StderrTail != "" {
-				fmt.Fprintf(w, "  stderr: `%s`\n", oneLine(lastLine(r.StderrTail)))
+				fmt.Fprintf(w, "  stderr: `%s`\n", OneLine(lastLine(r.StderrTail)))
 			}
 		}
 	}
@@ -175,8 +262,9 @@ func provenance(w io.Writer, d *Data) error {
 	rows := [][]string{
 		{"experiment", fmt.Sprintf("%d (%s)", p.Experiment, p.Page)},
 		{"command", "`" + strings.Join(p.Command, " ") + "`"},
-		{"protocol", fmt.Sprintf("%d collections x %d passes, %d samples after %d warmup per run, seed %d, timeout %s",
-			p.Protocol.Collections, p.Protocol.Passes, p.Protocol.Samples, p.Protocol.Warmup, p.Protocol.Seed, p.Protocol.Timeout)},
+		{"protocol", fmt.Sprintf("%s x %s, %s after %d warmup per run, seed %d, timeout %s",
+			Count(p.Protocol.Collections, "collection", "collections"), Count(p.Protocol.Passes, "pass", "passes"),
+			Count(p.Protocol.Samples, "sample", "samples"), p.Protocol.Warmup, p.Protocol.Seed, p.Protocol.Timeout)},
 		{"runs", fmt.Sprintf("%d planned, %d recorded, %d failed", len(p.Runs), len(d.Records), len(failedRuns(d.Records)))},
 	}
 	if len(d.Records) > 0 {
@@ -217,7 +305,7 @@ func armsTable(w io.Writer, p *receipt.Plan) error {
 	var rows [][]string
 	for _, a := range p.Arms {
 		env := strings.Join(a.Env, " ")
-		rows = append(rows, []string{a.Name, a.Source, "`" + shortHash(a.SHA256) + "`", orDash(env), "`" + strings.Join(append(append([]string{}, a.Command...), a.Args...), " ") + "`"})
+		rows = append(rows, []string{a.Name, a.Source, "`" + receipt.ShortHash(a.SHA256) + "`", orDash(env), "`" + strings.Join(append(append([]string{}, a.Command...), a.Args...), " ") + "`"})
 	}
 	return mdtable.Write(w, []string{"arm", "source", "sha256", "env", "command"}, rows)
 }
@@ -239,38 +327,7 @@ func passTable(w io.Writer, d *Data) error {
 			continue
 		}
 		rows = append(rows, []string{pd.Lane, itoa(pd.Collection), itoa(pd.Pass), pd.Order, pd.Arm,
-			formatValue(pd.BaseMedian), formatValue(pd.CandMedian), pct(pd.DeltaPct), cv(pd.BaseCVPct), cv(pd.CandCVPct), note})
-	}
-	return mdtable.Write(w, header, rows)
-}
-
-// rssTable shows each arm's peak RSS per lane: the median and maximum over its runs.
-func rssTable(w io.Writer, d *Data) error {
-	type key struct{ lane, arm string }
-	rss := map[key][]float64{}
-	for _, r := range d.Records {
-		if r.MaxRSSBytes > 0 {
-			k := key{r.Lane, r.Arm}
-			rss[k] = append(rss[k], float64(r.MaxRSSBytes))
-		}
-	}
-	header := []string{"lane"}
-	for _, a := range d.Plan.Arms {
-		header = append(header, a.Name+" median", a.Name+" max")
-	}
-	var rows [][]string
-	for _, l := range d.Plan.Lanes {
-		row := []string{l.Name}
-		for _, a := range d.Plan.Arms {
-			xs := rss[key{l.Name, a.Name}]
-			if len(xs) == 0 {
-				row = append(row, "-", "-")
-				continue
-			}
-			sort.Float64s(xs)
-			row = append(row, mib(xs[len(xs)/2]), mib(xs[len(xs)-1]))
-		}
-		rows = append(rows, row)
+			formatValue(pd.BaseMedian), formatValue(pd.CandMedian), Pct(pd.DeltaPct), cv(pd.BaseCVPct), cv(pd.CandCVPct), note})
 	}
 	return mdtable.Write(w, header, rows)
 }
@@ -287,20 +344,9 @@ func failedRuns(recs []receipt.Record) []receipt.Record {
 
 func itoa(n int) string { return fmt.Sprint(n) }
 
-func pct(v float64) string { return fmt.Sprintf("%+.1f%%", v) }
-
 func cv(v float64) string { return fmt.Sprintf("%.1f%%", v) }
 
-func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
-
 func formatValue(v float64) string { return fmt.Sprintf("%.4g", v) }
-
-func shortHash(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
-}
 
 func orDash(s string) string {
 	if s == "" {
@@ -315,8 +361,6 @@ func joinNote(a, b string) string {
 	}
 	return a + "; " + b
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func lastLine(s string) string {
 	s = strings.TrimRight(s, "\n")
