@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/receipt"
 )
@@ -230,6 +231,16 @@ func Render(w io.Writer, d *Data) error {
 	}
 	if err := RSSTable(w, d, arms, RSSMedianMax); err != nil {
 		return err
+	}
+	if incidence.Exists(d.Dir) {
+		r, err := incidence.Read(d.Dir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+		if err := incidence.Markdown(w, r); err != nil {
+			return err
+		}
 	}
 	if len(failed) > 0 {
 		fmt.Fprintf(w, "\n## Failed runs\n\n")

@@ -205,7 +205,7 @@ func TestFinishAgain(t *testing.T) {
 	}{
 		{"unchanged", func(t *testing.T, dir string) {}, ""},
 		{"a file added", func(t *testing.T, dir string) {
-			write(t, filepath.Join(dir, "incidence.json"), "{}\n")
+			write(t, filepath.Join(dir, "notes.txt"), "added later\n")
 		}, ""},
 		{"a derived file edited: rewritten from the run", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "cand.bench"), "BenchmarkL 1 1 ns/op\n")
