@@ -230,11 +230,13 @@ func fileExists(p string) bool {
 // fakeLane is a deterministic lane program for the tests. It takes the exec harness flags
 // -lane, -samples, -warmup and prints exactly -samples results. Its value is FAKE_NS
 // (default 1e6) times FAKE_FACTOR (default 1), with a fixed +-2% pattern per sample.
-// FAKE_SLEEP_MS sleeps before printing. FAKE_NOISE_PCT adds random noise of that standard
-// deviation to every sample. FAKE_RAMP_PCT with FAKE_COUNTER (a file) models a drifting
-// machine: every process is FAKE_RAMP_PCT percent slower than the one before. Lanes named for a failure act it out: crash
-// (exit 3 after a stderr message), hang (sleeps for an hour), garbage (an unparsable value),
-// short (one result too few), nan (a NaN value), negative (a negative time).
+// FAKE_SLEEP_MS sleeps before printing. FAKE_NOISE_PCT adds normal noise of that standard
+// deviation to every sample. FAKE_COUNTER (a file) numbers the processes: with it the noise
+// is seeded by the process number, so a script's noisy runs are the same every time, and
+// FAKE_RAMP_PCT models a drifting machine (every process that much slower than the one
+// before). Lanes named for a failure act it out: crash (exit 3 after a stderr message),
+// hang (sleeps for an hour), garbage (an unparsable value), short (one result too few),
+// nan (a NaN value), negative (a negative time).
 func fakeLane() {
 	fs := flag.NewFlagSet("fakelane", flag.ExitOnError)
 	lane := fs.String("lane", "", "lane")
@@ -243,14 +245,15 @@ func fakeLane() {
 	fs.Parse(os.Args[1:])
 
 	ns := envFloat("FAKE_NS", 1e6) * envFloat("FAKE_FACTOR", 1)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
 	if counter := os.Getenv("FAKE_COUNTER"); counter != "" {
 		b, _ := os.ReadFile(counter)
 		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 		os.WriteFile(counter, []byte(strconv.Itoa(n+1)), 0o644)
 		ns *= math.Pow(1+envFloat("FAKE_RAMP_PCT", 0)/100, float64(n))
+		rng = rand.New(rand.NewPCG(uint64(n), 0x6e6f697365)) // "noise"
 	}
 	noise := envFloat("FAKE_NOISE_PCT", 0) / 100
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
 	if ms := envFloat("FAKE_SLEEP_MS", 0); ms > 0 {
 		time.Sleep(time.Duration(ms * float64(time.Millisecond)))
 	}
