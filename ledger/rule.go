@@ -405,6 +405,14 @@ func (r *armRule) guard(lane string, sums []driftcheck.LaneSummary) bool {
 			r.open(OpenInsufficient, "%s; a regression cannot be ruled out", at)
 			clean = false
 		case driftcheck.LaneDrift:
+			// A guard only has to rule out a regression. Drift that leans faster, or stays
+			// within the floor, on both the median and the mean of the pass deltas shows no
+			// sign of one; drift leaning slower might hide one.
+			if s.MedianDeltaPct < r.floor && s.MeanDeltaPct < r.floor {
+				r.notes = append(r.notes, fmt.Sprintf("guard lane %s: drift-suspected pairs in collection %d, but its pass deltas lean faster or stay within the floor (median %s, mean %s): no sign of a regression",
+					lane, s.Collection, report.Pct(s.MedianDeltaPct), report.Pct(s.MeanDeltaPct)))
+				continue
+			}
 			r.open(OpenDrift, "%s; a regression cannot be ruled out", at)
 			clean = false
 		case driftcheck.LaneMixed:

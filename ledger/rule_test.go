@@ -194,6 +194,18 @@ func TestDecide(t *testing.T) {
 			want: want{status: spec.StatusInconclusive, codes: []string{OpenInsufficient}},
 		},
 		{
+			name: "guard drifts leaning faster: accepted with a note",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
+				lane("guard", "guard", "", vs(dri, neu), -4, 0), controlOK},
+			want: want{status: spec.StatusAccepted, notes: []string{"guard lane guard: drift-suspected pairs in collection 1, but its pass deltas lean faster or stay within the floor (median -4.0%, mean -4.0%): no sign of a regression"}},
+		},
+		{
+			name: "guard drifts leaning slower: inconclusive",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
+				lane("guard", "guard", "", vs(dri, neu), 5, 0), controlOK},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenDrift}},
+		},
+		{
 			name: "guard mixed but slower: accepted with a note",
 			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
 				lane("guard", "guard", "", vs(neu, mix), 0, 4), controlOK},

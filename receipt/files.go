@@ -18,22 +18,26 @@ import (
 
 // Snapshot is the state of the host at one moment of a run.
 type Snapshot struct {
-	When          string    `json:"when"` // "before" or "after"
-	Collection    int       `json:"collection"`
-	Pass          int       `json:"pass"`
-	Time          time.Time `json:"time"`
-	Hostname      string    `json:"hostname"`
-	Kernel        string    `json:"kernel,omitempty"`
-	CPUModel      string    `json:"cpu_model,omitempty"`
-	CPUs          int       `json:"cpus"`
-	Governor      string    `json:"governor,omitempty"`
-	Load1         float64   `json:"load1"`
-	Load5         float64   `json:"load5"`
-	Load15        float64   `json:"load15"`
-	MemTotalBytes int64     `json:"mem_total_bytes,omitempty"`
-	MemAvailBytes int64     `json:"mem_available_bytes,omitempty"`
-	DiskFreeBytes int64     `json:"disk_free_bytes,omitempty"`
-	GoVersion     string    `json:"go_version"`
+	When       string    `json:"when"` // "before" or "after"
+	Collection int       `json:"collection"`
+	Pass       int       `json:"pass"`
+	Time       time.Time `json:"time"`
+	Hostname   string    `json:"hostname"`
+	Kernel     string    `json:"kernel,omitempty"`
+	CPUModel   string    `json:"cpu_model,omitempty"`
+	CPUs       int       `json:"cpus"`
+	Governor   string    `json:"governor,omitempty"`
+	Load1      float64   `json:"load1"`
+	Load5      float64   `json:"load5"`
+	Load15     float64   `json:"load15"`
+	// BusyPct is how much of the machine's CPU time other processes used during a short
+	// window in which flipbench ran nothing (100 x busy / total over all CPUs). Unlike the
+	// load average, it does not count the lanes just measured.
+	BusyPct       float64 `json:"busy_pct"`
+	MemTotalBytes int64   `json:"mem_total_bytes,omitempty"`
+	MemAvailBytes int64   `json:"mem_available_bytes,omitempty"`
+	DiskFreeBytes int64   `json:"disk_free_bytes,omitempty"`
+	GoVersion     string  `json:"go_version"`
 	// Warnings says what about the host may have disturbed the measurement.
 	Warnings []string `json:"warnings,omitempty"`
 }

@@ -297,11 +297,25 @@ func provenance(w io.Writer, d *Data) error {
 			[]string{"governor", orDash(s.Governor)},
 			[]string{"go", s.GoVersion},
 			[]string{"load (1 min)", loadRange(d.Env)},
+			[]string{"others' CPU", busyRange(d.Env)},
 			[]string{"memory available", fmt.Sprintf("%d MiB of %d MiB at start", s.MemAvailBytes>>20, s.MemTotalBytes>>20)},
 			[]string{"disk free", fmt.Sprintf("%d MiB at start", s.DiskFreeBytes>>20)},
 		)
 	}
 	return mdtable.Write(w, []string{"", ""}, rows)
+}
+
+// busyRange summarises the share of CPU that other processes used between runs.
+func busyRange(env receipt.Env) string {
+	hi, sum := 0.0, 0.0
+	for _, s := range env.Snapshots {
+		hi = math.Max(hi, s.BusyPct)
+		sum += s.BusyPct
+	}
+	if len(env.Snapshots) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%% on average, %.0f%% at most, over %d snapshots taken between runs", sum/float64(len(env.Snapshots)), hi, len(env.Snapshots))
 }
 
 func loadRange(env receipt.Env) string {
