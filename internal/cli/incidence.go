@@ -372,7 +372,7 @@ func withIncidence(ctx context.Context, s Streams, exp *spec.Experiment, root st
 			m.err = err
 			return m
 		}
-		page, r, err := ledger.FindPage(".", fmt.Sprint(plan.Experiment))
+		page, r, err := pageOfPlan(dir, plan)
 		if err != nil {
 			fmt.Fprintf(s.Err, "flipbench: warning: incidence not measured: %v\n", err)
 			return m
@@ -401,4 +401,17 @@ func withIncidence(ctx context.Context, s Streams, exp *spec.Experiment, root st
 	}
 	m.md = md
 	return m
+}
+
+// pageOfPlan finds the experiment page a receipt was made from: plan.Page under the ledger
+// root that holds the receipt folder (results/ beside experiments/), else the page with the
+// plan's number found from the working directory.
+func pageOfPlan(dir string, plan *receipt.Plan) (page, root string, err error) {
+	if r, err := ledger.FindRoot(dir); err == nil && plan.Page != "" {
+		p := filepath.Join(r, filepath.FromSlash(plan.Page))
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, r, nil
+		}
+	}
+	return ledger.FindPage(".", fmt.Sprint(plan.Experiment))
 }
