@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -129,11 +128,7 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 		return finishAb(s, withIncidence(ctx, s, nil, "", measure(ctx, s, opts.resume, plan)))
 	}
 
-	page, root, err := ledger.FindPage(".", opts.page)
-	if err != nil {
-		return err
-	}
-	exp, err := loadPage(page)
+	exp, page, root, err := findExperiment(opts.page)
 	if err != nil {
 		return err
 	}

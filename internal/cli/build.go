@@ -11,8 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flipbench/flipbench/armbuild"
-	"github.com/flipbench/flipbench/ledger"
-	"github.com/flipbench/flipbench/spec"
 )
 
 type buildOptions struct {
@@ -54,11 +52,7 @@ func runBuild(ctx context.Context, s Streams, opts *buildOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	page, root, err := ledger.FindPage(".", opts.page)
-	if err != nil {
-		return err
-	}
-	exp, err := spec.ParseFile(relPath(page))
+	exp, _, root, err := findExperiment(opts.page)
 	if err != nil {
 		return err
 	}

@@ -145,6 +145,17 @@ func measure(ctx context.Context, s Streams, dir string, plan *receipt.Plan) mea
 	return measured{md: md, out: out}
 }
 
+// findExperiment resolves a page argument (a path or an experiment number) and parses the
+// page: the experiment, its page path and the ledger root.
+func findExperiment(arg string) (*spec.Experiment, string, string, error) {
+	page, root, err := ledger.FindPage(".", arg)
+	if err != nil {
+		return nil, "", "", err
+	}
+	exp, err := loadPage(page)
+	return exp, page, root, err
+}
+
 // loadPage parses an experiment page and checks that its id matches the number in its file
 // name, so receipts are never filed under the wrong experiment.
 func loadPage(page string) (*spec.Experiment, error) {
