@@ -1,28 +1,47 @@
 package harness
 
 import (
+	"os/exec"
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 )
 
-func TestBusyPctSeesOtherWork(t *testing.T) {
+func TestMeasureOthersSeesAnotherProcess(t *testing.T) {
 	if _, _, ok := cpuTimes(); !ok {
 		t.Skip("no /proc/stat here")
 	}
-	// Keep every CPU busy: whatever else the machine does, at least half of it is busy.
-	var stop atomic.Bool
-	for range runtime.NumCPU() {
-		go func() {
-			for !stop.Load() {
-			}
-		}()
+	// Another process spinning on one CPU: at least a good part of one CPU is others'.
+	spin := exec.Command("sh", "-c", "while :; do :; done")
+	if err := spin.Start(); err != nil {
+		t.Fatal(err)
 	}
-	busy := busyPct(200 * time.Millisecond)
-	stop.Store(true)
-	if busy < 50 || busy > 100 {
-		t.Fatalf("busy %.0f%% with every CPU spinning, want at least 50%%", busy)
+	stop := MeasureOthers()
+	time.Sleep(300 * time.Millisecond)
+	others := stop()
+	spin.Process.Kill()
+	spin.Wait()
+	if min := 50.0 / float64(runtime.NumCPU()); others < min {
+		t.Fatalf("others used %.0f%% with a process spinning on one of %d CPUs, want at least %.0f%%", others, runtime.NumCPU(), min)
+	}
+}
+
+func TestOwnCPUCountsThisProcessAndItsLanes(t *testing.T) {
+	// MeasureOthers subtracts ownCPU from the machine's busy time, so ownCPU must see this
+	// process's work and that of the lanes it waited for.
+	start := ownCPU()
+	deadline := time.Now().Add(10 * time.Second)
+	for ownCPU()-start < 100*time.Millisecond {
+		if time.Now().After(deadline) {
+			t.Fatal("ownCPU did not see 100 ms of this process spinning")
+		}
+	}
+	before := ownCPU()
+	if err := exec.Command("sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done").Run(); err != nil {
+		t.Fatal(err)
+	}
+	if ownCPU() <= before {
+		t.Fatal("ownCPU did not count the CPU time of a waited-for child")
 	}
 }
 
@@ -30,8 +49,5 @@ func TestCaptureEnvReadsTheHost(t *testing.T) {
 	s := CaptureEnv("before", 1, 2, time.Unix(0, 0), t.TempDir())
 	if s.When != "before" || s.Collection != 1 || s.Pass != 2 || s.CPUs < 1 || s.GoVersion == "" || s.DiskFreeBytes <= 0 {
 		t.Fatalf("snapshot %+v", s)
-	}
-	if s.BusyPct < 0 || s.BusyPct > 100 {
-		t.Fatalf("busy %.1f%%", s.BusyPct)
 	}
 }

@@ -11,8 +11,10 @@ import (
 )
 
 // BenchmarkRunOverhead measures what flipbench adds around the lane processes: a plan of
-// 2 arms x 2 lanes x 2 passes x 1 collection over a lane that sleeps 50 ms per run. It
-// reports overhead-% = (wall time of Runner.Run - sum of the runs' own durations) / sum.
+// 2 arms x 2 lanes x 4 passes x 2 collections (32 runs) over a lane that sleeps 50 ms per
+// run. It reports overhead-% = (wall time of Runner.Run - sum of the runs' own durations)
+// / sum; the wall time includes the host snapshots, the fsynced records and the one idle
+// look at the machine before the first pass.
 // Run it with: go test ./harness -run '^$' -bench RunOverhead -benchtime 3x
 func BenchmarkRunOverhead(b *testing.B) {
 	lane := filepath.Join(b.TempDir(), "lane.sh")
@@ -22,11 +24,11 @@ func BenchmarkRunOverhead(b *testing.B) {
 	}
 	cmd := []string{"{bin}", "{lane}", "{samples}"}
 	plan := &receipt.Plan{
-		Protocol: receipt.Protocol{Samples: 5, Passes: 2, Collections: 1, Timeout: time.Minute},
+		Protocol: receipt.Protocol{Samples: 5, Passes: 4, Collections: 2, Timeout: time.Minute},
 		Arms:     []receipt.Arm{{Name: "base", Bin: lane, Command: cmd, Kind: KindExec}, {Name: "cand", Bin: lane, Command: cmd, Kind: KindExec}},
 		Lanes:    []receipt.Lane{{Name: "a"}, {Name: "b"}},
 	}
-	plan.Runs = Schedule([]string{"base", "cand"}, []string{"a", "b"}, 1, 2, 1)
+	plan.Runs = Schedule([]string{"base", "cand"}, []string{"a", "b"}, 2, 4, 1)
 	var wall, runs time.Duration
 	for b.Loop() {
 		dir := b.TempDir()

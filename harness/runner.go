@@ -40,6 +40,9 @@ type Runner struct {
 	Now     func() time.Time
 	// Capture snapshots the host; nil means CaptureEnv. Tests pass a fake.
 	Capture func(when string, collection, pass int, now time.Time, dir string) receipt.Snapshot
+	// Others measures the CPU other processes use during each pass; nil means
+	// MeasureOthers. Tests pass a fake.
+	Others OthersMeter
 	// CheckArms, if set, is called before every pass; an error (say, an arm's binary was
 	// rebuilt under the run) stops the run with every finished run kept.
 	CheckArms func() error
@@ -125,8 +128,8 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 	// A host problem is reported when it appears, not again at every snapshot while it
 	// lasts; every snapshot still records it in env.json.
 	lastKinds := map[string]bool{}
-	snapshot := func(when string, c, p int) error {
-		s := capture(when, c, p, r.now(), r.Dir)
+	// snapshot records a host snapshot; env.json is written once per pass, after it.
+	snapshot := func(s receipt.Snapshot, write bool) error {
 		kinds := map[string]bool{}
 		for _, w := range s.Warnings {
 			kind, _, _ := strings.Cut(w, " ")
@@ -138,8 +141,16 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 		}
 		lastKinds = kinds
 		env.Snapshots = append(env.Snapshots, s)
+		if !write {
+			return nil
+		}
 		return receipt.WriteJSON(envPath, env)
 	}
+	others := r.Others
+	if others == nil {
+		others = MeasureOthers
+	}
+	first := true
 
 	for _, pass := range groupPasses(r.Plan.Runs) {
 		var todo []receipt.Run
@@ -157,9 +168,19 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 				return out, err
 			}
 		}
-		if err := snapshot("before", c, p); err != nil {
+		before := capture("before", c, p, r.now(), r.Dir)
+		if first {
+			// Before anything is measured, watch the idle machine briefly, so a busy
+			// host is reported up front.
+			stop := others()
+			time.Sleep(idleWindow)
+			busyCheck(&before, stop(), "while flipbench ran nothing")
+			first = false
+		}
+		if err := snapshot(before, false); err != nil {
 			return out, err
 		}
+		stopOthers := others()
 		for _, run := range todo {
 			if err := ctx.Err(); err != nil {
 				return out, err
@@ -191,11 +212,22 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 			}
 			r.Events.RunDone(finished, total, rec)
 		}
-		if err := snapshot("after", c, p); err != nil {
+		after := capture("after", c, p, r.now(), r.Dir)
+		busyCheck(&after, stopOthers(), "while the pass ran")
+		if err := snapshot(after, true); err != nil {
 			return out, err
 		}
 	}
 	return out, nil
+}
+
+// busyCheck records in s the share of CPU other processes used and warns when it is high.
+func busyCheck(s *receipt.Snapshot, pct float64, during string) {
+	s.BusyPct = pct
+	if pct >= busyWarnPct {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("host busy %s pass %d of collection %d: other processes used %.0f%% of the CPU %s; stop other work on this machine or rerun, since a busy host adds noise and drift",
+			s.When, s.Pass, s.Collection, pct, during))
+	}
 }
 
 // supersedePartialGroups moves out of raw.jsonl the runs of every (collection, pass, lane)

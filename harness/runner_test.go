@@ -59,26 +59,40 @@ func quietHost(when string, c, p int, now time.Time, dir string) receipt.Snapsho
 	return receipt.Snapshot{When: when, Collection: c, Pass: p, Time: now, CPUs: 2}
 }
 
-// busyHost is busy before pass 2 of each collection only.
-func busyHost(when string, c, p int, now time.Time, dir string) receipt.Snapshot {
-	s := quietHost(when, c, p, now, dir)
-	if p == 2 {
-		s.Load1 = 3
-		s.Warnings = []string{fmt.Sprintf("host busy %s pass %d of collection %d", when, p, c)}
-	}
-	return s
-}
+// quietOthers is a machine where nothing else runs.
+func quietOthers() func() float64 { return func() float64 { return 0 } }
 
 func TestRunnerWarnsWhenTheHostTurnsBusy(t *testing.T) {
+	// The first measurement is the idle look before pass 1; then one per pass. Other work
+	// takes 60% of the CPU during every second pass of a collection, and nothing otherwise.
+	calls := 0
+	busyEvenPasses := func() func() float64 {
+		calls++
+		n := calls
+		return func() float64 {
+			if n > 1 && (n-1)%2 == 0 {
+				return 60
+			}
+			return 0
+		}
+	}
 	ev := &nopEvents{}
-	r := &Runner{Dir: t.TempDir(), Plan: testPlan(), Starter: &fakeStarter{}, Events: ev, Capture: busyHost}
+	r := &Runner{Dir: t.TempDir(), Plan: testPlan(), Starter: &fakeStarter{}, Events: ev, Capture: quietHost, Others: busyEvenPasses}
 	out, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"host busy before pass 2 of collection 1", "host busy before pass 2 of collection 2"}
+	want := []string{
+		"host busy after pass 2 of collection 1: other processes used 60% of the CPU while the pass ran; stop other work on this machine or rerun, since a busy host adds noise and drift",
+		"host busy after pass 2 of collection 2: other processes used 60% of the CPU while the pass ran; stop other work on this machine or rerun, since a busy host adds noise and drift",
+	}
 	if strings.Join(ev.warnings, "|") != strings.Join(want, "|") || len(out.Warnings) != 2 {
-		t.Fatalf("warnings %q, want %q once each", ev.warnings, want)
+		t.Fatalf("warnings %q, want %q", ev.warnings, want)
+	}
+	var env receipt.Env
+	receipt.ReadJSON(filepath.Join(r.Dir, receipt.EnvFile), &env)
+	if len(env.Snapshots) != 8 || env.Snapshots[3].BusyPct != 60 || env.Snapshots[1].BusyPct != 0 {
+		t.Fatalf("snapshots %+v", env.Snapshots)
 	}
 }
 
@@ -97,7 +111,7 @@ func TestRunnerRecordsEveryRun(t *testing.T) {
 	dir := t.TempDir()
 	fs := &fakeStarter{fail: map[string]bool{"b/cand": true}}
 	ev := &nopEvents{}
-	r := &Runner{Dir: dir, Plan: testPlan(), Starter: fs, Events: ev, Capture: quietHost}
+	r := &Runner{Dir: dir, Plan: testPlan(), Starter: fs, Events: ev, Capture: quietHost, Others: quietOthers}
 	out, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +154,7 @@ func TestRunnerResumesWithoutRepeating(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	fs := &fakeStarter{cancel: cancel, cancelAt: 6}
-	r := &Runner{Dir: dir, Plan: testPlan(), Starter: fs, Events: &nopEvents{}, Capture: quietHost}
+	r := &Runner{Dir: dir, Plan: testPlan(), Starter: fs, Events: &nopEvents{}, Capture: quietHost, Others: quietOthers}
 	if _, err := r.Run(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -214,7 +228,7 @@ func TestLock(t *testing.T) {
 
 func TestRunnerRefusesAForeignLog(t *testing.T) {
 	dir := t.TempDir()
-	r := &Runner{Dir: dir, Plan: testPlan(), Starter: &fakeStarter{}, Events: &nopEvents{}, Capture: quietHost}
+	r := &Runner{Dir: dir, Plan: testPlan(), Starter: &fakeStarter{}, Events: &nopEvents{}, Capture: quietHost, Others: quietOthers}
 	if _, err := r.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +245,7 @@ func TestRunnerPinsALanesUnit(t *testing.T) {
 	// The candidate prints a rate where the base prints a time: comparing the two would be
 	// meaningless, so the candidate's runs fail.
 	fs := &fakeStarter{unit: map[string]string{"cand": "MB/s"}}
-	r := &Runner{Dir: dir, Plan: testPlan(), Starter: fs, Events: &nopEvents{}, Capture: quietHost}
+	r := &Runner{Dir: dir, Plan: testPlan(), Starter: fs, Events: &nopEvents{}, Capture: quietHost, Others: quietOthers}
 	out, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +264,7 @@ func TestRunnerPinsALanesUnit(t *testing.T) {
 func TestRunnerStopsWhenAnArmChanges(t *testing.T) {
 	dir := t.TempDir()
 	calls := 0
-	r := &Runner{Dir: dir, Plan: testPlan(), Starter: &fakeStarter{}, Events: &nopEvents{}, Capture: quietHost,
+	r := &Runner{Dir: dir, Plan: testPlan(), Starter: &fakeStarter{}, Events: &nopEvents{}, Capture: quietHost, Others: quietOthers,
 		CheckArms: func() error {
 			calls++
 			if calls == 3 {

@@ -30,9 +30,10 @@ type Snapshot struct {
 	Load1      float64   `json:"load1"`
 	Load5      float64   `json:"load5"`
 	Load15     float64   `json:"load15"`
-	// BusyPct is how much of the machine's CPU time other processes used during a short
-	// window in which flipbench ran nothing (100 x busy / total over all CPUs). Unlike the
-	// load average, it does not count the lanes just measured.
+	// BusyPct is how much of the machine's CPU time other processes used, in percent of
+	// all CPUs: on an "after" snapshot over the whole pass, less flipbench's own and its
+	// lanes' CPU time; on the run's first "before" snapshot over a short idle window.
+	// Unlike the load average, it does not count the lanes being measured.
 	BusyPct       float64 `json:"busy_pct"`
 	MemTotalBytes int64   `json:"mem_total_bytes,omitempty"`
 	MemAvailBytes int64   `json:"mem_available_bytes,omitempty"`
