@@ -305,17 +305,21 @@ func provenance(w io.Writer, d *Data) error {
 	return mdtable.Write(w, []string{"", ""}, rows)
 }
 
-// busyRange summarises the share of CPU that other processes used between runs.
+// busyRange summarises the share of CPU other processes used, as measured over each pass
+// (the "after" snapshots).
 func busyRange(env receipt.Env) string {
-	hi, sum := 0.0, 0.0
+	hi, sum, n := 0.0, 0.0, 0
 	for _, s := range env.Snapshots {
-		hi = math.Max(hi, s.BusyPct)
-		sum += s.BusyPct
+		if s.When == "after" {
+			hi = math.Max(hi, s.BusyPct)
+			sum += s.BusyPct
+			n++
+		}
 	}
-	if len(env.Snapshots) == 0 {
+	if n == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.0f%% on average, %.0f%% at most, over %d snapshots taken between runs", sum/float64(len(env.Snapshots)), hi, len(env.Snapshots))
+	return fmt.Sprintf("%.0f%% on average, %.0f%% at most (share of all CPUs used by other processes, measured over each of %d passes)", sum/float64(n), hi, n)
 }
 
 func loadRange(env receipt.Env) string {
