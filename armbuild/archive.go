@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -91,10 +92,10 @@ func Archive(ctx context.Context, o ArchiveOptions) (Archived, error) {
 	mb := strings.TrimSpace(string(out))
 	diff, err := r.git(ctx, "diff-tree", "-p", "--binary", "--full-index", mb, tip)
 	if err != nil {
-		return Archived{}, fmt.Errorf("diffing %s against %s: %w", o.Branch, shortHash(mb), err)
+		return Archived{}, fmt.Errorf("diffing %s against %s: %w", o.Branch, receipt.ShortHash(mb), err)
 	}
 	if len(bytes.TrimSpace(diff)) == 0 {
-		return Archived{}, fmt.Errorf("branch %s (%s) has no changes against its merge base %s with %s", o.Branch, shortHash(tip), shortHash(mb), baseRef)
+		return Archived{}, fmt.Errorf("branch %s (%s) has no changes against its merge base %s with %s", o.Branch, receipt.ShortHash(tip), receipt.ShortHash(mb), baseRef)
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "flipbench-archive: experiment %03d, arm %s\n", o.Experiment, o.Arm)
@@ -265,7 +266,7 @@ func Restore(ctx context.Context, o RestoreOptions) (res Restored, err error) {
 		if interrupted(err) {
 			return Restored{}, err
 		}
-		return Restored{}, fmt.Errorf("%s applies to commit %s, which is not in this repository (fetch it first)", patchRel, shortHash(info.BaseCommit))
+		return Restored{}, fmt.Errorf("%s applies to commit %s, which is not in this repository (fetch it first)", patchRel, receipt.ShortHash(info.BaseCommit))
 	}
 	branch := o.Branch
 	if branch == "" {
@@ -275,7 +276,7 @@ func Restore(ctx context.Context, o RestoreOptions) (res Restored, err error) {
 		return Restored{}, fmt.Errorf("branch %s: not a valid branch name", branch)
 	}
 	if out, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
-		return Restored{}, fmt.Errorf("branch %s exists already (at %s); delete it (git branch -D %s) to restore again", branch, shortHash(strings.TrimSpace(string(out))), branch)
+		return Restored{}, fmt.Errorf("branch %s exists already (at %s); delete it (git branch -D %s) to restore again", branch, receipt.ShortHash(strings.TrimSpace(string(out))), branch)
 	}
 	if err := r.ensureDot(); err != nil {
 		return Restored{}, err
@@ -293,7 +294,7 @@ func Restore(ctx context.Context, o RestoreOptions) (res Restored, err error) {
 		if interrupted(err) {
 			return Restored{}, err
 		}
-		return Restored{}, fmt.Errorf("patch %s does not apply to %s; %s: %v", patchRel, shortHash(base), info.MadeAgainst(), err)
+		return Restored{}, fmt.Errorf("patch %s does not apply to %s; %s: %v", patchRel, receipt.ShortHash(base), info.MadeAgainst(), err)
 	}
 	msg := fmt.Sprintf("exp %03d %s: restored from %s\n\nApplies to %s.", o.Experiment, o.Arm, filepath.ToSlash(patchRel), base)
 	if br := info.Preamble["branch"]; br != "" {

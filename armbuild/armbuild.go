@@ -135,7 +135,7 @@ func (g *gitBuild) buildAll(ctx context.Context, arms []*gitArm) error {
 			continue
 		}
 		if ga.entry != nil {
-			fmt.Fprintf(g.opts.Log, "arm %s: cached %s (sha256 %s)\n", ga.arm.Name, ga.entry.path, shortHash(ga.entry.SHA256))
+			fmt.Fprintf(g.opts.Log, "arm %s: cached %s (sha256 %s)\n", ga.arm.Name, ga.entry.path, receipt.ShortHash(ga.entry.SHA256))
 			continue
 		}
 		if _, ok := first[ga.key.Sum()]; ok {

@@ -169,11 +169,11 @@ func (g *gitBuild) cacheDir() string { return filepath.Join(g.repo.dot, "cache")
 
 // describe says what an arm is built from, for the log and the receipt.
 func (ga *gitArm) describe() string {
-	s := fmt.Sprintf("%s (%s)", ga.arm.Ref, shortHash(ga.commit))
+	s := fmt.Sprintf("%s (%s)", ga.arm.Ref, receipt.ShortHash(ga.commit))
 	if ga.arm.Ref == WorktreeRef {
-		s = fmt.Sprintf("%s at HEAD %s", WorktreeRef, shortHash(ga.commit))
+		s = fmt.Sprintf("%s at HEAD %s", WorktreeRef, receipt.ShortHash(ga.commit))
 		if ga.diffSHA != "" {
-			s += fmt.Sprintf(" + uncommitted changes (diff sha256 %s)", shortHash(ga.diffSHA))
+			s += fmt.Sprintf(" + uncommitted changes (diff sha256 %s)", receipt.ShortHash(ga.diffSHA))
 		} else {
 			s += " (clean)"
 		}
@@ -211,7 +211,7 @@ func (g *gitBuild) prepare(ctx context.Context, ga *gitArm) error {
 			if interrupted(err) {
 				return err
 			}
-			return fmt.Errorf("the uncommitted changes do not apply to HEAD %s: %v", shortHash(ga.commit), err)
+			return fmt.Errorf("the uncommitted changes do not apply to HEAD %s: %v", receipt.ShortHash(ga.commit), err)
 		}
 	}
 	if ga.patch != "" {
@@ -232,7 +232,7 @@ func (g *gitBuild) prepare(ctx context.Context, ga *gitArm) error {
 
 // describeRef names the arm's ref and commit.
 func (ga *gitArm) describeRef() string {
-	return fmt.Sprintf("%s (%s)", ga.arm.Ref, shortHash(ga.commit))
+	return fmt.Sprintf("%s (%s)", ga.arm.Ref, receipt.ShortHash(ga.commit))
 }
 
 // compile runs the build in the arm's worktree and stores the binary in the cache.
@@ -290,7 +290,7 @@ func (g *gitBuild) compile(ctx context.Context, ga *gitArm) error {
 	}
 	keep = true
 	ga.entry = entry
-	fmt.Fprintf(g.opts.Log, "arm %s: built %s (sha256 %s) in %.1fs\n", ga.arm.Name, entry.path, shortHash(sum), took.Seconds())
+	fmt.Fprintf(g.opts.Log, "arm %s: built %s (sha256 %s) in %.1fs\n", ga.arm.Name, entry.path, receipt.ShortHash(sum), took.Seconds())
 	return nil
 }
 
@@ -320,7 +320,7 @@ func (g *gitBuild) receiptArm(ga *gitArm) receipt.Arm {
 	ra.Dirty = ga.diffSHA != ""
 	ra.DiffSHA256 = ga.diffSHA
 	ra.PatchSHA256 = ga.patchSHA
-	ra.Source = fmt.Sprintf("git %s; harness from %s (%s)", ga.describe(), g.src.Ref, shortHash(g.src.Commit))
+	ra.Source = fmt.Sprintf("git %s; harness from %s (%s)", ga.describe(), g.src.Ref, receipt.ShortHash(g.src.Commit))
 	return ra
 }
 

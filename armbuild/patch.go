@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/flipbench/flipbench/receipt"
 )
 
 // PatchInfo is what a patch file says about itself.
@@ -112,11 +114,11 @@ func ParsePatch(data []byte) PatchInfo {
 func (p PatchInfo) MadeAgainst() string {
 	switch {
 	case p.BaseCommit != "":
-		return "it was made against " + shortHash(p.BaseCommit)
+		return "it was made against " + receipt.ShortHash(p.BaseCommit)
 	case p.FromCommit != "":
-		return "it was made as commit " + shortHash(p.FromCommit) + ", against that commit's parent"
+		return "it was made as commit " + receipt.ShortHash(p.FromCommit) + ", against that commit's parent"
 	case p.FirstIndex != "":
-		return fmt.Sprintf("it records no base commit; it expects %s at blob %s", p.FirstIndexPath, shortHash(p.FirstIndex))
+		return fmt.Sprintf("it records no base commit; it expects %s at blob %s", p.FirstIndexPath, receipt.ShortHash(p.FirstIndex))
 	default:
 		return "it records no base commit"
 	}
@@ -165,14 +167,6 @@ func isHex(s string) bool {
 	return s != ""
 }
 
-// shortHash abbreviates a commit or blob hash to 12 digits.
-func shortHash(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
-
 // patchOrigin says which commit a patch file was made against, for the message of a
 // patch that does not apply: from the patch itself (see PatchInfo.MadeAgainst) or, when
 // it records none, from the archive README beside it.
@@ -180,7 +174,7 @@ func patchOrigin(patchFile string, data []byte) string {
 	info := ParsePatch(data)
 	if info.BaseCommit == "" && info.FromCommit == "" {
 		if c := readmeBase(patchFile); c != "" {
-			return "the archive README says it was made against " + shortHash(c)
+			return "the archive README says it was made against " + receipt.ShortHash(c)
 		}
 	}
 	return info.MadeAgainst()

@@ -395,7 +395,7 @@ func summarize(passes []PassDelta, pairs []Pair, runs []run, lay layout, c, l, a
 	}
 	s.Passes = len(deltas)
 	if len(deltas) > 0 {
-		s.MedianDeltaPct = median(deltas)
+		s.MedianDeltaPct = Median(deltas)
 		s.MeanDeltaPct = mean(deltas)
 	}
 	if len(deltas) >= 3 {

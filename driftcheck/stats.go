@@ -18,8 +18,12 @@ func medianSorted(xs []float64) float64 {
 	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
-// median returns the median of non-empty xs without modifying it.
-func median(xs []float64) float64 {
+// Median returns the median of xs (the mean of the middle two when their number is even)
+// without modifying xs, or 0 when xs is empty.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return medianSorted(s)

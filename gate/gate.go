@@ -24,6 +24,7 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -187,7 +188,7 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, threshold float64) 
 		case c.Verdict == driftcheck.LaneDrift, c.Verdict == driftcheck.LaneInsufficient:
 			unsettled = fmt.Sprintf("collection %d: %s (%s)", c.Collection, c.Verdict, c.Reason)
 		case c.Verdict == driftcheck.LaneMixed && c.MedianDeltaPct > 0:
-			unsettled = fmt.Sprintf("collection %d: mixed, leaning slower at %+.1f%%", c.Collection, c.MedianDeltaPct)
+			unsettled = fmt.Sprintf("collection %d: mixed, leaning slower at %s", c.Collection, report.Pct(c.MedianDeltaPct))
 		}
 	}
 	deltas := formatDeltas(f.DeltaPct)
@@ -207,10 +208,11 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, threshold float64) 
 	return f
 }
 
+// formatDeltas lists deltas with report.Pct: "+6.2%, +5.9%".
 func formatDeltas(ds []float64) string {
 	parts := make([]string, len(ds))
 	for i, d := range ds {
-		parts[i] = fmt.Sprintf("%+.1f%%", d)
+		parts[i] = report.Pct(d)
 	}
 	return strings.Join(parts, ", ")
 }

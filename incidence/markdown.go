@@ -5,22 +5,22 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/flipbench/flipbench/internal/mdtable"
+	"github.com/flipbench/flipbench/receipt"
 )
 
 // Markdown writes the report as a markdown section: the gate's numbers, the value
 // estimate, the positive-control check, a per-lane table and the findings.
 func Markdown(w io.Writer, r *Report) error {
-	ew := &errWriter{w: w}
+	ew := mdtable.NewErrWriter(w)
 	g := r.Gate
 	fmt.Fprintf(ew, "## Incidence\n\n")
 	fmt.Fprintf(ew, "Probe counters over the release suite (`%s`), each lane run once in a probe build (`-tags flipbench_probe`). "+
 		"Totals leave the positive control lane out.\n\n", suiteName(g.Suite))
 	if b := r.Build; b != nil {
-		fmt.Fprintf(ew, "Suite build: %s, sha256 `%s`.\n\n", b.Source, shortHash(b.SHA256))
+		fmt.Fprintf(ew, "Suite build: %s, sha256 `%s`.\n\n", b.Source, receipt.ShortHash(b.SHA256))
 	}
 
 	fmt.Fprintf(ew, "- **Eligible share**: %s %s of %s %s = %s",
@@ -56,8 +56,8 @@ func Markdown(w io.Writer, r *Report) error {
 		fmt.Fprintf(ew, "- **Positive control** %s: **did not fire** (0 %s): the probe is broken and these counts prove nothing.\n", c.Lane, g.Eligible)
 	}
 	fmt.Fprintln(ew)
-	if ew.err != nil {
-		return ew.err
+	if err := ew.Err(); err != nil {
+		return err
 	}
 
 	cols := r.columns()
@@ -97,9 +97,9 @@ func Markdown(w io.Writer, r *Report) error {
 		fmt.Fprintf(ew, "None.\n")
 	}
 	for _, f := range r.Findings {
-		fmt.Fprintf(ew, "- **%s**: %s\n", f.Level, oneLine(f.Message))
+		fmt.Fprintf(ew, "- **%s**: %s\n", f.Level, mdtable.OneLine(f.Message))
 	}
-	return ew.err
+	return ew.Err()
 }
 
 // columns orders the counters for the table: the total first, the eligible last, the
@@ -151,33 +151,9 @@ func durText(ns float64) string {
 	return d.String()
 }
 
-func shortHash(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
-}
-
 func suiteName(pkg string) string {
 	if pkg == "" {
 		return "the suite"
 	}
 	return pkg
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// errWriter remembers the first write error so a renderer can check once.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
 }

@@ -3,7 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
+
+	"github.com/flipbench/flipbench/internal/mdtable"
 )
 
 // Pct formats a delta in percent with its sign and one decimal: "-12.1%", "+0.4%". Every
@@ -11,8 +12,9 @@ import (
 func Pct(d float64) string { return fmt.Sprintf("%+.1f%%", d) }
 
 // OneLine collapses runs of white space, newlines included, to one space, so a message
-// fits in a list item or a table cell.
-func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// fits in a list item or a table cell. It is mdtable.OneLine, which packages below report
+// (incidence) use too.
+func OneLine(s string) string { return mdtable.OneLine(s) }
 
 // Count writes n with the singular or the plural noun: "1 collection", "4 passes".
 func Count(n int, one, many string) string {
@@ -27,23 +29,8 @@ func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
 
 // ErrWriter wraps a writer and remembers its first write error, so a renderer can make
 // many formatted writes and check once. After an error, writes do nothing and return it.
-type ErrWriter struct {
-	w   io.Writer
-	err error
-}
+// It is mdtable.ErrWriter, which packages below report (incidence) use too.
+type ErrWriter = mdtable.ErrWriter
 
 // NewErrWriter returns an ErrWriter writing to w.
-func NewErrWriter(w io.Writer) *ErrWriter { return &ErrWriter{w: w} }
-
-// Write writes p unless an earlier write failed.
-func (e *ErrWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
-
-// Err returns the first write error, or nil.
-func (e *ErrWriter) Err() error { return e.err }
+func NewErrWriter(w io.Writer) *ErrWriter { return mdtable.NewErrWriter(w) }

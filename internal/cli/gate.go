@@ -143,7 +143,7 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	decision := gate.Evaluate(rep, runs, threshold)
 
 	var summary bytes.Buffer
-	if err := gate.Markdown(&summary, decision, shortRef(base)+" (merge base of "+opts.base+")", opts.candidate, relPath(m.md)); err != nil {
+	if err := gate.Markdown(&summary, decision, receipt.ShortHash(base)+" (merge base of "+opts.base+")", opts.candidate, relPath(m.md)); err != nil {
 		return err
 	}
 	if path := s.getenv("GITHUB_STEP_SUMMARY"); path != "" {
@@ -207,13 +207,6 @@ func loadGateSpec(root, path string) (*spec.Gate, error) {
 		return spec.GateFromPage(exp)
 	}
 	return spec.ParseGateFile(path)
-}
-
-func shortRef(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }
 
 func appendFile(path string, data []byte) error {

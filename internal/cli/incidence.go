@@ -148,7 +148,7 @@ func runIncidenceCmd(ctx context.Context, s Streams, opts *incidenceOptions) err
 	if rep.Broken() {
 		for _, f := range rep.Findings {
 			if f.Level == incidence.LevelError {
-				fmt.Fprintf(s.Err, "flipbench: %s\n", oneLineText(f.Message))
+				fmt.Fprintf(s.Err, "flipbench: %s\n", report.OneLine(f.Message))
 			}
 		}
 		return silentExit(ExitError)
@@ -174,7 +174,7 @@ func runIncidence(ctx context.Context, s Streams, exp *spec.Experiment, root, di
 	}
 	fmt.Fprintf(s.Err, "flipbench: incidence: %s\n", incidenceSummary(rep))
 	for _, f := range rep.Findings {
-		fmt.Fprintf(s.Err, "flipbench: incidence %s: %s\n", f.Level, oneLineText(f.Message))
+		fmt.Fprintf(s.Err, "flipbench: incidence %s: %s\n", f.Level, report.OneLine(f.Message))
 	}
 	return nil
 }
@@ -301,7 +301,7 @@ func runSuiteLane(ctx context.Context, st harness.Starter, arm receipt.Arm, lane
 // laneLine is one progress line for a finished suite lane.
 func laneLine(rec receipt.Record, in *spec.Incidence) string {
 	if !rec.OK() {
-		return fmt.Sprintf("%s failed: %s", rec.Lane, oneLineText(rec.Error))
+		return fmt.Sprintf("%s failed: %s", rec.Lane, report.OneLine(rec.Error))
 	}
 	count := func(name string) string {
 		v, ok := rec.Metrics[name]
@@ -350,9 +350,6 @@ func incidenceSummary(r *incidence.Report) string {
 	return fmt.Sprintf("%g %s of %g %s (%.3g%%, min-share %.3g%%); %s",
 		r.Eligible, g.Eligible, r.Total, g.Total, r.Share*100, g.MinShare*100, control)
 }
-
-// oneLineText joins a message's lines into one.
-func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // withIncidence adds the incidence report to a finished ab receipt when the spec has an
 // incidence section: it runs the suite (runIncidence) into the receipt's data folder and

@@ -3,12 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
-	"sort"
 	"sync"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/receipt"
 )
 
@@ -46,7 +46,7 @@ func (p *progress) Begin(total, done int) {
 func (p *progress) RunDone(n, total int, rec receipt.Record) {
 	line := fmt.Sprintf("c%d p%d %-7s %s/%s", rec.Collection, rec.Pass, rec.Order, rec.Lane, rec.Arm)
 	if rec.OK() {
-		line += fmt.Sprintf(" median %s %s", formatValue(median(rec.Samples)), rec.Unit)
+		line += fmt.Sprintf(" median %s %s", formatValue(driftcheck.Median(rec.Samples)), rec.Unit)
 	} else {
 		line += " FAILED"
 	}
@@ -81,19 +81,6 @@ func (p *progress) Finish() {
 		p.bar.Abort(false)
 		p.p.Wait()
 		p.p = nil
-	}
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
 	}
 }
 
