@@ -4,6 +4,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/mdtable"
 )
 
@@ -50,7 +51,7 @@ func RSSTable(w io.Writer, d *Data, arms []string, style RSSStyle) error {
 		var meds []float64 // per arm; 0 when it has no runs
 		for _, a := range arms {
 			xs := rss[key{l.Name, a}]
-			med := median(xs)
+			med := driftcheck.Median(xs)
 			meds = append(meds, med)
 			switch {
 			case len(xs) == 0 && style == RSSMedianMax:
@@ -73,19 +74,4 @@ func RSSTable(w io.Writer, d *Data, arms []string, style RSSStyle) error {
 		rows = append(rows, row)
 	}
 	return mdtable.Write(w, header, rows)
-}
-
-// median returns the median of xs (the mean of the middle two when their number is
-// even), or 0 when xs is empty.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	xs = slices.Clone(xs)
-	slices.Sort(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flipbench/flipbench/armbuild"
-	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -79,11 +78,7 @@ is not touched.`,
 }
 
 func runArchive(ctx context.Context, s Streams, opts *archiveOptions) error {
-	page, root, err := ledger.FindPage(".", opts.page)
-	if err != nil {
-		return err
-	}
-	exp, err := spec.ParseFile(relPath(page))
+	exp, _, root, err := findExperiment(opts.page)
 	if err != nil {
 		return err
 	}

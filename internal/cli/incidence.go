@@ -87,11 +87,7 @@ func runIncidenceCmd(ctx context.Context, s Streams, opts *incidenceOptions) err
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	page, root, err := ledger.FindPage(".", opts.page)
-	if err != nil {
-		return err
-	}
-	exp, err := spec.ParseFile(relPath(page))
+	exp, page, root, err := findExperiment(opts.page)
 	if err != nil {
 		return err
 	}
