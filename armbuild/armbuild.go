@@ -182,7 +182,7 @@ func prebuilt(exp *spec.Experiment, a spec.Arm, opts Options) (receipt.Arm, erro
 	}
 	ra := newArm(exp, a)
 	ra.Bin, ra.SHA256, ra.Source = bin, sum, "prebuilt "+a.Bin
-	fmt.Fprintf(opts.Log, "arm %s: prebuilt %s (sha256 %s)\n", a.Name, bin, sum[:12])
+	fmt.Fprintf(opts.Log, "arm %s: prebuilt %s (sha256 %s)\n", a.Name, bin, receipt.ShortHash(sum))
 	return ra, nil
 }
 

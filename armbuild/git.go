@@ -78,6 +78,26 @@ func (r *repo) gitIn(ctx context.Context, dir string, env []string, stdin io.Rea
 	return run(ctx, command{Dir: dir, Args: argv, Env: env, Stdin: stdin})
 }
 
+// MergeBase returns the commit where ref and candidate diverge, in the repository that
+// holds the ledger root: a gate compares a change with what it was built on, not with
+// whatever ref has moved on to since.
+func MergeBase(ctx context.Context, root, ref, candidate string) (string, error) {
+	r, err := openRepo(ctx, root)
+	if err != nil {
+		return "", err
+	}
+	for _, x := range []string{ref, candidate} {
+		if _, err := r.commit(ctx, x); err != nil {
+			return "", err
+		}
+	}
+	out, err := r.git(ctx, "merge-base", "--end-of-options", ref, candidate)
+	if err != nil {
+		return "", fmt.Errorf("git merge-base %s %s: %w", ref, candidate, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // commit resolves ref to a full commit hash.
 func (r *repo) commit(ctx context.Context, ref string) (string, error) {
 	if ref == "" || strings.HasPrefix(ref, "-") {

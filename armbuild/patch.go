@@ -95,7 +95,7 @@ func ParsePatch(data []byte) PatchInfo {
 			cur.Status, cur.From = "R", unquote(strings.TrimPrefix(line, "rename from "))
 		case strings.HasPrefix(line, "rename to "):
 			cur.Path = unquote(strings.TrimPrefix(line, "rename to "))
-		case strings.HasPrefix(line, "index ") && info.FirstIndex == "":
+		case strings.HasPrefix(line, "index ") && info.FirstIndex == "" && len(strings.Fields(line)) >= 2:
 			if pre, _, ok := strings.Cut(strings.Fields(line)[1], ".."); ok && strings.Trim(pre, "0") != "" {
 				info.FirstIndex, info.FirstIndexPath = pre, cur.Path
 			}

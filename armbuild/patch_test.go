@@ -108,6 +108,16 @@ func TestParsePatchEmpty(t *testing.T) {
 	}
 }
 
+func TestParsePatchTruncatedHeaders(t *testing.T) {
+	// Cut-off or hand-edited headers read as less information, never as a panic.
+	for _, p := range []string{"diff --git a/x b/x\nindex \n", "diff --git a/x b/x\nindex", "From \n", "diff --git\n"} {
+		info := ParsePatch([]byte(p))
+		if info.FirstIndex != "" {
+			t.Errorf("ParsePatch(%q): first index %q from a header that has none", p, info.FirstIndex)
+		}
+	}
+}
+
 func TestRenderArchiveREADME(t *testing.T) {
 	patch := "branch: proto/x\ntip: 9999999999999999999999999999999999999999\nbase-ref: main\n" +
 		"base-commit: 8888888888888888888888888888888888888888\n\n" + diffBody

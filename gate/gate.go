@@ -14,10 +14,8 @@ package gate
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"slices"
 	"strings"
 
@@ -227,19 +225,6 @@ func rank(o Outcome) int {
 		return 1
 	}
 	return 0
-}
-
-// MergeBase returns the commit where ref and candidate diverge, resolved in the git
-// repository at dir: the gate compares a change with what it was built on, not with
-// whatever ref has moved on to since.
-func MergeBase(ctx context.Context, dir, ref, candidate string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", "merge-base", ref, candidate)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("git merge-base %s %s: %v: %s", ref, candidate, err, strings.TrimSpace(string(out)))
-	}
-	return strings.TrimSpace(string(out)), nil
 }
 
 // Markdown writes the gate's summary: the outcome, one row per lane, the failed runs, and

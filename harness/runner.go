@@ -126,24 +126,21 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 		capture = CaptureEnv
 	}
 	// A host problem is reported when it appears, not again at every snapshot while it
-	// lasts; every snapshot still records it in env.json.
-	lastKinds := map[string]bool{}
-	// snapshot records a host snapshot; env.json is written once per pass, after it.
-	snapshot := func(s receipt.Snapshot, write bool) error {
+	// lasts; every snapshot still records it in env.json. "before" and "after" snapshots
+	// are compared with their own kind, since only "after" ones measure a whole pass.
+	lastKinds := map[string]map[string]bool{}
+	snapshot := func(s receipt.Snapshot) error {
 		kinds := map[string]bool{}
 		for _, w := range s.Warnings {
 			kind, _, _ := strings.Cut(w, " ")
 			kinds[kind] = true
-			if !lastKinds[kind] {
+			if !lastKinds[s.When][kind] {
 				r.Events.Warn(w)
 				out.Warnings = append(out.Warnings, w)
 			}
 		}
-		lastKinds = kinds
+		lastKinds[s.When] = kinds
 		env.Snapshots = append(env.Snapshots, s)
-		if !write {
-			return nil
-		}
 		return receipt.WriteJSON(envPath, env)
 	}
 	others := r.Others
@@ -177,7 +174,7 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 			busyCheck(&before, stop(), "while flipbench ran nothing")
 			first = false
 		}
-		if err := snapshot(before, false); err != nil {
+		if err := snapshot(before); err != nil {
 			return out, err
 		}
 		stopOthers := others()
@@ -214,7 +211,7 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 		}
 		after := capture("after", c, p, r.now(), r.Dir)
 		busyCheck(&after, stopOthers(), "while the pass ran")
-		if err := snapshot(after, true); err != nil {
+		if err := snapshot(after); err != nil {
 			return out, err
 		}
 	}

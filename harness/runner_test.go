@@ -96,6 +96,20 @@ func TestRunnerWarnsWhenTheHostTurnsBusy(t *testing.T) {
 	}
 }
 
+func TestRunnerWarnsOnceWhileTheHostStaysBusy(t *testing.T) {
+	alwaysBusy := func() func() float64 { return func() float64 { return 60 } }
+	ev := &nopEvents{}
+	r := &Runner{Dir: t.TempDir(), Plan: testPlan(), Starter: &fakeStarter{}, Events: ev, Capture: quietHost, Others: alwaysBusy}
+	if _, err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// One warning before anything is measured, one when the first pass ends busy; the
+	// three later passes, equally busy, add none.
+	if len(ev.warnings) != 2 || !strings.HasPrefix(ev.warnings[0], "host busy before pass 1") || !strings.HasPrefix(ev.warnings[1], "host busy after pass 1 of collection 1") {
+		t.Fatalf("warnings %q", ev.warnings)
+	}
+}
+
 func testPlan() *receipt.Plan {
 	cmd := []string{"bin", "-lane", "{lane}", "-n", "{samples}", "{arm}"}
 	p := &receipt.Plan{

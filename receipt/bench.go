@@ -45,7 +45,7 @@ func writeArmBench(path string, plan *Plan, arm string, recs []Record) error {
 		if r.Arm != arm || !r.OK() {
 			continue
 		}
-		extra := sortedMetricUnits(r.Metrics)
+		extra := sortedKeys(r.Metrics)
 		for i, v := range r.Samples {
 			res := &benchfmt.Result{
 				Config: []benchfmt.Config{
@@ -76,13 +76,4 @@ func writeArmBench(path string, plan *Plan, arm string, recs []Record) error {
 		return err
 	}
 	return f.Close()
-}
-
-func sortedMetricUnits(m map[string][]float64) []string {
-	units := make([]string, 0, len(m))
-	for u := range m {
-		units = append(units, u)
-	}
-	sort.Strings(units)
-	return units
 }

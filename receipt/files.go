@@ -9,9 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -268,7 +269,7 @@ func VerifyManifest(dir string) error {
 		case !ok:
 			errs = append(errs, fmt.Errorf("%s: listed in %s but missing", filepath.Join(dir, name), ManifestFile))
 		case sum != want.Files[name]:
-			errs = append(errs, fmt.Errorf("%s: changed since the run (sha256 %s, manifest says %s)", filepath.Join(dir, name), short(sum), short(want.Files[name])))
+			errs = append(errs, fmt.Errorf("%s: changed since the run (sha256 %s, manifest says %s)", filepath.Join(dir, name), ShortHash(sum), ShortHash(want.Files[name])))
 		}
 	}
 	for _, name := range sortedKeys(got.Files) {
@@ -317,20 +318,9 @@ func HashFile(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func short(sum string) string {
-	if len(sum) > 12 {
-		return sum[:12]
-	}
-	return sum
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 // HostWarnings summarises the snapshots' warnings: each kind of problem (host busy, low

@@ -82,6 +82,3 @@ type GroupKey struct {
 
 // Group returns the record's comparison group.
 func (r Record) Group() GroupKey { return GroupKey{r.Collection, r.Pass, r.Lane} }
-
-// Group returns the run's comparison group.
-func (r Run) Group() GroupKey { return GroupKey{r.Collection, r.Pass, r.Lane} }

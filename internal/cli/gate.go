@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flipbench/flipbench/armbuild"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/gate"
 	"github.com/flipbench/flipbench/ledger"
@@ -110,19 +111,20 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	if opts.threshold > 0 {
 		threshold = opts.threshold
 	}
+	// Flag values are checked before git is asked anything.
+	res, err := gs.Experiment("", opts.candidate).Resolve(opts.overrides)
+	if err != nil {
+		return flagProblem(err)
+	}
 	mergeRef := opts.candidate
 	if mergeRef == worktreeRef {
 		mergeRef = "HEAD"
 	}
-	base, err := gate.MergeBase(ctx, root, opts.base, mergeRef)
+	base, err := armbuild.MergeBase(ctx, root, opts.base, mergeRef)
 	if err != nil {
 		return err
 	}
 	exp := gs.Experiment(base, opts.candidate)
-	res, err := exp.Resolve(opts.overrides)
-	if err != nil {
-		return err
-	}
 	run, err := prepare(ctx, s, preparation{exp: exp, root: root, resolved: res, label: "gate", resultsDir: opts.results, args: opts.args})
 	if err != nil {
 		return err

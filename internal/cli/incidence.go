@@ -94,28 +94,44 @@ func runIncidenceCmd(ctx context.Context, s Streams, opts *incidenceOptions) err
 	if exp.Incidence == nil {
 		return fmt.Errorf("%s: the spec has no incidence section (incidence: {suite: ..., total: ..., eligible: ...}); see docs/incidence.md", relPath(page))
 	}
+	var lock *harness.Lock
 	dir := opts.receipt
 	if dir != "" {
 		dir = ledger.ReceiptDir(dir)
-		if _, err := receipt.ReadPlan(dir); err != nil {
+		plan, err := receipt.ReadPlan(dir)
+		if err != nil {
 			return fmt.Errorf("--receipt %s: not an ab receipt data folder: %w", dir, err)
+		}
+		if plan.Experiment != exp.ID {
+			return fmt.Errorf("--receipt %s: a receipt of experiment %d, not %d", dir, plan.Experiment, exp.ID)
+		}
+		// A finished receipt is immutable: check it before adding to it, and never
+		// replace a report it already has.
+		if err := receipt.VerifyManifest(dir); err != nil {
+			return fmt.Errorf("--receipt %s: its data changed since the run; refusing to add to it:\n%w", dir, err)
+		}
+		if incidence.Exists(dir) {
+			return fmt.Errorf("--receipt %s: it already has an incidence report; measure into a folder of its own (drop --receipt)", dir)
+		}
+		if lock, err = acquireLock(s, opts.args, dir); err != nil {
+			return err
 		}
 	} else {
 		results := opts.results
 		if results == "" {
 			results = filepath.Join(root, ledger.ResultsDir)
 		}
-		stamp := time.Now().UTC().Format("2006-01-02T15-04-05Z")
-		dir = filepath.Join(results, fmt.Sprintf("%s-exp%03d-incidence", stamp, exp.ID))
-	}
-	lock, err := acquireLock(s, opts.args, dir)
-	if err != nil {
-		return err
+		var err error
+		if lock, err = acquireLock(s, opts.args, results); err != nil {
+			return err
+		}
+		if _, dir, err = newReceiptDir(results, exp.ID, "incidence"); err != nil {
+			lock.Release()
+			return err
+		}
+		lock.SetDir(dir)
 	}
 	defer lock.Release()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 
 	rep, err := measureIncidence(ctx, s, incidenceJob{exp: exp, root: root, dir: dir, ref: opts.ref, args: opts.args, starter: harness.ExecStarter{}})
 	if err != nil {
@@ -153,10 +169,10 @@ func runIncidenceCmd(ctx context.Context, s Streams, opts *incidenceOptions) err
 }
 
 // runIncidence measures the incidence of experiment exp into the receipt data folder dir
-// of an ab run, when the spec has an incidence section; root is the ledger root. It is
-// meant to be called by ab after its runs and before report.Finish, which then lists the
-// new files in the manifest. The caller holds the machine lock. A resumed receipt that
-// already has a report is left as it is. A measurement that proves nothing (a failed lane,
+// of an ab run, when the spec has an incidence section; root is the ledger root. ab calls
+// it (through withIncidence) after its runs; withIncidence then renders the receipt again,
+// so its page and manifest list the new files. The caller holds the machine lock. A
+// resumed receipt that already has a report is left as it is. A measurement that proves nothing (a failed lane,
 // a silent positive control) is not an error here: the report records it and the decision
 // rule then cannot accept an arm; it is said on stderr.
 func runIncidence(ctx context.Context, s Streams, exp *spec.Experiment, root, dir string) error {

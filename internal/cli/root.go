@@ -67,9 +67,6 @@ func usageError(format string, args ...any) error {
 	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
 }
 
-// withCode wraps err so the process exits with code.
-func withCode(code int, err error) error { return &exitError{code: code, err: err} }
-
 // Main runs flipbench with args and returns the process exit code. Errors are printed
 // once, as "flipbench: ...".
 func Main(args []string, s Streams) int {
