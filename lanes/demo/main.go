@@ -48,7 +48,7 @@ func main() {
 			return n
 		}
 	case "sum-control":
-		// Long enough (about half a millisecond) that one process's timer and frequency
+		// Long enough (about 0.3 ms) that one process's timer and frequency
 		// quirks do not dominate a sample.
 		xs := make([]int, 1<<20)
 		for i := range xs {

@@ -23,8 +23,8 @@
 //   - First4NewSQL, First8NewSQL, First32NewSQL (primary): a never-seen point-read
 //     statement run 4, 8 or 32 times in sequence, all timed. They report prepares/op, the
 //     number of workers that prepared the sample's statement.
-//   - Point1 (steady state): one point read of a statement every worker has long
-//     prepared. The predicted effect is none.
+//   - Point1 (steady state): one point read of a statement long warm on the worker that
+//     serves it (under round-robin, on every worker). The predicted effect is none.
 //   - Mixed6_20, Point1Wide20 (secondary): six warm statements interleaved, 20 reads
 //     each; one point read of a 20-column row.
 //   - Conc4, Park8, Sacrifice (guards): four concurrent reads on four workers; eight
