@@ -197,8 +197,8 @@ func Analyze(in Input, cfg Config) (Report, error) {
 	for l, f := range minN {
 		if f.n >= 0 && f.n < fewSamples {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-				"lane %s: runs have as few as %d samples (arm %s, collection %d, pass %d); per-pass medians and CVs are shaky "+
-					"and Mann-Whitney with 4 or fewer samples per side cannot go below p = 0.029: use at least %d samples per run (10-20 recommended)",
+				"lane %s: runs have as few as %d samples (arm %s, collection %d, pass %d); per-pass medians and CVs from so few samples are shaky, "+
+					"and every pass delta and pair verdict rests on them: use at least %d samples per run (10-20 recommended)",
 				in.Lanes[l].Name, f.n, armNames[f.arm], f.c, f.p, fewSamples))
 		}
 	}
@@ -463,8 +463,16 @@ func laneVerdict(s LaneSummary, cfg Config) (LaneVerdict, string) {
 	}
 }
 
-// countsText lists the non-zero pair verdict counts: "7 REPRODUCED faster, 5 neutral of 12".
+// countsText lists the non-zero pair verdict counts and the number of pairs:
+// "7 REPRODUCED faster, 5 neutral of 12".
 func countsText(s LaneSummary) string {
+	return fmt.Sprintf("%s of %d", PairCounts(s), s.Pairs)
+}
+
+// PairCounts lists a lane summary's non-zero pair verdict counts, REPRODUCED split by
+// direction, in the order of Verdicts: "7 REPRODUCED faster, 1 drift-suspected, 4
+// neutral". It returns "" when the summary counts no pairs.
+func PairCounts(s LaneSummary) string {
 	var parts []string
 	add := func(n int, label string) {
 		if n > 0 {
@@ -473,10 +481,12 @@ func countsText(s LaneSummary) string {
 	}
 	add(s.ReproducedFaster, "REPRODUCED faster")
 	add(s.ReproducedSlower, "REPRODUCED slower")
-	for _, v := range []Verdict{DriftSuspected, OneSided, Neutral, Insufficient} {
-		add(s.Counts[v], string(v))
+	for _, v := range Verdicts() {
+		if v != Reproduced {
+			add(s.Counts[v], string(v))
+		}
 	}
-	return fmt.Sprintf("%s of %d", joinComma(parts), s.Pairs)
+	return joinComma(parts)
 }
 
 // fmtDelta formats a delta in percent with its sign: "-12.1%".

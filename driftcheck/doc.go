@@ -85,9 +85,9 @@
 //
 // Problems in the data are returned as Report.Warnings, each naming the lane, arm,
 // collection and pass or pair and saying what to do: missing or short runs, fewer than 6
-// samples per run (Mann-Whitney with 4 or fewer samples per side cannot go below
-// p = 0.029, and benchstat wants at least 6 for a confidence interval), non-finite
-// samples, contaminated passes and host blips. Analyze returns an error only for
+// samples per run (each pass delta compares the medians of two runs' samples and each CV
+// is computed over one run's samples: per-pass medians and CVs from so few samples are
+// shaky), non-finite samples, contaminated passes and host blips. Analyze returns an error only for
 // malformed input: an invalid protocol (no lanes or candidates, an odd pass count), an
 // unknown lane or arm, a collection or pass out of range, a duplicate observation or an
 // invalid configuration.

@@ -513,8 +513,8 @@ func TestSampleWarnings(t *testing.T) {
 	}
 	want := []string{
 		"lane L, arm cand, collection 1, pass 1: dropped 2 non-finite samples (NaN or Inf); check the lane's output",
-		"lane L: runs have as few as 4 samples (arm base, collection 1, pass 1); per-pass medians and CVs are shaky " +
-			"and Mann-Whitney with 4 or fewer samples per side cannot go below p = 0.029: use at least 6 samples per run (10-20 recommended)",
+		"lane L: runs have as few as 4 samples (arm base, collection 1, pass 1); per-pass medians and CVs from so few samples are shaky, " +
+			"and every pass delta and pair verdict rests on them: use at least 6 samples per run (10-20 recommended)",
 	}
 	if d := cmp.Diff(want, r.Warnings); d != "" {
 		t.Errorf("warnings (-want +got):\n%s", d)
@@ -670,5 +670,28 @@ func TestReportJSON(t *testing.T) {
 	counts, _ := doc.Lanes[0]["counts"].(map[string]any)
 	if counts["REPRODUCED"] != 1.0 || counts["drift-suspected"] != 0.0 {
 		t.Errorf("counts %v", counts)
+	}
+}
+
+// TestPairCounts checks the pair counts that lane verdict reasons, receipts and results
+// blocks all show.
+func TestPairCounts(t *testing.T) {
+	tests := []struct {
+		name string
+		s    driftcheck.LaneSummary
+		want string
+	}{
+		{"none", driftcheck.LaneSummary{}, ""},
+		{"REPRODUCED split by direction, then the other verdicts in order", driftcheck.LaneSummary{
+			ReproducedFaster: 2, ReproducedSlower: 1,
+			Counts: map[driftcheck.Verdict]int{driftcheck.Reproduced: 3, driftcheck.Insufficient: 1, driftcheck.Neutral: 2, driftcheck.DriftSuspected: 1},
+		}, "2 REPRODUCED faster, 1 REPRODUCED slower, 1 drift-suspected, 2 neutral, 1 insufficient"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := driftcheck.PairCounts(tt.s); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -182,7 +182,7 @@ func (c *checker) pageDirections(p *Page) {
 			continue
 		}
 		msg := fmt.Sprintf("directions[%d]: unknown direction %q; add it to %s with a one-line description", i, d.name, DirectionsFile)
-		if s := nearest(d.name, c.known); s != "" {
+		if s := spec.Suggest(d.name, c.known); s != "" {
 			msg += " (or did you mean " + s + "?)"
 		}
 		c.add(p.Path, d.line, "%s", msg)
@@ -221,40 +221,6 @@ func frontDirections(p *Page) (dirs []direction, line int, ok bool) {
 		return dirs, root.Content[i].Line + off, true
 	}
 	return nil, p.FrontLine, true
-}
-
-// nearest returns the entry of known that differs from s by at most a third of its
-// length in single-character edits, or "".
-func nearest(s string, known []string) string {
-	best, bestD := "", -1
-	for _, k := range known {
-		d := levenshtein(s, k)
-		if d <= max(1, len(k)/3) && (bestD < 0 || d < bestD) {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-// levenshtein is the edit distance between a and b.
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // links checks that the page's relative links resolve.

@@ -19,5 +19,12 @@ func receiptIncidence(dir string) (*Incidence, error) {
 	if err != nil {
 		return nil, fmt.Errorf("receipt %s: %w", dir, err)
 	}
-	return &Incidence{Total: r.Total, Eligible: r.Eligible, ControlFired: r.Control.Fired, Source: incidence.File}, nil
+	in := &Incidence{Total: r.Total, Eligible: r.Eligible, TotalCounter: r.Gate.Total, EligibleCounter: r.Gate.Eligible,
+		ControlFired: r.Control.Fired, Broken: r.Broken(), Source: incidence.File}
+	for _, f := range r.Findings {
+		if f.Level == incidence.LevelError {
+			in.Errors = append(in.Errors, f.Message)
+		}
+	}
+	return in, nil
 }

@@ -20,24 +20,36 @@ func TestFinalizeReadsReceiptIncidence(t *testing.T) {
 		name     string
 		eligible float64
 		control  float64
+		broken   bool   // a suite lane failed every run
+		counter  string // the eligible counter measured; "hits", the page's, when empty
 		want     string // the rule's summary
 	}{
 		{name: "too rare", eligible: 0, control: 4, want: "rejected (candA rejected: premise-refuted; candB rejected: premise-refuted, tradeoff)"},
 		{name: "frequent enough", eligible: 50, control: 4, want: "accepted (candA)"},
 		{name: "control silent", eligible: 50, control: 0, want: "inconclusive (candA inconclusive: incidence; candB rejected: tradeoff)"},
+		{name: "too rare, but a suite lane failed", eligible: 0, control: 4, broken: true, want: "inconclusive (candA inconclusive: incidence; candB rejected: tradeoff)"},
+		{name: "frequent enough, of another counter", eligible: 50, control: 4, counter: "misses", want: "inconclusive (candA inconclusive: incidence; candB rejected: tradeoff)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := copyLedger(t)
 			edit(t, root, fixturePage, func(s string) string { return strings.Replace(s, "---\n## Problem", gate, 1) })
 			dir := filepath.Join(root, filepath.FromSlash(fixtureReceipt))
+			counter := "hits"
+			if tt.counter != "" {
+				counter = tt.counter
+			}
+			recs := []receipt.Record{
+				{Lane: "Suite", Samples: []float64{1e9}, Unit: "ns/op", Metrics: map[string][]float64{"dispatches": {1000}, counter: {tt.eligible}}},
+				{Lane: "Control", Samples: []float64{1e8}, Unit: "ns/op", Metrics: map[string][]float64{"dispatches": {10}, counter: {tt.control}}},
+			}
+			if tt.broken {
+				recs = append(recs, receipt.Record{Lane: "Busy", Exit: 2, Error: "exit status 2"})
+			}
 			r, err := incidence.Compute(incidence.Input{
 				Experiment: 1,
-				Gate:       spec.Incidence{Total: "dispatches", Eligible: "hits", Control: "Control", MinShare: 0.01},
-				Records: []receipt.Record{
-					{Lane: "Suite", Samples: []float64{1e9}, Unit: "ns/op", Metrics: map[string][]float64{"dispatches": {1000}, "hits": {tt.eligible}}},
-					{Lane: "Control", Samples: []float64{1e8}, Unit: "ns/op", Metrics: map[string][]float64{"dispatches": {10}, "hits": {tt.control}}},
-				},
+				Gate:       spec.Incidence{Total: "dispatches", Eligible: counter, Control: "Control", MinShare: 0.01},
+				Records:    recs,
 			})
 			if err != nil {
 				t.Fatal(err)

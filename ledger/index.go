@@ -143,10 +143,10 @@ func RenderIndex(w io.Writer, entries []IndexEntry, link func(page string) strin
 		rows = append(rows, []string{fmt.Sprintf("%03d", e.ID), e.Title, e.Status, orDash(strings.Join(e.Directions, ", ")), e.Date,
 			orDash(e.Headline), fmt.Sprintf("[%s](%s)", name, link(e.Page))})
 	}
-	if ew.Err() != nil {
-		return ew.Err()
+	if err := mdtable.Write(ew, []string{"id", "title", "status", "directions", "date", "headline", "page"}, rows); err != nil {
+		return err
 	}
-	return mdtable.Write(ew, []string{"id", "title", "status", "directions", "date", "headline", "page"}, rows)
+	return ew.Err()
 }
 
 // headlineNote explains the index's headline column.

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -502,5 +503,36 @@ func TestFrontEdit(t *testing.T) {
 				t.Errorf("not idempotent: %v\n%s", err, cmp.Diff(string(got), string(again)))
 			}
 		})
+	}
+}
+
+// failWriter fails every write after the first n bytes.
+type failWriter struct{ n int }
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		return 0, errors.New("disk full")
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// TestRenderIndexWriteError checks that a failing writer is reported, in the table too,
+// whose writer swallows write errors.
+func TestRenderIndexWriteError(t *testing.T) {
+	entries := []IndexEntry{{ID: 1, Title: "one", Status: "accepted", Page: "experiments/001-one.md"},
+		{ID: 2, Page: "experiments/002-two.md", Invalid: true}}
+	link := func(page string) string { return filepath.Base(page) }
+	var full bytes.Buffer
+	if err := RenderIndex(&full, entries, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, full.Len() / 2, full.Len() - 5} {
+		if err := RenderIndex(&failWriter{n: n}, entries, link); err == nil {
+			t.Errorf("writer failing after %d of %d bytes: no error", n, full.Len())
+		}
+	}
+	if err := RenderIndex(&failWriter{}, nil, link); err == nil {
+		t.Errorf("no entries, failing writer: no error")
 	}
 }

@@ -121,16 +121,6 @@ func ParsePage(path string, data []byte) (*Page, error) {
 	return p, nil
 }
 
-// ID returns the page's experiment number: the spec's id, or the number in the file name
-// when the spec does not parse.
-func (p *Page) ID() int {
-	if p.Spec != nil {
-		return p.Spec.ID
-	}
-	id, _ := PageID(p.Path)
-	return id
-}
-
 // lineAt returns the page line of a body offset.
 func (p *Page) lineAt(off int) int {
 	off = min(max(off, 0), len(p.Body))
@@ -267,16 +257,6 @@ func markerLines(body []byte, marker string) []int {
 		off += len(line) + 1
 	}
 	return out
-}
-
-// Block returns the text between the results markers (after the begin marker's line,
-// up to the end marker's line), or nil when the markers are not in place.
-func (p *Page) Block() []byte {
-	if p.Begin < 0 {
-		return nil
-	}
-	start := p.Begin + bytes.IndexByte(p.Data[p.Begin:], '\n') + 1
-	return p.Data[start:p.End]
 }
 
 // inCode reports whether the body offset off lies in a code block or code span.

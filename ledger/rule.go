@@ -16,14 +16,25 @@ import (
 // release suite: the hook of the decision rule's incidence gate. The incidence probes
 // fill it; the rule only reads it.
 type Incidence struct {
-	// Total counts all events (the spec's incidence.total counter).
+	// Total counts all events (the counter named TotalCounter).
 	Total float64
-	// Eligible counts the events the change helps (incidence.eligible).
+	// Eligible counts the events the change helps (the counter named EligibleCounter).
 	Eligible float64
+	// TotalCounter and EligibleCounter name the counters the measurement read. The rule
+	// decides nothing on counts of other counters than the spec's incidence.total and
+	// incidence.eligible.
+	TotalCounter    string
+	EligibleCounter string
 	// ControlFired reports whether the suite's positive control lane made the eligible
 	// counter fire, proving the probe works; without it a zero proves nothing.
 	ControlFired bool
-	// Source names where the counts come from (a receipt), for the results block.
+	// Broken reports that the measurement found an error (incidence.Report.Broken: a lane
+	// without a usable run, a counter no lane reported, a missing or silent control):
+	// its counts prove nothing. Errors holds those findings, for the reason.
+	Broken bool
+	Errors []string
+	// Source is shown in the results block next to the counts: the name of the file they
+	// come from (incidence.json in the receipt's data folder); empty shows nothing.
 	Source string
 }
 
@@ -51,8 +62,8 @@ type ArmDecision struct {
 	// Status is spec.StatusAccepted, spec.StatusRejected or spec.StatusInconclusive.
 	Status string `json:"status"`
 	// Reasons say why the arm is rejected or inconclusive (empty when accepted). When a
-	// control lane makes the arm inconclusive, the reasons it would otherwise have been
-	// rejected for are listed too.
+	// control lane, an under-powered receipt or a profile gone from the spec makes the arm
+	// inconclusive, the reasons it would otherwise have been rejected for are listed too.
 	Reasons []Reason `json:"reasons,omitempty"`
 	// Passed lists the rule's conditions that held, in words with the numbers.
 	Passed []string `json:"passed,omitempty"`
@@ -94,7 +105,9 @@ func (d Decision) Summary() string {
 // analysis.json). inc is the incidence measurement, or nil when there is none. Roles,
 // expectations, the protocol the evidence must reach, the predicted shape and the
 // incidence gate come from the spec; the protocol run and the lanes run from the plan;
-// verdicts and deltas from the report. Decide is pure: it reads nothing else.
+// verdicts and deltas from the report. An arm the receipt ran that the spec no longer has
+// is not decided: it is inconclusive (spec-changed). Decide is pure: it reads nothing
+// else.
 func Decide(e *spec.Experiment, plan *receipt.Plan, rep driftcheck.Report, inc *Incidence) Decision {
 	cands := slices.Clone(rep.Candidates)
 	for _, a := range e.Candidates() {
@@ -105,6 +118,12 @@ func Decide(e *spec.Experiment, plan *receipt.Plan, rep driftcheck.Report, inc *
 	weak := power(e, plan)
 	d := Decision{Arms: []ArmDecision{}}
 	for _, arm := range cands {
+		if !slices.ContainsFunc(e.Candidates(), func(a spec.Arm) bool { return a.Name == arm }) {
+			// Deciding an arm the page no longer has would decide a question nobody asks.
+			d.Arms = append(d.Arms, ArmDecision{Arm: arm, Status: spec.StatusInconclusive, Reasons: []Reason{{OpenSpecChanged,
+				fmt.Sprintf("arm %s is in the receipt but no longer on the page: the page changed after the run; restore the arm or rerun", arm)}}})
+			continue
+		}
 		d.Arms = append(d.Arms, decideArm(e, plan, rep, inc, weak, arm))
 	}
 	rejected := 0
@@ -163,7 +182,7 @@ type armRule struct {
 	rejects []Reason
 	opens   []Reason
 	suspect []Reason // control lanes: the measurement itself is suspect
-	weak    *Reason  // the receipt is under-powered
+	weak    *Reason  // the receipt is under-powered, or the protocol it must reach is unknown
 	guards  []string // reproduced guard regressions, described
 	passed  []string
 	notes   []string
@@ -192,13 +211,7 @@ func expected(expect string) driftcheck.LaneVerdict {
 
 func decideArm(e *spec.Experiment, plan *receipt.Plan, rep driftcheck.Report, inc *Incidence, weak *Reason, arm string) ArmDecision {
 	r := &armRule{floor: rep.Config.EffectFloorPct, primaryGain: true}
-	switch {
-	case weak == nil:
-	case weak.Code == OpenUnderPowered:
-		r.weak = weak
-	default:
-		r.opens = append(r.opens, *weak)
-	}
+	r.weak = weak
 	if r.floor == 0 {
 		r.floor = driftcheck.DefaultConfig().EffectFloorPct
 	}
@@ -214,14 +227,21 @@ func decideArm(e *spec.Experiment, plan *receipt.Plan, rep driftcheck.Report, in
 	}
 	var guardsOK, controlsOK []string
 	for _, l := range e.Lanes {
-		if l.Role == spec.RoleSecondary {
-			continue
-		}
 		expect := l.Expect
 		if l.Role == spec.RolePrimary && expect == "" {
 			expect = spec.DefaultExpect
 		}
 		sums := byLane[l.Name]
+		if changed := laneChanged(l, expect, plan, sums); changed != "" {
+			r.open(OpenSpecChanged, "%s: the page changed after the run; restore it or rerun", changed)
+			if l.Role == spec.RolePrimary {
+				r.primaryGain = false
+			}
+			continue
+		}
+		if l.Role == spec.RoleSecondary {
+			continue
+		}
 		if len(sums) == 0 {
 			switch {
 			case !slices.Contains(rep.Candidates, arm):
@@ -246,14 +266,6 @@ func decideArm(e *spec.Experiment, plan *receipt.Plan, rep driftcheck.Report, in
 				}
 			}
 		}
-		if s := sums[0]; s.Role != l.Role || (l.Role == spec.RolePrimary && s.Expect != expect) {
-			r.open(OpenSpecChanged, "lane %s is %s on the page but was run as %s: the page changed after the run; restore it or rerun",
-				l.Name, laneDesc(l.Role, expect), laneDesc(s.Role, s.Expect))
-			if l.Role == spec.RolePrimary {
-				r.primaryGain = false
-			}
-			continue
-		}
 		switch l.Role {
 		case spec.RolePrimary:
 			r.primary(l.Name, expect, sums)
@@ -264,6 +276,16 @@ func decideArm(e *spec.Experiment, plan *receipt.Plan, rep driftcheck.Report, in
 		case spec.RoleControl:
 			if r.control(l.Name, sums) {
 				controlsOK = append(controlsOK, l.Name)
+			}
+		}
+	}
+	if plan != nil {
+		for _, pl := range plan.Lanes {
+			if _, onPage := e.Lane(pl.Name); !onPage && pl.Role != spec.RoleSecondary {
+				r.open(OpenSpecChanged, "%s lane %s was run but is no longer on the page: the page changed after the run; restore it or rerun", pl.Role, pl.Name)
+				if pl.Role == spec.RolePrimary {
+					r.primaryGain = false
+				}
 			}
 		}
 	}
@@ -291,14 +313,19 @@ func decideArm(e *spec.Experiment, plan *receipt.Plan, rep driftcheck.Report, in
 	out := ArmDecision{Arm: arm, Passed: r.passed, Notes: r.notes}
 	switch {
 	case len(r.suspect) > 0 || r.weak != nil:
-		// The measurement is suspect or too small: it can neither accept nor reject.
+		// The measurement is suspect, too small or of unknown size: it can neither accept
+		// nor reject.
 		out.Status = spec.StatusInconclusive
 		out.Reasons = slices.Clone(r.suspect)
 		why := " (not a rejection while a control lane is off)"
 		if r.weak != nil {
 			out.Reasons = append(out.Reasons, *r.weak)
-			if len(r.suspect) == 0 {
+			switch {
+			case len(r.suspect) > 0:
+			case r.weak.Code == OpenUnderPowered:
 				why = " (not a rejection from an under-powered receipt)"
+			default:
+				why = " (not a rejection while the evidence the spec asks for is unknown)"
 			}
 		}
 		out.Reasons = append(out.Reasons, r.opens...)
@@ -327,6 +354,49 @@ func planLanes(plan *receipt.Plan) string {
 		names[i] = l.Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// laneChanged compares a lane of the page (l, with its primary expectation resolved) with
+// the lane the receipt ran: its role and a primary lane's expectation as the analysis
+// recorded them (sums), or as the plan did when the analysis has none, and its better
+// direction as the plan recorded it. It describes the first difference, or returns "" when
+// there is none or the lane was not run.
+func laneChanged(l spec.Lane, expect string, plan *receipt.Plan, sums []driftcheck.LaneSummary) string {
+	var ran *receipt.Lane
+	if plan != nil {
+		if i := slices.IndexFunc(plan.Lanes, func(pl receipt.Lane) bool { return pl.Name == l.Name }); i >= 0 {
+			ran = &plan.Lanes[i]
+		}
+	}
+	role, runExpect := "", ""
+	switch {
+	case len(sums) > 0:
+		role, runExpect = sums[0].Role, sums[0].Expect
+	case ran != nil:
+		role, runExpect = ran.Role, ran.Expect
+		if role == spec.RolePrimary && runExpect == "" {
+			runExpect = spec.DefaultExpect
+		}
+	default:
+		return ""
+	}
+	if role != l.Role || (l.Role == spec.RolePrimary && runExpect != expect) {
+		return fmt.Sprintf("lane %s is %s on the page but was run as %s", l.Name, laneDesc(l.Role, expect), laneDesc(role, runExpect))
+	}
+	if ran != nil {
+		if page, run := orDefault(l.Better, spec.DefaultBetter), orDefault(ran.Better, spec.DefaultBetter); page != run {
+			return fmt.Sprintf("lane %s is better: %s on the page but was run as better: %s", l.Name, page, run)
+		}
+	}
+	return ""
+}
+
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // laneDesc describes a lane's role and expectation: "primary (expect faster)".
@@ -416,8 +486,16 @@ func (r *armRule) guard(lane string, sums []driftcheck.LaneSummary) bool {
 			r.open(OpenDrift, "%s; a regression cannot be ruled out", at)
 			clean = false
 		case driftcheck.LaneMixed:
-			if s.MedianDeltaPct > 0 {
-				r.notes = append(r.notes, fmt.Sprintf("guard lane %s: median pass delta %s in collection %d is beyond the floor but not reproduced; watch it",
+			// Mixed pairs that lean faster show no regression. A slower median at or beyond
+			// the floor, or any pair that reproduced slower next to a slower median, might
+			// be one that the pairs failed to pin down.
+			switch {
+			case s.MedianDeltaPct <= 0:
+			case s.MedianDeltaPct >= r.floor || s.ReproducedSlower > 0:
+				r.open(OpenMixed, "%s; a regression cannot be ruled out", at)
+				clean = false
+			default:
+				r.notes = append(r.notes, fmt.Sprintf("guard lane %s: median pass delta %s in collection %d leans slower, within the floor, and no pair reproduced slower; watch it",
 					lane, report.Pct(s.MedianDeltaPct), s.Collection))
 			}
 		}
@@ -429,12 +507,19 @@ func (r *armRule) guard(lane string, sums []driftcheck.LaneSummary) bool {
 func (r *armRule) control(lane string, sums []driftcheck.LaneSummary) bool {
 	clean := true
 	for _, s := range sums {
-		if s.Verdict != driftcheck.LaneNeutral {
+		switch s.Verdict {
+		case driftcheck.LaneNeutral:
+			continue
+		case driftcheck.LaneInsufficient:
+			r.suspect = append(r.suspect, Reason{OpenControl, fmt.Sprintf(
+				"control lane %s insufficient in collection %d: %s; without its data the measurement cannot be checked: fix the lane's failed runs and rerun",
+				lane, s.Collection, s.Reason)})
+		default:
 			r.suspect = append(r.suspect, Reason{OpenControl, fmt.Sprintf(
 				"control lane %s %s in collection %d, not neutral: %s; the measurement itself is suspect (host, harness or build differences between arms)",
 				lane, s.Verdict, s.Collection, s.Reason)})
-			clean = false
 		}
+		clean = false
 	}
 	return clean
 }
@@ -504,6 +589,15 @@ func (r *armRule) incidence(gate *spec.Incidence, inc *Incidence) {
 	case inc == nil:
 		r.open(OpenIncidence, "incidence not measured: the spec gates on %s/%s >= %g over the release suite; measure it before this can be accepted",
 			gate.Eligible, gate.Total, gate.MinShare)
+	case inc.Broken:
+		why := "see its findings"
+		if len(inc.Errors) > 0 {
+			why = report.OneLine(strings.Join(inc.Errors, "; "))
+		}
+		r.open(OpenIncidence, "the incidence measurement is broken (%s), so its counts prove nothing; fix it and remeasure", why)
+	case inc.TotalCounter != gate.Total || inc.EligibleCounter != gate.Eligible:
+		r.open(OpenIncidence, "the incidence measurement counted %s/%s, but the spec gates on %s/%s: the page changed after the measurement; remeasure",
+			orDefault(inc.EligibleCounter, "(unnamed)"), orDefault(inc.TotalCounter, "(unnamed)"), gate.Eligible, gate.Total)
 	case !inc.ControlFired:
 		r.open(OpenIncidence, "the incidence probe's positive control did not fire, so its counts prove nothing; fix the probe and remeasure")
 	case inc.Total <= 0:

@@ -28,7 +28,17 @@ type ruleLane struct {
 	name, role, expect string
 	verdicts           map[string][]driftcheck.LaneVerdict
 	medians            map[string][]float64
+	// means are the mean pass deltas on arm "cand", per collection; the medians when nil.
+	means []float64
+	// slower counts the pairs that REPRODUCED slower on arm "cand", per collection.
+	slower []int
 }
+
+// withMeans sets the mean pass deltas of a lane on arm "cand", one per collection.
+func withMeans(l ruleLane, means ...float64) ruleLane { l.means = means; return l }
+
+// withSlower sets the REPRODUCED-slower pair counts of a lane on arm "cand".
+func withSlower(l ruleLane, n ...int) ruleLane { l.slower = n; return l }
 
 // lane builds a ruleLane measured on arm "cand" only.
 func lane(name, role, expect string, verdicts []driftcheck.LaneVerdict, medians ...float64) ruleLane {
@@ -67,12 +77,20 @@ func ruleFixture(arms []string, lanes []ruleLane) (*spec.Experiment, *receipt.Pl
 				if c < len(l.medians[a]) {
 					med = l.medians[a][c]
 				}
+				mean, slower := med, 0
+				if a == "cand" && c < len(l.means) {
+					mean = l.means[c]
+				}
+				if a == "cand" && c < len(l.slower) {
+					slower = l.slower[c]
+				}
 				passes := plan.Protocol.Passes
 				if v == ins {
 					passes = 0
 				}
 				rep.Lanes = append(rep.Lanes, driftcheck.LaneSummary{Lane: l.name, Arm: a, Role: l.role, Expect: expect,
-					Collection: c + 1, Passes: passes, MedianDeltaPct: med, MeanDeltaPct: med, Verdict: v, Reason: "test reason"})
+					Collection: c + 1, Passes: passes, MedianDeltaPct: med, MeanDeltaPct: mean, ReproducedSlower: slower,
+					Verdict: v, Reason: "test reason"})
 			}
 		}
 	}
@@ -87,7 +105,9 @@ func TestDecide(t *testing.T) {
 		codes  []string // reason codes, in order
 		passed []string // substrings of Passed
 		notes  []string // substrings of Notes
+		texts  []string // substrings of some reason
 	}
+	gate := &spec.Incidence{Total: "dispatches", Eligible: "parked", MinShare: 0.01}
 	tests := []struct {
 		name      string
 		lanes     []ruleLane
@@ -206,10 +226,60 @@ func TestDecide(t *testing.T) {
 			want: want{status: spec.StatusInconclusive, codes: []string{OpenDrift}},
 		},
 		{
-			name: "guard mixed but slower: accepted with a note",
+			name: "guard drifts, median faster but mean slower beyond the floor: inconclusive",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
+				withMeans(lane("guard", "guard", "", vs(dri, neu), -4, 0), 5, 0), controlOK},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenDrift}, texts: []string{"a regression cannot be ruled out"}},
+		},
+		{
+			name: "guard drifts, mean faster but median slower beyond the floor: inconclusive",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
+				withMeans(lane("guard", "guard", "", vs(neu, dri), 0, 5), 0, -4), controlOK},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenDrift}},
+		},
+		{
+			name: "guard drifts, median faster and mean slower within the floor: accepted with a note",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
+				withMeans(lane("guard", "guard", "", vs(dri, neu), -4, 0), 2, 0), controlOK},
+			want: want{status: spec.StatusAccepted, notes: []string{"(median -4.0%, mean +2.0%): no sign of a regression"}},
+		},
+		{
+			name: "guard mixed, slower median beyond the floor: inconclusive",
 			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
 				lane("guard", "guard", "", vs(neu, mix), 0, 4), controlOK},
-			want: want{status: spec.StatusAccepted, notes: []string{"guard lane guard: median pass delta +4.0% in collection 2"}},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenMixed},
+				texts: []string{"guard lane guard mixed in collection 2: test reason; a regression cannot be ruled out"}},
+		},
+		{
+			name: "guard mixed, slower median with pairs reproduced slower: inconclusive",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
+				withSlower(lane("guard", "guard", "", vs(mix, neu), 7, 0), 2, 0), controlOK},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenMixed}},
+		},
+		{
+			name: "guard mixed, slower median within the floor but a pair reproduced slower: inconclusive",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
+				withSlower(lane("guard", "guard", "", vs(mix, neu), 2, 0), 1, 0), controlOK},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenMixed}},
+		},
+		{
+			name: "guard mixed, slower median within the floor and no pair slower: accepted with a note",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
+				lane("guard", "guard", "", vs(neu, mix), 0, 2), controlOK},
+			want: want{status: spec.StatusAccepted, notes: []string{"guard lane guard: median pass delta +2.0% in collection 2 leans slower, within the floor"}},
+		},
+		{
+			name: "guard mixed leaning faster, a pair reproduced slower: accepted",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
+				withSlower(lane("guard", "guard", "", vs(mix, neu), -6, 0), 1, 0), controlOK},
+			want: want{status: spec.StatusAccepted, passed: []string{"no reproduced regression on guard lanes guard"}},
+		},
+		{
+			name: "control lacks data: inconclusive, with its own reason",
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20), guardOK,
+				lane("control", "control", "", vs(neu, ins), 0, 0)},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenControl},
+				texts: []string{"control lane control insufficient in collection 2: test reason; without its data the measurement cannot be checked"}},
 		},
 		{
 			name: "secondary lanes do not count",
@@ -257,28 +327,60 @@ func TestDecide(t *testing.T) {
 		{
 			name:      "incidence not measured: inconclusive",
 			lanes:     []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20), guardOK, controlOK},
-			incidence: &spec.Incidence{Total: "dispatches", Eligible: "parked", MinShare: 0.01},
+			incidence: gate,
 			want:      want{status: spec.StatusInconclusive, codes: []string{OpenIncidence}},
 		},
 		{
 			name:      "incidence below min-share: premise refuted",
 			lanes:     []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20), guardOK, controlOK},
-			incidence: &spec.Incidence{Total: "dispatches", Eligible: "parked", MinShare: 0.01},
-			inc:       &Incidence{Total: 100000, Eligible: 50, ControlFired: true},
+			incidence: gate,
+			inc:       incOf(100000, 50, true),
 			want:      want{status: spec.StatusRejected, codes: []string{ReasonPremiseRefuted}},
 		},
 		{
 			name:      "incidence probe control did not fire: inconclusive",
 			lanes:     []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20), guardOK, controlOK},
-			incidence: &spec.Incidence{Total: "dispatches", Eligible: "parked", MinShare: 0.01},
-			inc:       &Incidence{Total: 100000, Eligible: 5000, ControlFired: false},
+			incidence: gate,
+			inc:       incOf(100000, 5000, false),
 			want:      want{status: spec.StatusInconclusive, codes: []string{OpenIncidence}},
+		},
+		{
+			name:      "incidence counted no events although the control fired: inconclusive",
+			lanes:     []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20), guardOK, controlOK},
+			incidence: gate,
+			inc:       incOf(0, 0, true),
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenIncidence},
+				texts: []string{"the incidence suite counted no dispatches events"}},
+		},
+		{
+			name:      "incidence measurement broken: inconclusive, not premise-refuted",
+			lanes:     []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20), guardOK, controlOK},
+			incidence: gate,
+			inc: func() *Incidence {
+				in := incOf(100000, 50, true)
+				in.Broken, in.Errors = true, []string{"lane Slow produced no usable run (timeout)"}
+				return in
+			}(),
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenIncidence},
+				texts: []string{"the incidence measurement is broken (lane Slow produced no usable run (timeout))"}},
+		},
+		{
+			name:      "incidence of other counters than the spec's: inconclusive",
+			lanes:     []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20), guardOK, controlOK},
+			incidence: gate,
+			inc: func() *Incidence {
+				in := incOf(100000, 5000, true)
+				in.EligibleCounter = "hits"
+				return in
+			}(),
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenIncidence},
+				texts: []string{"counted hits/dispatches, but the spec gates on parked/dispatches"}},
 		},
 		{
 			name:      "incidence at min-share: accepted",
 			lanes:     []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20), guardOK, controlOK},
-			incidence: &spec.Incidence{Total: "dispatches", Eligible: "parked", MinShare: 0.01},
-			inc:       &Incidence{Total: 100000, Eligible: 1000, ControlFired: true},
+			incidence: gate,
+			inc:       incOf(100000, 1000, true),
 			want:      want{status: spec.StatusAccepted, passed: []string{"incidence parked/dispatches = 1% (1000 of 100000) at or above the min-share 0.01"}},
 		},
 		{
@@ -313,6 +415,11 @@ func TestDecide(t *testing.T) {
 					t.Errorf("note %q missing from %q", n, a.Notes)
 				}
 			}
+			for _, text := range tt.want.texts {
+				if !slices.ContainsFunc(a.Reasons, func(r Reason) bool { return strings.Contains(r.Text, text) }) {
+					t.Errorf("no reason contains %q: %v", text, a.Reasons)
+				}
+			}
 			for _, r := range a.Reasons {
 				if !slices.Contains(RejectionReasons(), r.Code) && !slices.Contains(InconclusiveReasons(), r.Code) {
 					t.Errorf("reason code %q is in neither closed list", r.Code)
@@ -323,6 +430,11 @@ func TestDecide(t *testing.T) {
 			}
 		})
 	}
+}
+
+// incOf is an incidence measurement of the counters parked/dispatches.
+func incOf(total, eligible float64, fired bool) *Incidence {
+	return &Incidence{Total: total, Eligible: eligible, TotalCounter: "dispatches", EligibleCounter: "parked", ControlFired: fired}
 }
 
 func TestDecideSeveralArms(t *testing.T) {
@@ -353,15 +465,108 @@ func TestDecideSeveralArms(t *testing.T) {
 	}
 }
 
+// TestDecideSpecChanged checks that a page changed after the run decides nothing on what
+// changed: the arm is inconclusive (spec-changed), never accepted or rejected on a lane
+// or arm the receipt measured for another question.
 func TestDecideSpecChanged(t *testing.T) {
-	e, plan, rep := ruleFixture([]string{"cand"}, []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20)})
-	e.Lanes[0].Role = spec.RoleGuard // the page now calls the lane a guard
-	e.Lanes = append(e.Lanes, spec.Lane{Name: "q", Role: spec.RolePrimary})
-	d := Decide(e, plan, rep, nil)
-	a := d.Arms[0]
-	if a.Status != spec.StatusInconclusive || len(a.Reasons) != 2 ||
-		a.Reasons[0].Code != OpenSpecChanged || a.Reasons[1].Code != OpenNotMeasured {
-		t.Errorf("got %s %v", a.Status, a.Reasons)
+	tests := []struct {
+		name   string
+		arms   []string
+		lanes  []ruleLane
+		change func(e *spec.Experiment)
+		want   map[string]string // arm -> "status: codes"
+		texts  []string          // substrings of some reason
+	}{
+		{
+			name:  "a role changed, and a lane added",
+			arms:  []string{"cand"},
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20)},
+			change: func(e *spec.Experiment) {
+				e.Lanes[0].Role = spec.RoleGuard // the page now calls the lane a guard
+				e.Lanes = append(e.Lanes, spec.Lane{Name: "q", Role: spec.RolePrimary})
+			},
+			want:  map[string]string{"cand": "inconclusive: spec-changed, not-measured"},
+			texts: []string{"lane p is guard on the page but was run as primary (expect faster)"},
+		},
+		{
+			name:   "an expectation changed: a lane that got slower now expects it",
+			arms:   []string{"cand"},
+			lanes:  []ruleLane{lane("p", "primary", "faster", vs(rs, rs), 9, 9)},
+			change: func(e *spec.Experiment) { e.Lanes[0].Expect = spec.ExpectSlower },
+			want:   map[string]string{"cand": "inconclusive: spec-changed"},
+			texts:  []string{"lane p is primary (expect slower) on the page but was run as primary (expect faster): the page changed after the run"},
+		},
+		{
+			name:   "the better direction changed",
+			arms:   []string{"cand"},
+			lanes:  []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20)},
+			change: func(e *spec.Experiment) { e.Lanes[0].Better = spec.BetterHigher },
+			want:   map[string]string{"cand": "inconclusive: spec-changed"},
+			texts:  []string{"lane p is better: higher on the page but was run as better: lower"},
+		},
+		{
+			name:   "the better direction written out as the default it was run with",
+			arms:   []string{"cand"},
+			lanes:  []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20)},
+			change: func(e *spec.Experiment) { e.Lanes[0].Better = spec.BetterLower },
+			want:   map[string]string{"cand": "accepted: "},
+		},
+		{
+			name: "a failing primary lane demoted to secondary",
+			arms: []string{"cand"},
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
+				lane("q", "primary", "faster", vs(neu, neu), 0, 0)},
+			change: func(e *spec.Experiment) { e.Lanes[1].Role = spec.RoleSecondary },
+			want:   map[string]string{"cand": "inconclusive: spec-changed"},
+			texts:  []string{"lane q is secondary on the page but was run as primary (expect faster)"},
+		},
+		{
+			name: "a regressing guard removed from the page",
+			arms: []string{"cand"},
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20),
+				lane("g", "guard", "", vs(rs, rs), 9, 9)},
+			change: func(e *spec.Experiment) { e.Lanes = e.Lanes[:1] },
+			want:   map[string]string{"cand": "inconclusive: spec-changed"},
+			texts:  []string{"guard lane g was run but is no longer on the page"},
+		},
+		{
+			name: "an arm removed from the page",
+			arms: []string{"candA", "candB"},
+			lanes: []ruleLane{{name: "p", role: "primary", expect: "faster",
+				verdicts: map[string][]driftcheck.LaneVerdict{"candA": {rf, rf}, "candB": {neu, neu}},
+				medians:  map[string][]float64{"candA": {-9, -9}, "candB": {0, 0}}}},
+			change: func(e *spec.Experiment) { e.Arms = e.Arms[:2] },
+			want:   map[string]string{"candA": "accepted: ", "candB": "inconclusive: spec-changed"},
+			texts:  []string{"arm candB is in the receipt but no longer on the page"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, plan, rep := ruleFixture(tt.arms, tt.lanes)
+			for i := range plan.Lanes {
+				plan.Lanes[i].Better = spec.DefaultBetter // as spec.Resolve records it
+			}
+			tt.change(e)
+			d := Decide(e, plan, rep, nil)
+			got := map[string]string{}
+			var texts []string
+			for _, a := range d.Arms {
+				var codes []string
+				for _, r := range a.Reasons {
+					codes = append(codes, r.Code)
+					texts = append(texts, r.Text)
+				}
+				got[a.Arm] = a.Status + ": " + strings.Join(codes, ", ")
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("-want +got:\n%s\n%v", diff, d.Arms)
+			}
+			for _, want := range tt.texts {
+				if !slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, want) }) {
+					t.Errorf("no reason contains %q: %q", want, texts)
+				}
+			}
+		})
 	}
 }
 
@@ -447,6 +652,12 @@ func TestDecidePower(t *testing.T) {
 			lanes: []ruleLane{lane("p", "primary", "faster", vs(rf, rf), -20, -20)},
 			want: want{status: spec.StatusInconclusive, codes: []string{OpenSpecChanged},
 				texts: []string{"the receipt ran profile smoke, which the spec no longer has"}},
+		},
+		{
+			name: "the receipt's profile is gone from the spec: it rejects nothing either", profile: "smoke", ran: proto(2, 4, 15),
+			lanes: []ruleLane{lane("p", "primary", "faster", vs(rs, rs), 12, 12)},
+			want: want{status: spec.StatusInconclusive, codes: []string{OpenSpecChanged, ReasonRegression, ReasonRegression},
+				texts: []string{"the receipt ran profile smoke", "(not a rejection while the evidence the spec asks for is unknown)"}},
 		},
 	}
 	for _, tt := range tests {

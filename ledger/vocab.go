@@ -41,24 +41,30 @@ func RejectionReasons() []string {
 // Reasons why the decision rule can neither accept nor reject a candidate arm: the
 // measurement cannot answer the question yet. Also a closed vocabulary.
 const (
-	// OpenDrift: drift-suspected pairs dominate a primary or guard lane in some (not all)
-	// collections; rerun.
+	// OpenDrift: a primary lane's verdict is drift in some but not all collections, or a
+	// guard lane's is drift with its median or mean pass delta at or beyond the floor on the
+	// slower side (in any number of collections); rerun on a quiet host.
 	OpenDrift = "drift"
-	// OpenInsufficient: a primary or guard lane lacks data in some collection.
+	// OpenInsufficient: a primary or guard lane, or a lane of the predicted shape, lacks
+	// data in some collection.
 	OpenInsufficient = "insufficient"
-	// OpenControl: a control lane did not read neutral, so the measurement itself is
-	// suspect; this overrides any rejection.
+	// OpenControl: a control lane did not read neutral (or lacks data), so the
+	// measurement itself is suspect (or cannot be checked); this overrides any rejection.
 	OpenControl = "control"
 	// OpenNotMeasured: a lane the rule needs is not in the receipt.
 	OpenNotMeasured = "not-measured"
-	// OpenSpecChanged: a lane's role or expectation on the page differs from the one
-	// recorded in the receipt's plan: the page was changed after the run.
+	// OpenSpecChanged: the page changed after the run: a lane's role, expectation or
+	// better direction differs from the one the receipt ran, a lane or candidate arm the
+	// receipt ran is no longer on the page, or the profile the receipt ran is gone (which
+	// overrides any rejection, as the evidence the spec asks for is then unknown).
 	OpenSpecChanged = "spec-changed"
-	// OpenMixed: a primary lane expected neutral read mixed: material, but not
-	// reproduced in one direction.
+	// OpenMixed: a primary lane expected neutral read mixed (material, but not reproduced
+	// in one direction), or a guard lane read mixed with a slower median at or beyond the
+	// floor, or with a pair that reproduced slower: a regression cannot be ruled out.
 	OpenMixed = "mixed"
-	// OpenIncidence: the spec has an incidence gate and it was not measured, or its
-	// positive control did not fire, or it counted no events.
+	// OpenIncidence: the spec has an incidence gate and it was not measured, or the
+	// measurement is broken, counted other counters than the spec names, had a silent
+	// positive control, or counted no events.
 	OpenIncidence = "incidence"
 	// OpenUnderPowered: the receipt ran fewer collections, passes or samples than the
 	// spec's protocol for the receipt's profile asks for, so it cannot settle the

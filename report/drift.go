@@ -27,7 +27,7 @@ func DriftMarkdown(w io.Writer, r driftcheck.Report) error {
 			med, mean := SummaryDeltas(l)
 			rows = append(rows, []string{
 				l.Lane, l.Role, fmt.Sprint(l.Passes), med, mean,
-				fmt.Sprintf("%d/%d", l.Faster, l.Passes), PairCounts(l), driftP(l),
+				fmt.Sprintf("%d/%d", l.Faster, l.Passes), orDash(driftcheck.PairCounts(l)), driftP(l),
 				driftSummary(l.Base), driftSummary(l.Cand), driftBlips(l.HostBlips), string(l.Verdict), l.Reason,
 			})
 		}
@@ -126,28 +126,6 @@ func SummaryDeltas(l driftcheck.LaneSummary) (median, mean string) {
 		return "-", "-"
 	}
 	return Pct(l.MedianDeltaPct), Pct(l.MeanDeltaPct)
-}
-
-// PairCounts lists a lane's non-zero pair verdict counts, REPRODUCED split by direction:
-// "2 REPRODUCED faster, 1 neutral".
-func PairCounts(l driftcheck.LaneSummary) string {
-	var parts []string
-	add := func(n int, label string) {
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, label))
-		}
-	}
-	add(l.ReproducedFaster, "REPRODUCED faster")
-	add(l.ReproducedSlower, "REPRODUCED slower")
-	for _, v := range driftcheck.Verdicts() {
-		if v != driftcheck.Reproduced {
-			add(l.Counts[v], string(v))
-		}
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // driftBlips lists host-blip passes: "pass 5, 9".

@@ -18,6 +18,7 @@ import (
 	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/spec"
 )
 
 // Data is everything a receipt shows, loaded from a data folder.
@@ -95,8 +96,8 @@ func DriftConfig(d receipt.Drift) driftcheck.Config {
 }
 
 // DriftInput turns a plan and its records into the drift check's input. Failed runs are
-// left out, so their pairs come out insufficient. A lane is higher-is-better when the spec
-// says better: higher, or when its unit is a rate (ends in "/s").
+// left out, so their pairs come out insufficient. A lane is higher-is-better when the plan
+// says better: higher (spec.Resolve records every lane's better direction in the plan).
 func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 	in := driftcheck.Input{
 		Base:        plan.Arms[0].Name,
@@ -106,18 +107,15 @@ func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 	for _, a := range plan.Arms[1:] {
 		in.Candidates = append(in.Candidates, a.Name)
 	}
-	units := map[string]string{}
 	for _, r := range recs {
 		if r.OK() {
-			units[r.Lane] = r.Unit
 			in.Observations = append(in.Observations, driftcheck.Observation{
 				Collection: r.Collection, Pass: r.Pass, Lane: r.Lane, Arm: r.Arm, Samples: r.Samples,
 			})
 		}
 	}
 	for _, l := range plan.Lanes {
-		higher := l.Better == "higher" || (l.Better == "" && strings.HasSuffix(units[l.Name], "/s"))
-		in.Lanes = append(in.Lanes, driftcheck.Lane{Name: l.Name, Role: l.Role, HigherIsBetter: higher, Expect: l.Expect})
+		in.Lanes = append(in.Lanes, driftcheck.Lane{Name: l.Name, Role: l.Role, HigherIsBetter: l.Better == spec.BetterHigher, Expect: l.Expect})
 	}
 	return in
 }
@@ -159,8 +157,11 @@ func Finish(dir string) (string, error) {
 	return md, receipt.WriteFile(md, buf.Bytes())
 }
 
-// checkRunFiles checks the files a run writes, and that Finish derives everything else
-// from, against the folder's manifest, if it has one yet.
+// checkRunFiles checks the files a run writes (plan.json, raw.jsonl, env.json and, after a
+// resume that measured some runs again, superseded.jsonl), which Finish derives
+// everything else from or keeps as measured data, against the folder's manifest, if it
+// has one yet. A run file the manifest lists must be there unchanged, and one it does
+// not list must not be there.
 func checkRunFiles(dir string) error {
 	var m receipt.Manifest
 	err := receipt.ReadJSON(filepath.Join(dir, receipt.ManifestFile), &m)
@@ -171,14 +172,14 @@ func checkRunFiles(dir string) error {
 		return err
 	}
 	var errs []error
-	for _, name := range []string{receipt.PlanFile, receipt.RawFile, receipt.EnvFile} {
+	for _, name := range []string{receipt.PlanFile, receipt.RawFile, receipt.EnvFile, receipt.SupersededFile} {
 		want, listed := m.Files[name]
-		if !listed {
-			continue
-		}
 		path := filepath.Join(dir, name)
 		sum, err := receipt.HashFile(path)
 		switch {
+		case !listed && errors.Is(err, os.ErrNotExist):
+		case !listed && err == nil:
+			errs = append(errs, fmt.Errorf("%s: not in %s: added since the run", path, receipt.ManifestFile))
 		case errors.Is(err, os.ErrNotExist):
 			errs = append(errs, fmt.Errorf("%s: listed in %s but missing", path, receipt.ManifestFile))
 		case err != nil:
@@ -194,8 +195,17 @@ func checkRunFiles(dir string) error {
 	return nil
 }
 
-// Render writes the receipt page.
+// Render writes the receipt page. It returns the first error, a write error included.
 func Render(w io.Writer, d *Data) error {
+	ew := NewErrWriter(w)
+	if err := render(ew, d); err != nil {
+		return err
+	}
+	return ew.Err()
+}
+
+// render writes the receipt page to w, which remembers its first write error.
+func render(w *ErrWriter, d *Data) error {
 	p := d.Plan
 	name := filepath.Base(d.Dir)
 	fmt.Fprintf(w, "# Receipt: experiment %d, %s\n\n", p.Experiment, p.Label)

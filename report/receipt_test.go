@@ -221,13 +221,37 @@ func TestFinishAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "env.json: listed in manifest.json but missing"},
+		{"superseded.jsonl edited", func(t *testing.T, dir string) {
+			flip(t, filepath.Join(dir, receipt.SupersededFile))
+		}, "superseded.jsonl: changed since the run"},
+		{"superseded.jsonl removed", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, receipt.SupersededFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, "superseded.jsonl: listed in manifest.json but missing"},
+		{"superseded runs added after the run", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, receipt.SupersededFile), `{"collection":1,"pass":1,"lane":"L","arm":"base"}`+"\n")
+		}, "superseded.jsonl: not in manifest.json: added since the run"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir, page := finishSynth(t, defaultSynth())
+			dir := writeSynth(t, defaultSynth())
+			if strings.HasPrefix(tt.name, "superseded.jsonl") {
+				// A resumed run: a base run was measured again.
+				write(t, filepath.Join(dir, receipt.SupersededFile), `{"collection":1,"pass":1,"lane":"L","arm":"base"}`+"\n")
+			}
+			md, err := Finish(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := string(b)
 			bench, _ := os.ReadFile(filepath.Join(dir, "cand.bench"))
 			tt.change(t, dir)
-			_, err := Finish(dir)
+			_, err = Finish(dir)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "refusing to render it again") {
 					t.Fatalf("got %v, want an error containing %q", err, tt.wantErr)
@@ -348,4 +372,43 @@ func flip(t *testing.T, path string) {
 	}
 	data[len(data)/2] ^= 1
 	write(t, path, string(data))
+}
+
+// TestDriftInputBetter checks that the better direction comes from the plan alone, which
+// spec.Resolve fills for every lane: a rate unit does not make a lane higher-is-better.
+func TestDriftInputBetter(t *testing.T) {
+	plan := &receipt.Plan{Arms: []receipt.Arm{{Name: "base"}, {Name: "cand"}},
+		Protocol: receipt.Protocol{Collections: 1, Passes: 2},
+		Lanes:    []receipt.Lane{{Name: "rate", Better: "higher"}, {Name: "time", Better: "lower"}, {Name: "unset"}}}
+	var recs []receipt.Record
+	for _, l := range plan.Lanes {
+		recs = append(recs, receipt.Record{Collection: 1, Pass: 1, Lane: l.Name, Arm: "base", Samples: []float64{1, 2}, Unit: "ops/s"})
+	}
+	in := DriftInput(plan, recs)
+	got := map[string]bool{}
+	for _, l := range in.Lanes {
+		got[l.Name] = l.HigherIsBetter
+	}
+	want := map[string]bool{"rate": true, "time": false, "unset": false}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("higher-is-better %v, want %v", got, want)
+	}
+}
+
+// TestRenderWriteError checks that Render reports a failing writer wherever it fails.
+func TestRenderWriteError(t *testing.T) {
+	dir := writeSynth(t, defaultSynth())
+	d, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full bytes.Buffer
+	if err := Render(&full, d); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 10, full.Len() / 2, full.Len() - 5} {
+		if err := Render(&failWriter{n: n}, d); err == nil {
+			t.Errorf("writer failing after %d of %d bytes: no error", n, full.Len())
+		}
+	}
 }

@@ -104,15 +104,18 @@ func oneOf(value string, allowed []string) string {
 		return "is required; one of " + strings.Join(allowed, ", ")
 	}
 	msg := fmt.Sprintf("must be one of %s; got %q", strings.Join(allowed, ", "), value)
-	if s := suggest(value, allowed); s != "" {
+	if s := Suggest(value, allowed); s != "" {
 		msg += " (did you mean " + s + "?)"
 	}
 	return msg
 }
 
-// suggest returns the entry of known nearest to s, if it is close enough to be a likely
-// typo, or "". Case and '_' versus '-' do not count as differences.
-func suggest(s string, known []string) string {
+// Suggest returns the entry of known nearest to s, if it is close enough to be a likely
+// typo (at most a third of the entry's length in edits, and fewer edits than s has
+// bytes), or "". Case and '_' versus '-' do not count as differences. Every "did you
+// mean" of flipbench comes from it: the spec's field and value errors and the ledger's
+// unknown directions.
+func Suggest(s string, known []string) string {
 	norm := func(x string) string { return strings.ReplaceAll(strings.ToLower(x), "_", "-") }
 	best, bestDist := "", -1
 	for _, k := range known {

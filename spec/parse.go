@@ -280,7 +280,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, field string, v reflect.Value) {
 		path := join(field, key)
 		i, ok := index[key]
 		if !ok {
-			if s := suggest(key, known); s != "" {
+			if s := Suggest(key, known); s != "" {
 				d.add(d.line(k), path, "unknown field (did you mean %s?)", s)
 			} else {
 				d.add(d.line(k), path, "unknown field (known: %s)", strings.Join(known, ", "))

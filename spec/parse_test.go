@@ -602,8 +602,8 @@ func TestSuggest(t *testing.T) {
 		"speed":      "seed",
 		"banana":     "",
 	} {
-		if got := suggest(in, known); got != want {
-			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
+		if got := Suggest(in, known); got != want {
+			t.Errorf("Suggest(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

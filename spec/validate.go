@@ -398,7 +398,7 @@ func (v *validator) shape() {
 		switch {
 		case !slices.Contains(names, n):
 			msg := fmt.Sprintf("unknown lane %q", n)
-			if s := suggest(n, names); s != "" {
+			if s := Suggest(n, names); s != "" {
 				msg += " (did you mean " + s + "?)"
 			}
 			v.bad(f, "%s", msg)
