@@ -24,8 +24,9 @@ const (
 	// largeRows is the size of a large read, far above the 64-row cheap cap.
 	largeRows = 1_000
 	// bodyBytes is the size of each item's text body, which large reads return and point
-	// reads do not. It makes a large read about 1.8 ms of work alone on the 2-core
-	// reference host (80 times a point read), so that the four that saturate the pool
+	// reads do not. It makes a large read over a millisecond of work on the 2-core
+	// reference host (about 1.2 ms each in BulkSeq4Idle, some 150 times a point read, in
+	// results/2026-11-30T00-45-16Z-exp275-full), so that the four that saturate the pool
 	// are still running when the read under test arrives; with six short columns a large
 	// read took 0.4 ms and often finished before the others had even reached the pool.
 	bodyBytes = 1_000
