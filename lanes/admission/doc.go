@@ -19,7 +19,9 @@
 // parked cheap reads before parked costly ones, candB also keeps the last free worker
 // from costly reads while cheap reads are recent. A "large read" below is a 1,000-row
 // read of the six-column items table (costly); a "point read" is a one-row primary-key
-// read (cheap: every lane that uses it runs it twice, untimed, before its first sample).
+// read (cheap once the pool has seen it complete: the lanes that time it run it twice,
+// untimed, before their first sample; Bulk4Mixed runs it before each sample, so it is
+// cheap from the second sample on, which the warmup samples cover).
 //
 //   - PointUnderLoad (secondary in the exp 275 page): four large reads hold the four
 //     workers; the first point read issued while they hold them is timed, alone. Set-up
