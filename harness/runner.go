@@ -261,15 +261,21 @@ func (r *Runner) now() time.Time {
 	return time.Now()
 }
 
-// runOne runs one process and turns it into a record.
+// runOne runs one process of the plan and turns it into a record.
 func (r *Runner) runOne(ctx context.Context, run receipt.Run, arm receipt.Arm, lane receipt.Lane) receipt.Record {
-	proto := r.Plan.Protocol
+	return RunOnce(ctx, r.Starter, run, arm, lane, r.Plan.Protocol)
+}
+
+// RunOnce runs one lane of one arm in its own process under protocol proto and turns it
+// into a record: the samples, or the error that made it produce none (a failure to start,
+// a crash, a timeout, output that does not parse). A zero timeout means 10 minutes.
+func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, lane receipt.Lane, proto receipt.Protocol) receipt.Record {
 	argv := Expand(arm, run, lane, proto)
 	timeout := proto.Timeout
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
-	p := r.Starter.Start(ctx, argv, arm.Env, arm.Dir, timeout)
+	p := st.Start(ctx, argv, arm.Env, arm.Dir, timeout)
 	rec := receipt.Record{
 		Collection:  run.Collection,
 		Pass:        run.Pass,

@@ -290,24 +290,7 @@ func listLanes(ctx context.Context, st harness.Starter, arm receipt.Arm) ([]stri
 func runSuiteLane(ctx context.Context, st harness.Starter, arm receipt.Arm, lane string, timeout time.Duration) receipt.Record {
 	run := receipt.Run{Collection: 1, Pass: 1, Order: receipt.Forward, Lane: lane, Arm: arm.Name}
 	proto := receipt.Protocol{Samples: 1, Warmup: 0, Passes: 1, Collections: 1, Timeout: timeout}
-	argv := harness.Expand(arm, run, receipt.Lane{Name: lane}, proto)
-	p := st.Start(ctx, argv, arm.Env, arm.Dir, timeout)
-	rec := receipt.Record{
-		Collection: 1, Pass: 1, Order: receipt.Forward, Arm: arm.Name, Lane: lane,
-		PID: p.PID, Exit: p.Exit, Samples: []float64{}, MaxRSSBytes: p.MaxRSSBytes,
-		Started: p.Started.UTC(), Ended: p.Ended.UTC(), StderrTail: p.StderrTail, Command: argv,
-	}
-	if p.Err != nil {
-		rec.Error = p.Err.Error()
-		return rec
-	}
-	out, err := harness.ParseOutput(p.Stdout, 1, 0, "")
-	if err != nil {
-		rec.Error = err.Error()
-		return rec
-	}
-	rec.Samples, rec.Unit, rec.Metrics = out.Values, out.Unit, out.Metrics
-	return rec
+	return harness.RunOnce(ctx, st, run, arm, receipt.Lane{Name: lane}, proto)
 }
 
 // laneLine is one progress line for a finished suite lane.
