@@ -547,25 +547,7 @@ func TestDecideSpecChanged(t *testing.T) {
 				plan.Lanes[i].Better = spec.DefaultBetter // as spec.Resolve records it
 			}
 			tt.change(e)
-			d := Decide(e, plan, rep, nil)
-			got := map[string]string{}
-			var texts []string
-			for _, a := range d.Arms {
-				var codes []string
-				for _, r := range a.Reasons {
-					codes = append(codes, r.Code)
-					texts = append(texts, r.Text)
-				}
-				got[a.Arm] = a.Status + ": " + strings.Join(codes, ", ")
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("-want +got:\n%s\n%v", diff, d.Arms)
-			}
-			for _, want := range tt.texts {
-				if !slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, want) }) {
-					t.Errorf("no reason contains %q: %q", want, texts)
-				}
-			}
+			checkArms(t, Decide(e, plan, rep, nil), tt.want, tt.texts)
 		})
 	}
 }
@@ -730,25 +712,31 @@ func TestDecideReceiptShapes(t *testing.T) {
 			if tt.adjust != nil {
 				tt.adjust(e, plan, &rep)
 			}
-			d := Decide(e, plan, rep, nil)
-			got := map[string]string{}
-			var texts []string
-			for _, a := range d.Arms {
-				var codes []string
-				for _, r := range a.Reasons {
-					codes = append(codes, r.Code)
-					texts = append(texts, r.Text)
-				}
-				got[a.Arm] = a.Status + ": " + strings.Join(codes, ", ")
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("-want +got:\n%s\n%v", diff, d.Arms)
-			}
-			for _, want := range tt.texts {
-				if !slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, want) }) {
-					t.Errorf("no reason contains %q: %q", want, texts)
-				}
-			}
+			checkArms(t, Decide(e, plan, rep, nil), tt.want, tt.texts)
 		})
+	}
+}
+
+// checkArms compares each arm's verdict, as "status: code, code", with want, and checks
+// that some reason of some arm contains each of texts.
+func checkArms(t *testing.T, d Decision, want map[string]string, texts []string) {
+	t.Helper()
+	got := map[string]string{}
+	var all []string
+	for _, a := range d.Arms {
+		var codes []string
+		for _, r := range a.Reasons {
+			codes = append(codes, r.Code)
+			all = append(all, r.Text)
+		}
+		got[a.Arm] = a.Status + ": " + strings.Join(codes, ", ")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("-want +got:\n%s\n%v", diff, d.Arms)
+	}
+	for _, text := range texts {
+		if !slices.ContainsFunc(all, func(s string) bool { return strings.Contains(s, text) }) {
+			t.Errorf("no reason contains %q: %q", text, all)
+		}
 	}
 }
