@@ -43,6 +43,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
@@ -418,12 +419,5 @@ func orNone(names []string) string {
 	if len(names) == 0 {
 		return "no counters"
 	}
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += ", "
-		}
-		out += n
-	}
-	return out
+	return strings.Join(names, ", ")
 }

@@ -148,7 +148,7 @@ func renderArm(ew *report.ErrWriter, b *blockInput, a ArmDecision) error {
 		for _, s := range byColl[c] {
 			med, mean := report.SummaryDeltas(s)
 			rows = append(rows, []string{s.Lane, s.Role, fmt.Sprint(s.Passes), med, mean,
-				fmt.Sprintf("%d/%d", s.Faster, s.Passes), orDash(driftcheck.PairCounts(s)), string(s.Verdict)})
+				fmt.Sprintf("%d/%d", s.Faster, s.Passes), report.OrDash(driftcheck.PairCounts(s)), string(s.Verdict)})
 		}
 		if err := mdtable.Write(ew, []string{"lane", "role", "passes", "median Δ", "mean Δ", "faster", "pairs", "lane verdict"}, rows); err != nil {
 			return err

@@ -140,8 +140,8 @@ func RenderIndex(w io.Writer, entries []IndexEntry, link func(page string) strin
 				fmt.Sprintf("[%s](%s)", name, link(e.Page))})
 			continue
 		}
-		rows = append(rows, []string{fmt.Sprintf("%03d", e.ID), e.Title, e.Status, orDash(strings.Join(e.Directions, ", ")), e.Date,
-			orDash(e.Headline), fmt.Sprintf("[%s](%s)", name, link(e.Page))})
+		rows = append(rows, []string{fmt.Sprintf("%03d", e.ID), e.Title, e.Status, report.OrDash(strings.Join(e.Directions, ", ")), e.Date,
+			report.OrDash(e.Headline), fmt.Sprintf("[%s](%s)", name, link(e.Page))})
 	}
 	if err := mdtable.Write(ew, []string{"id", "title", "status", "directions", "date", "headline", "page"}, rows); err != nil {
 		return err
@@ -183,9 +183,3 @@ func WriteIndex(root string) (bool, error) {
 }
 
 // orDash returns s, or "-" when it is empty.
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}

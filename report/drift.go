@@ -27,7 +27,7 @@ func DriftMarkdown(w io.Writer, r driftcheck.Report) error {
 			med, mean := SummaryDeltas(l)
 			rows = append(rows, []string{
 				l.Lane, l.Role, fmt.Sprint(l.Passes), med, mean,
-				fmt.Sprintf("%d/%d", l.Faster, l.Passes), orDash(driftcheck.PairCounts(l)), driftP(l),
+				fmt.Sprintf("%d/%d", l.Faster, l.Passes), OrDash(driftcheck.PairCounts(l)), driftP(l),
 				driftSummary(l.Base), driftSummary(l.Cand), driftBlips(l.HostBlips), string(l.Verdict), l.Reason,
 			})
 		}

@@ -303,8 +303,8 @@ func provenance(w io.Writer, d *Data) error {
 	if len(d.Env.Snapshots) > 0 {
 		s := d.Env.Snapshots[0]
 		rows = append(rows,
-			[]string{"host", fmt.Sprintf("%s, %s, %d CPUs, kernel %s", s.Hostname, orDash(s.CPUModel), s.CPUs, orDash(s.Kernel))},
-			[]string{"governor", orDash(s.Governor)},
+			[]string{"host", fmt.Sprintf("%s, %s, %d CPUs, kernel %s", s.Hostname, OrDash(s.CPUModel), s.CPUs, OrDash(s.Kernel))},
+			[]string{"governor", OrDash(s.Governor)},
 			[]string{"go", s.GoVersion},
 			[]string{"load (1 min)", loadRange(d.Env)},
 			[]string{"others' CPU", busyRange(d.Env)},
@@ -344,7 +344,7 @@ func armsTable(w io.Writer, p *receipt.Plan) error {
 	var rows [][]string
 	for _, a := range p.Arms {
 		env := strings.Join(a.Env, " ")
-		rows = append(rows, []string{a.Name, a.Source, "`" + receipt.ShortHash(a.SHA256) + "`", orDash(env), "`" + strings.Join(append(append([]string{}, a.Command...), a.Args...), " ") + "`"})
+		rows = append(rows, []string{a.Name, a.Source, "`" + receipt.ShortHash(a.SHA256) + "`", OrDash(env), "`" + strings.Join(append(append([]string{}, a.Command...), a.Args...), " ") + "`"})
 	}
 	return mdtable.Write(w, []string{"arm", "source", "sha256", "env", "command"}, rows)
 }
@@ -366,7 +366,7 @@ func passTable(w io.Writer, d *Data) error {
 			continue
 		}
 		rows = append(rows, []string{pd.Lane, itoa(pd.Collection), itoa(pd.Pass), pd.Order, pd.Arm,
-			formatValue(pd.BaseMedian), formatValue(pd.CandMedian), Pct(pd.DeltaPct), cv(pd.BaseCVPct), cv(pd.CandCVPct), note})
+			FormatValue(pd.BaseMedian), FormatValue(pd.CandMedian), Pct(pd.DeltaPct), cv(pd.BaseCVPct), cv(pd.CandCVPct), note})
 	}
 	return mdtable.Write(w, header, rows)
 }
@@ -385,9 +385,11 @@ func itoa(n int) string { return fmt.Sprint(n) }
 
 func cv(v float64) string { return fmt.Sprintf("%.1f%%", v) }
 
-func formatValue(v float64) string { return fmt.Sprintf("%.4g", v) }
+// FormatValue formats a measured value with four significant digits.
+func FormatValue(v float64) string { return fmt.Sprintf("%.4g", v) }
 
-func orDash(s string) string {
+// OrDash returns s, or "-" for an empty table cell.
+func OrDash(s string) string {
 	if s == "" {
 		return "-"
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/report"
 )
 
 // progress shows a run's progress on stderr: a live bar on a terminal, one plain line per
@@ -46,7 +47,7 @@ func (p *progress) Begin(total, done int) {
 func (p *progress) RunDone(n, total int, rec receipt.Record) {
 	line := fmt.Sprintf("c%d p%d %-7s %s/%s", rec.Collection, rec.Pass, rec.Order, rec.Lane, rec.Arm)
 	if rec.OK() {
-		line += fmt.Sprintf(" median %s %s", formatValue(driftcheck.Median(rec.Samples)), rec.Unit)
+		line += fmt.Sprintf(" median %s %s", report.FormatValue(driftcheck.Median(rec.Samples)), rec.Unit)
 	} else {
 		line += " FAILED"
 	}
@@ -83,5 +84,3 @@ func (p *progress) Finish() {
 		p.p = nil
 	}
 }
-
-func formatValue(v float64) string { return fmt.Sprintf("%.4g", v) }
