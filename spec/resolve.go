@@ -95,6 +95,10 @@ type Resolved struct {
 	Lanes []Lane
 }
 
+// FullProfile is the profile name that means the spec's own protocol, unless the spec
+// defines a profile of that name.
+const FullProfile = "full"
+
 // Resolve computes the protocol, drift thresholds and lanes of a run from the spec and
 // the overrides. It expects a validated Experiment (Parse validates). Problems are
 // returned as *Error values joined with errors.Join: overrides are named by their flag
@@ -110,6 +114,10 @@ func (e *Experiment) Resolve(o Overrides) (Resolved, error) {
 		origin["timeout"] = "harness.timeout"
 	}
 	e.mergeProtocol(p, e.Protocol, "protocol.", origin)
+	if _, defined := e.Profiles[o.Profile]; o.Profile == FullProfile && !defined {
+		// "full" names the spec's own protocol, so scripts can always pass a profile.
+		o.Profile, r.Profile = "", ""
+	}
 	if o.Profile != "" {
 		prof, ok := e.Profiles[o.Profile]
 		if !ok {

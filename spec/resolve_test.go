@@ -267,3 +267,17 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("default protocol is invalid: %s", strings.Join(msgs, "; "))
 	}
 }
+
+func TestResolveFullProfile(t *testing.T) {
+	e := &Experiment{Path: "x.md", Protocol: Protocol{Passes: 6}, Profiles: map[string]Protocol{"quick": {Passes: 2}},
+		Lanes: []Lane{{Name: "a", Role: RolePrimary}}}
+	r, err := e.Resolve(Overrides{Profile: FullProfile})
+	if err != nil || r.Profile != "" || r.Protocol.Passes != 6 {
+		t.Fatalf("--profile full: %+v, %v; want the spec's own protocol (6 passes), no profile", r, err)
+	}
+	// A spec that defines "full" gets its own profile.
+	e.Profiles[FullProfile] = Protocol{Passes: 10}
+	if r, err := e.Resolve(Overrides{Profile: FullProfile}); err != nil || r.Profile != FullProfile || r.Protocol.Passes != 10 {
+		t.Fatalf("--profile full with a full profile: %+v, %v", r, err)
+	}
+}

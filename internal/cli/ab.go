@@ -20,9 +20,6 @@ import (
 // labelPattern is what a receipt label may look like: it becomes part of a file name.
 var labelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
-// fullProfile is the profile name that means the spec's own protocol.
-const fullProfile = "full"
-
 type abOptions struct {
 	page      string
 	resume    string
@@ -132,10 +129,6 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, defined := exp.Profiles[fullProfile]; opts.overrides.Profile == fullProfile && !defined {
-		// "full" names the spec's own protocol, so scripts can always pass a profile.
-		opts.overrides.Profile = ""
-	}
 	res, err := exp.Resolve(opts.overrides)
 	if err != nil {
 		return flagProblem(err)
@@ -145,12 +138,12 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 		label = opts.overrides.Profile
 	}
 	if label == "" {
-		label = fullProfile
+		label = spec.FullProfile
 	}
 	rel, _ := filepath.Rel(root, page)
 	run, err := prepare(ctx, s, preparation{
 		exp: exp, root: root, page: filepath.ToSlash(rel), resolved: res,
-		label: label, profile: opts.overrides.Profile, resultsDir: opts.results, args: opts.args,
+		label: label, profile: res.Profile, resultsDir: opts.results, args: opts.args,
 	})
 	if err != nil {
 		return err
