@@ -23,8 +23,8 @@
 // safe for concurrent use, and is read as a delta (Take before and after the work,
 // then Snapshot.Sub), never reset, so two readers cannot disturb each other.
 //
-// The counters form a small fixed set, named after the events of the bundled reader pool
-// (examples/readerpool). Their names (Counter.Name) are the units a lane reports them in
+// The counters form a small fixed set, named after the events of the bundled systems under
+// test (examples/readerpool, examples/pluginhost). Their names (Counter.Name) are the units a lane reports them in
 // with testing.B.ReportMetric and the names an experiment's incidence gate refers to
 // (incidence.total, incidence.eligible); see docs/incidence.md.
 package probe
@@ -50,6 +50,19 @@ const (
 	// read was already parked: the reads a cheap-first wake order would serve sooner.
 	CheapParkedBehindCostly
 
+	// The plugin scheduler's counters. Each is counted once per call when it enters the
+	// scheduler's queue (examples/pluginhost/dispatch.go documents the exact moment).
+
+	// Calls counts calls accepted into the plugin scheduler's queue.
+	Calls
+	// CallsQueued counts accepted calls that could not be admitted at once and waited.
+	CallsQueued
+	// LightQueuedBehindOtherTenant counts calls that waited, next in line for their own
+	// registration, while an earlier queued call of another tenant with more active
+	// workers than theirs was waiting too: the calls first-come first-served admits after
+	// that tenant's and a fewest-active-first order may admit before it.
+	LightQueuedBehindOtherTenant
+
 	numCounters
 )
 
@@ -67,6 +80,12 @@ func (c Counter) Name() string {
 		return "parked"
 	case CheapParkedBehindCostly:
 		return "cheap-parked-behind-costly"
+	case Calls:
+		return "calls"
+	case CallsQueued:
+		return "calls-queued"
+	case LightQueuedBehindOtherTenant:
+		return "light-queued-behind-other-tenant"
 	}
 	return fmt.Sprintf("counter(%d)", uint8(c))
 }
@@ -81,6 +100,18 @@ func Counters() []Counter {
 		out[i] = Counter(i)
 	}
 	return out
+}
+
+// ReaderPoolCounters returns the reader pool's counters (examples/readerpool), in
+// declaration order: what its release suite reports.
+func ReaderPoolCounters() []Counter {
+	return []Counter{Dispatches, Cheap, Costly, Parked, CheapParkedBehindCostly}
+}
+
+// PluginHostCounters returns the plugin scheduler's counters (examples/pluginhost), in
+// declaration order: what its tenant-mix suite reports.
+func PluginHostCounters() []Counter {
+	return []Counter{Calls, CallsQueued, LightQueuedBehindOtherTenant}
 }
 
 // Names returns every counter's name, in declaration order.

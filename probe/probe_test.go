@@ -6,7 +6,8 @@ import (
 )
 
 func TestNames(t *testing.T) {
-	want := []string{"dispatches", "cheap", "costly", "parked", "cheap-parked-behind-costly"}
+	want := []string{"dispatches", "cheap", "costly", "parked", "cheap-parked-behind-costly",
+		"calls", "calls-queued", "light-queued-behind-other-tenant"}
 	got := Names()
 	if len(got) != len(want) {
 		t.Fatalf("Names() = %q, want %q", got, want)
@@ -90,5 +91,27 @@ func TestConcurrentAdds(t *testing.T) {
 func BenchmarkAdd(b *testing.B) {
 	for b.Loop() {
 		CheapParkedBehindCostly.Add(1)
+	}
+}
+
+// TestSystemsPartitionCounters: every counter belongs to the counter set of exactly one
+// bundled system, so a suite that reports its system's set reports none of another's.
+func TestSystemsPartitionCounters(t *testing.T) {
+	owner := map[Counter]string{}
+	for system, set := range map[string][]Counter{
+		"readerpool": ReaderPoolCounters(),
+		"pluginhost": PluginHostCounters(),
+	} {
+		for _, c := range set {
+			if prev, ok := owner[c]; ok {
+				t.Errorf("counter %s is in the sets of %s and %s", c, prev, system)
+			}
+			owner[c] = system
+		}
+	}
+	for _, c := range Counters() {
+		if _, ok := owner[c]; !ok {
+			t.Errorf("counter %s belongs to no system's set", c)
+		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 // counts returns the probe counters of a snapshot by name.
 func counts(s probe.Snapshot) map[string]uint64 {
 	m := map[string]uint64{}
-	for _, c := range probe.Counters() {
+	for _, c := range probe.ReaderPoolCounters() {
 		m[c.Name()] = s.Get(c)
 	}
 	return m

@@ -10,7 +10,7 @@
 //	release.test -test.run '^$' -test.bench '^BenchmarkX$' -test.benchtime 1x -test.count 1
 //
 // One operation of a lane is its whole workload. Every lane reports, besides its time,
-// the change of every probe counter over that workload with b.ReportMetric, in the
+// the change of every reader-pool probe counter over that workload with b.ReportMetric, in the
 // counter's name as unit ("dispatches", "cheap", "costly", "parked",
 // "cheap-parked-behind-costly"). In a default build the counters are compiled out and
 // every one of them reads 0.

@@ -70,7 +70,7 @@ func lane(b *testing.B, work func(ctx context.Context, f *fixture) error) {
 	}
 	b.StopTimer()
 	d := probe.Take().Sub(before)
-	for _, c := range probe.Counters() {
+	for _, c := range probe.ReaderPoolCounters() {
 		b.ReportMetric(float64(d.Get(c)), c.Name())
 	}
 }
