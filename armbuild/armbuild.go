@@ -212,6 +212,13 @@ func resolveBin(root, bin string) (string, error) {
 	if !strings.ContainsRune(bin, filepath.Separator) {
 		p, err := exec.LookPath(bin)
 		if err != nil {
+			// Say what the name is where the user may have meant it: a folder (bin: bin)
+			// or a file beside experiments/ written without ./.
+			if st, serr := os.Stat(filepath.Join(root, bin)); serr == nil && st.IsDir() {
+				return "", fmt.Errorf("bin %s: not found on PATH, and %s in the ledger root is a directory, not a program; give the binary's path, e.g. ./%s/NAME", bin, bin, bin)
+			} else if serr == nil {
+				return "", fmt.Errorf("bin %s: not found on PATH (a bare name is looked up there); write ./%s for the file in the ledger root", bin, bin)
+			}
 			return "", fmt.Errorf("bin %s: not found on PATH", bin)
 		}
 		return filepath.Abs(p)

@@ -43,10 +43,14 @@ func (p *Plan) Validate() error {
 		bad("protocol: %d samples, %d warmup, %d passes, %d collections: want samples >= 1, warmup >= 0, an even number of passes >= 2, collections >= 1",
 			pr.Samples, pr.Warmup, pr.Passes, pr.Collections)
 	}
+	if pr.Samples > maxCount || pr.Warmup > maxCount || pr.Passes > maxCount || pr.Collections > maxCount {
+		bad("protocol: %d samples, %d warmup, %d passes, %d collections: a count above %d was not planned by flipbench",
+			pr.Samples, pr.Warmup, pr.Passes, pr.Collections, maxCount)
+	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	if want := pr.Collections * pr.Passes * len(p.Lanes) * len(p.Arms); len(p.Runs) != want {
+	if want := int64(pr.Collections) * int64(pr.Passes) * int64(len(p.Lanes)) * int64(len(p.Arms)); int64(len(p.Runs)) != want {
 		bad("runs: %d scheduled, the protocol makes %d", len(p.Runs), want)
 	}
 	seen := map[Key]bool{}
@@ -72,6 +76,11 @@ func (p *Plan) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// maxCount bounds every count of a plan's protocol. flipbench plans far less (see the
+// spec package's limits); the bound keeps a hand-edited plan from overflowing warmup +
+// samples or the schedule's size.
+const maxCount = 1 << 20
 
 // GroupKey identifies the runs that are compared with each other: one lane in one pass,
 // every arm back to back.

@@ -81,8 +81,11 @@ func (g *Gate) Validate() error {
 	v.protocols()
 	v.drift()
 	v.lanes()
-	if g.ThresholdPct < 0 || g.ThresholdPct == 0 && v.e.set("threshold-pct") {
+	switch {
+	case g.ThresholdPct < 0 || g.ThresholdPct == 0 && v.e.set("threshold-pct"):
 		v.bad("threshold-pct", "must be positive")
+	case g.ThresholdPct > MaxDriftThreshold:
+		v.bad("threshold-pct", "must be at most %d", MaxDriftThreshold)
 	}
 	return v.err()
 }

@@ -95,7 +95,7 @@ func Parse(path string, data []byte) (*Experiment, error) {
 func decodeDocument(path string, src []byte, firstLine int, what string, out any) (map[string]int, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, yamlError(path, firstLine, err)
+		return nil, yamlError(path, firstLine, src, err)
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
@@ -144,8 +144,12 @@ func yamlParserProblems() []string {
 
 // yamlError turns a YAML syntax error into an *Error with the page's line number. A
 // message without a line is placed on the front matter's first line.
-func yamlError(path string, frontLine int, err error) error {
+func yamlError(path string, frontLine int, src []byte, err error) error {
 	msg := err.Error()
+	if m := regexp.MustCompile(`^yaml: unknown anchor '([^']*)' referenced$`).FindStringSubmatch(msg); m != nil {
+		// The parser gives no line for an alias to an anchor never defined: find it.
+		return &Error{File: path, Line: aliasLine(src, m[1]) + frontLine - 1, Msg: "invalid YAML: alias *" + m[1] + " refers to no anchor &" + m[1] + " defined before it"}
+	}
 	if m := regexp.MustCompile(yamlLinePattern).FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		if slices.Contains(yamlParserProblems(), m[2]) {
@@ -154,6 +158,17 @@ func yamlError(path string, frontLine int, err error) error {
 		return &Error{File: path, Line: n + frontLine - 1, Msg: "invalid YAML: " + m[2]}
 	}
 	return &Error{File: path, Line: frontLine, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// aliasLine returns the 1-based line of src holding the first alias *name, or 1.
+func aliasLine(src []byte, name string) int {
+	re := regexp.MustCompile(`(^|[\s\[\{,:?-])\*` + regexp.QuoteMeta(name) + `($|[\s\]\},])`)
+	for i, line := range strings.Split(string(src), "\n") {
+		if re.MatchString(line) {
+			return i + 1
+		}
+	}
+	return 1
 }
 
 // decoder walks a YAML node tree into Go values, recording the line of every field and
@@ -225,6 +240,12 @@ func (d *decoder) decode(n *yaml.Node, field string, v reflect.Value) {
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode {
 			d.add(d.line(n), field, "must be a string, got %s", describe(n))
+			return
+		}
+		// A plain 123, 1.10 or true is a number or a boolean in YAML, not text: taking
+		// its spelling would turn env: {A: 1.10} into "1.10" here and 1.1 elsewhere.
+		if tag := n.ShortTag(); tag != "!!str" && tag != "!!timestamp" {
+			d.add(d.line(n), field, "must be a string, got %s %s (quote it if the text is meant: %q)", kindOf(tag), n.Value, n.Value)
 			return
 		}
 		v.SetString(n.Value)
@@ -343,6 +364,17 @@ func join(field, key string) string {
 		return key
 	}
 	return field + "." + key
+}
+
+// kindOf names the type of a YAML scalar tag that is not a string, for messages.
+func kindOf(tag string) string {
+	switch tag {
+	case "!!int", "!!float":
+		return "the number"
+	case "!!bool":
+		return "the boolean"
+	}
+	return "the " + strings.TrimPrefix(tag, "!!")
 }
 
 // describe names what a node holds, for "must be X, got Y" messages.

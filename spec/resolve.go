@@ -23,6 +23,24 @@ const (
 	DefaultTimeout     = 10 * time.Minute
 )
 
+// Upper bounds of the protocol. Every count a spec, a profile or a flag gives is checked
+// against them, so that no value can overflow a count (warmup + samples is passed to a
+// lane as one number) or make a schedule that does not fit in memory.
+const (
+	MaxSamples     = 100_000
+	MaxWarmup      = 100_000
+	MaxPasses      = 1_000
+	MaxCollections = 100
+	MaxTimeout     = 24 * time.Hour
+	// MaxRuns bounds collections x passes x lanes x arms: the processes of one run.
+	MaxRuns = 100_000
+	// MaxDriftThreshold bounds the drift thresholds (percent, or a ratio) and a gate's
+	// threshold-pct.
+	MaxDriftThreshold = 1000
+	// MaxSavingNs bounds incidence.saving-ns: 1000 s per event.
+	MaxSavingNs = 1e12
+)
+
 // Drift check defaults, in percent and as a ratio.
 const (
 	DefaultEffectFloorPct = 3
@@ -173,10 +191,38 @@ func (e *Experiment) Resolve(o Overrides) (Resolved, error) {
 		probs.list = append(probs.list, err)
 	}
 	r.Lanes = lanes
+	if len(probs.list) == 0 {
+		e.checkRuns(*p, len(lanes), origin, &probs)
+	}
 	if err := probs.err(); err != nil {
 		return Resolved{}, err
 	}
 	return r, nil
+}
+
+// checkRuns reports a protocol that, with this many lanes and the spec's arms, makes more
+// than MaxRuns processes. The problem is placed where passes were set (or, when they keep
+// their default, collections): those are what multiply.
+func (e *Experiment) checkRuns(p Protocol, lanes int, origin map[string]string, probs *problems) {
+	arms := max(len(e.Arms), 1)
+	runs := int64(p.Collections) * int64(p.Passes) * int64(lanes) * int64(arms)
+	if runs <= MaxRuns {
+		return
+	}
+	from := origin["passes"]
+	if from == "" {
+		from = origin["collections"]
+	}
+	msg := fmt.Sprintf("makes %d runs (%d collections x %d passes x %d lanes x %d arms), more than the limit of %d; use fewer passes, collections or lanes",
+		runs, p.Collections, p.Passes, lanes, arms, MaxRuns)
+	switch {
+	case strings.HasPrefix(from, "--"):
+		probs.list = append(probs.list, &Error{Field: from, Msg: msg})
+	case from != "":
+		probs.list = append(probs.list, &Error{File: e.Path, Line: e.lineOf(from), Field: from, Msg: msg})
+	default:
+		probs.list = append(probs.list, &Error{File: e.Path, Line: e.lineOf("lanes"), Field: "lanes", Msg: msg})
+	}
 }
 
 // mergeProtocol copies into p the fields of q that are set (non-zero, or written in the

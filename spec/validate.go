@@ -163,8 +163,11 @@ func (v *validator) harness(field string, h Harness) {
 			v.bad(fmt.Sprintf("%s[%d]", f("paths"), i), "must not be empty")
 		}
 	}
-	if h.Timeout < 0 || h.Timeout == 0 && v.e.set(f("timeout")) {
+	switch {
+	case h.Timeout < 0 || h.Timeout == 0 && v.e.set(f("timeout")):
 		v.bad(f("timeout"), "must be positive")
+	case time.Duration(h.Timeout) > MaxTimeout:
+		v.bad(f("timeout"), "must be at most %s", MaxTimeout)
 	}
 	if field == "harness" && v.e.set(f("timeout")) && v.e.set("protocol.timeout") {
 		v.bad(f("timeout"), "conflicts with protocol.timeout (line %d); set the run timeout in one place",
@@ -274,23 +277,38 @@ func (v *validator) buildUses(field string, written bool, placeholder string) {
 // checkProtocol calls bad(name, msg) for every invalid field of p, by its YAML name. A
 // zero field means "not set" and is checked only when set(name) says it was written.
 func checkProtocol(p Protocol, set func(name string) bool, bad func(name, msg string)) {
-	if p.Samples < 0 || p.Samples == 0 && set("samples") {
+	atMost := func(n int) string { return fmt.Sprintf("must be at most %d", n) }
+	switch {
+	case p.Samples < 0 || p.Samples == 0 && set("samples"):
 		bad("samples", "must be at least 1")
+	case p.Samples > MaxSamples:
+		bad("samples", atMost(MaxSamples))
 	}
-	if p.Warmup < 0 {
+	switch {
+	case p.Warmup < 0:
 		bad("warmup", "must not be negative")
+	case p.Warmup > MaxWarmup:
+		bad("warmup", atMost(MaxWarmup))
 	}
 	switch {
 	case p.Passes < 0 || p.Passes == 1 || p.Passes == 0 && set("passes"):
 		bad("passes", "must be at least 2")
+	case p.Passes > MaxPasses:
+		bad("passes", atMost(MaxPasses))
 	case p.Passes%2 != 0:
 		bad("passes", "must be even")
 	}
-	if p.Collections < 0 || p.Collections == 0 && set("collections") {
+	switch {
+	case p.Collections < 0 || p.Collections == 0 && set("collections"):
 		bad("collections", "must be at least 1")
+	case p.Collections > MaxCollections:
+		bad("collections", atMost(MaxCollections))
 	}
-	if p.Timeout < 0 || p.Timeout == 0 && set("timeout") {
+	switch {
+	case p.Timeout < 0 || p.Timeout == 0 && set("timeout"):
 		bad("timeout", "must be positive")
+	case time.Duration(p.Timeout) > MaxTimeout:
+		bad("timeout", "must be at most "+MaxTimeout.String())
 	}
 }
 
@@ -325,8 +343,11 @@ func (v *validator) drift() {
 		{"clean-cv-pct", d.CleanCVPct},
 		{"cv-asymmetry", d.CVAsymmetry},
 	} {
-		if c.value < 0 || c.value == 0 && e.set("drift."+c.name) {
+		switch {
+		case c.value < 0 || c.value == 0 && e.set("drift."+c.name):
 			v.bad("drift."+c.name, "must be positive")
+		case c.value > MaxDriftThreshold:
+			v.bad("drift."+c.name, "must be at most %d", MaxDriftThreshold)
 		}
 	}
 }
@@ -424,8 +445,11 @@ func (v *validator) incidence() {
 	if in.MinShare < 0 || in.MinShare > 1 {
 		v.bad("incidence.min-share", "must be between 0 and 1")
 	}
-	if in.SavingNs < 0 {
+	switch {
+	case in.SavingNs < 0:
 		v.bad("incidence.saving-ns", "must not be negative")
+	case in.SavingNs > MaxSavingNs:
+		v.bad("incidence.saving-ns", "must be at most %g (1000 s per event)", float64(MaxSavingNs))
 	}
 }
 
