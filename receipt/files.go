@@ -10,11 +10,15 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flipbench/flipbench/internal/owner"
 )
 
 // Snapshot is the state of the host at one moment of a run.
@@ -67,7 +71,7 @@ func OpenLog(dir string) (*Log, []Record, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -142,13 +146,22 @@ func WriteJSON(path string, v any) error {
 	return WriteFile(path, append(b, '\n'))
 }
 
-// WriteFile writes data to path atomically (temporary file, sync, rename).
+// WriteFile writes data to path atomically (temporary file, sync, rename). A new file
+// gets the mode the umask gives (0644 under the usual 022), a replaced file keeps its
+// mode. The temporary file is named by owner.TempName, so what a killed writer leaves
+// behind is recognised and removed (RemoveStaleTemps).
 func WriteFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	tmp, err := CreateTemp(filepath.Dir(path), filepath.Base(path))
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+			tmp.Close()
+			return err
+		}
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err
@@ -162,6 +175,23 @@ func WriteFile(path string, data []byte) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// CreateTemp creates a new temporary file in dir whose name ends in base, with the mode
+// the umask gives (os.CreateTemp would make it 0600, and a rename would keep that).
+func CreateTemp(dir, base string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, owner.TempName(strconv.FormatUint(rand.Uint64()%1e9, 10), base))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, os.ErrExist) && try < 100 {
+			continue
+		}
+		return f, err
+	}
+}
+
+// RemoveStaleTemps removes the temporary files that writers no longer alive (a killed
+// flipbench) left in dir, and returns their names.
+func RemoveStaleTemps(dir string) ([]string, error) { return owner.RemoveStaleTemps(dir) }
 
 // ReadJSON reads the JSON document at path into v; errors name the file.
 func ReadJSON(path string, v any) error {
@@ -193,11 +223,30 @@ const SupersededFile = "superseded.jsonl"
 
 // Supersede moves the records of raw.jsonl for which drop is true into superseded.jsonl
 // (appended and synced first, so no record is ever only in memory) and rewrites raw.jsonl
-// atomically without them. It returns how many records moved.
+// atomically without them. It returns how many records moved. A Supersede cut short
+// between the two steps is finished by the next one without a duplicate: a record already
+// in superseded.jsonl is not appended again (and a torn last line there is dropped).
 func Supersede(dir string, drop func(Record) bool) (int, error) {
 	recs, err := ReadRecords(dir)
 	if err != nil {
 		return 0, err
+	}
+	path := filepath.Join(dir, SupersededFile)
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, err
+	}
+	oldRecs, good, err := parseRecords(path, old)
+	if err != nil {
+		return 0, err
+	}
+	already := map[string]bool{}
+	for _, r := range oldRecs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return 0, err
+		}
+		already[string(b)] = true
 	}
 	var keep, moved []byte
 	n := 0
@@ -206,19 +255,30 @@ func Supersede(dir string, drop func(Record) bool) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		b = append(b, '\n')
-		if drop(r) {
-			moved = append(moved, b...)
+		line := append(b, '\n')
+		switch {
+		case !drop(r):
+			keep = append(keep, line...)
+		case already[string(b)]:
+			n++ // appended by a Supersede that was cut short before raw.jsonl was rewritten
+		default:
+			moved = append(moved, line...)
 			n++
-		} else {
-			keep = append(keep, b...)
 		}
 	}
 	if n == 0 {
 		return 0, nil
 	}
-	f, err := os.OpenFile(filepath.Join(dir, SupersededFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
 	if err != nil {
+		return 0, err
+	}
+	if err := f.Truncate(int64(good)); err != nil {
+		f.Close()
+		return 0, fmt.Errorf("%s: dropping a torn last line: %w", path, err)
+	}
+	if _, err := f.Seek(int64(good), io.SeekStart); err != nil {
+		f.Close()
 		return 0, err
 	}
 	if _, err := f.Write(moved); err != nil {
@@ -241,9 +301,12 @@ type Manifest struct {
 	Files map[string]string `json:"files"`
 }
 
-// WriteManifest hashes every file in dir except the manifest itself and writes
-// manifest.json.
+// WriteManifest removes what killed writers left in dir (stale temporary files), hashes
+// every other file except the manifest itself (see hashDir) and writes manifest.json.
 func WriteManifest(dir string) (Manifest, error) {
+	if _, err := RemoveStaleTemps(dir); err != nil {
+		return Manifest{}, err
+	}
 	m, err := hashDir(dir)
 	if err != nil {
 		return Manifest{}, err
@@ -280,18 +343,33 @@ func VerifyManifest(dir string) error {
 	return errors.Join(errs...)
 }
 
+// hashDir hashes every file in dir but the manifest: dot-files too, so nothing can be
+// hidden in a receipt folder by its name. Only flipbench's own temporary files
+// (owner.TempPrefix: a write in flight, or what a killed writer left) are passed over;
+// nothing ever reads them, and WriteManifest and the run loop remove stale ones. A
+// symbolic link or any other file that is not a regular file or a folder is an error: a
+// receipt holds its data, it does not point at data elsewhere.
 func hashDir(dir string) (Manifest, error) {
 	m := Manifest{Files: map[string]string{}}
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil {
 			return err
+		}
+		if path != dir && strings.HasPrefix(d.Name(), owner.TempPrefix) {
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: not a regular file (%s); a receipt folder holds its files, not links to files elsewhere", path, typeName(d.Type()))
 		}
 		rel, err := filepath.Rel(dir, path)
 		if err != nil {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if rel == ManifestFile || filepath.Base(rel)[0] == '.' {
+		if rel == ManifestFile {
 			return nil
 		}
 		sum, err := HashFile(path)
@@ -302,6 +380,21 @@ func hashDir(dir string) (Manifest, error) {
 		return nil
 	})
 	return m, err
+}
+
+// typeName names a file type for messages.
+func typeName(m os.FileMode) string {
+	switch {
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "type " + m.Type().String()
 }
 
 // HashFile returns the hex SHA-256 of a file's content.
