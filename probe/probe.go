@@ -24,7 +24,7 @@
 // then Snapshot.Sub), never reset, so two readers cannot disturb each other.
 //
 // The counters form a small fixed set, named after the events of the bundled systems under
-// test (examples/readerpool, examples/pluginhost). Their names (Counter.Name) are the units a lane reports them in
+// test (examples/readerpool, examples/pluginhost, examples/freshness). Their names (Counter.Name) are the units a lane reports them in
 // with testing.B.ReportMetric and the names an experiment's incidence gate refers to
 // (incidence.total, incidence.eligible); see docs/incidence.md.
 package probe
@@ -63,6 +63,17 @@ const (
 	// that tenant's and a fewest-active-first order may admit before it.
 	LightQueuedBehindOtherTenant
 
+	// The freshness scheduler's counters, counted at stage B in Scenario.Decide
+	// (examples/freshness/policy.go).
+
+	// StageBDecisions counts frames a free worker took from the queue and stage B
+	// decided about, whatever the policy.
+	StageBDecisions
+	// P99MissP50Fit counts stage B decisions where no variant's conservative forecast
+	// (p99 x 1.10) fits the frame's deadline but the fastest variant's optimistic one
+	// (p50) does: the frames ADR-0010 starts and ADR-0009 discards.
+	P99MissP50Fit
+
 	numCounters
 )
 
@@ -86,6 +97,10 @@ func (c Counter) Name() string {
 		return "calls-queued"
 	case LightQueuedBehindOtherTenant:
 		return "light-queued-behind-other-tenant"
+	case StageBDecisions:
+		return "stage-b-decisions"
+	case P99MissP50Fit:
+		return "p99-miss-p50-fit"
 	}
 	return fmt.Sprintf("counter(%d)", uint8(c))
 }
@@ -113,6 +128,10 @@ func ReaderPoolCounters() []Counter {
 func PluginHostCounters() []Counter {
 	return []Counter{Calls, CallsQueued, LightQueuedBehindOtherTenant}
 }
+
+// FreshnessCounters returns the freshness scheduler's counters (examples/freshness), in
+// declaration order.
+func FreshnessCounters() []Counter { return []Counter{StageBDecisions, P99MissP50Fit} }
 
 // Names returns every counter's name, in declaration order.
 func Names() []string {

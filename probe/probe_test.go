@@ -7,7 +7,7 @@ import (
 
 func TestNames(t *testing.T) {
 	want := []string{"dispatches", "cheap", "costly", "parked", "cheap-parked-behind-costly",
-		"calls", "calls-queued", "light-queued-behind-other-tenant"}
+		"calls", "calls-queued", "light-queued-behind-other-tenant", "stage-b-decisions", "p99-miss-p50-fit"}
 	got := Names()
 	if len(got) != len(want) {
 		t.Fatalf("Names() = %q, want %q", got, want)
@@ -101,6 +101,7 @@ func TestSystemsPartitionCounters(t *testing.T) {
 	for system, set := range map[string][]Counter{
 		"readerpool": ReaderPoolCounters(),
 		"pluginhost": PluginHostCounters(),
+		"freshness":  FreshnessCounters(),
 	} {
 		for _, c := range set {
 			if prev, ok := owner[c]; ok {
