@@ -28,7 +28,10 @@ type run struct {
 	present bool
 	values  []float64 // finite samples, sorted
 	median  float64   // valid when len(values) >= 1
-	cvPct   float64   // valid when len(values) >= 2 and median != 0
+	cvPct   float64   // valid when len(values) >= 2 and median != 0, or 0 without spread
+	// cvUndefined marks a zero median with samples spread around it (MAD > 0): a CV of
+	// infinity, which no contamination test can use.
+	cvUndefined bool
 }
 
 // layout indexes runs by collection, pass, lane and arm (all 0-based).
@@ -185,8 +188,11 @@ func Analyze(in Input, cfg Config) (Report, error) {
 		slices.Sort(r.values)
 		if n := len(r.values); n >= 1 {
 			r.median = medianSorted(r.values)
-			if n >= 2 && r.median != 0 {
+			switch {
+			case n >= 2 && r.median != 0:
 				r.cvPct = robustCVPct(r.values, r.median)
+			case n >= 2:
+				r.cvUndefined = mad(r.values, 0) > 0
 			}
 			if f := &minN[l]; f.n < 0 || n < f.n {
 				*f = fewest{n, a, o.Collection, o.Pass}
@@ -282,21 +288,30 @@ func passDelta(b, k run, lane Lane, base, cand string, c, p int, cfg Config) Pas
 			notes = append(notes, n)
 		}
 	}
-	if len(notes) == 0 && b.median == 0 {
-		notes = append(notes, fmt.Sprintf("%s median is 0 (delta undefined)", base))
+	if len(notes) == 0 {
+		for _, s := range []struct {
+			r   run
+			arm string
+		}{{b, base}, {k, cand}} {
+			if s.r.cvUndefined {
+				notes = append(notes, fmt.Sprintf("%s median is 0 with samples spread around it (CV undefined)", s.arm))
+			}
+		}
 	}
-	if len(notes) == 0 && k.median == 0 {
-		notes = append(notes, fmt.Sprintf("%s median is 0 (CV undefined)", cand))
+	delta, ok := DeltaPct(b.median, k.median, lane.HigherIsBetter)
+	if len(notes) == 0 && !ok {
+		zero := base
+		if lane.HigherIsBetter {
+			zero = cand
+		}
+		notes = append(notes, fmt.Sprintf("%s median is 0 (delta undefined)", zero))
 	}
 	if len(notes) > 0 {
 		pd.Note = joinSemi(notes)
 		return pd
 	}
 	pd.Usable = true
-	pd.DeltaPct = (k.median - b.median) / math.Abs(b.median) * 100
-	if lane.HigherIsBetter {
-		pd.DeltaPct = -pd.DeltaPct
-	}
+	pd.DeltaPct = delta
 	flagged, clean := pd.CandCVPct, pd.BaseCVPct
 	pd.Flagged = SideCandidate
 	if pd.DeltaPct < 0 {
@@ -305,6 +320,28 @@ func passDelta(b, k run, lane Lane, base, cand string, c, p int, cfg Config) Pas
 	}
 	pd.Contaminated = flagged > cfg.CleanCVPct && (clean == 0 || flagged/clean >= cfg.CVAsymmetry)
 	return pd
+}
+
+// DeltaPct returns the candidate's change against the base in percent, negative when
+// the candidate is better, and whether it is defined:
+//
+//	lower is better:  (cand - base) / |base| x 100   undefined when base is 0
+//	higher is better: (base - cand) / |cand| x 100   undefined when cand is 0
+//
+// For a higher-is-better unit (a rate: results per second) this is the change of its
+// reciprocal (seconds per result), so a rate lane and the time lane of the same work
+// read the same delta, and a base that delivers nothing against a candidate that
+// delivers is -100%, not an infinite gain. Equal values are 0, zeros included.
+func DeltaPct(base, cand float64, higherIsBetter bool) (float64, bool) {
+	switch {
+	case base == cand:
+		return 0, true
+	case higherIsBetter && cand != 0:
+		return (base - cand) / math.Abs(cand) * 100, true
+	case !higherIsBetter && base != 0:
+		return (cand - base) / math.Abs(base) * 100, true
+	}
+	return 0, false
 }
 
 // contaminationText describes a contaminated pass: "candA CV 31% vs base 4.0%".
@@ -413,12 +450,7 @@ func summarize(passes []PassDelta, pairs []Pair, runs []run, lay layout, c, l, a
 		s.Base = summary(bs)
 		s.Cand = summary(cs)
 		s.P = benchmath.AssumeNothing.Compare(bs, cs).P
-		if s.Base.Median != 0 {
-			s.PooledDeltaPct = (s.Cand.Median - s.Base.Median) / math.Abs(s.Base.Median) * 100
-			if lane.HigherIsBetter {
-				s.PooledDeltaPct = -s.PooledDeltaPct
-			}
-		}
+		s.PooledDeltaPct, _ = DeltaPct(s.Base.Median, s.Cand.Median, lane.HigherIsBetter)
 	}
 	s.Verdict, s.Reason = laneVerdict(s, cfg)
 	return s

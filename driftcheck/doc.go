@@ -17,8 +17,13 @@
 //
 //	delta% = (median(cand) - median(base)) / |median(base)| x 100
 //
-// and flips its sign for lanes whose unit is higher-is-better, so a negative delta always
-// means the candidate is better ("faster"). It also computes each side's robust
+// or, for lanes whose unit is higher-is-better, the change of the reciprocal,
+//
+//	delta% = (median(base) - median(cand)) / |median(cand)| x 100
+//
+// so a negative delta always means the candidate is better ("faster"), a rate lane reads
+// the delta of the time lane of the same work, and a base rate of 0 against a candidate
+// that delivers is -100% (see DeltaPct). It also computes each side's robust
 // coefficient of variation,
 //
 //	CV% = 1.4826 x MAD / |median| x 100,  MAD = median(|x - median(x)|)
@@ -39,7 +44,8 @@
 //
 // The pair verdict is the first rule that applies:
 //
-//  1. fewer than 2 samples on any side of either pass (or a zero median): Insufficient
+//  1. fewer than 2 samples on any side of either pass, or a zero median that leaves the
+//     delta (a zero denominator) or a CV (a zero median with spread) undefined: Insufficient
 //  2. either pass contaminated: DriftSuspected
 //  3. both |delta| >= Config.EffectFloorPct with opposite signs: DriftSuspected
 //  4. both |delta| >= the floor with the same sign: Reproduced

@@ -43,6 +43,9 @@ func handInput(lane driftcheck.Lane, passes ...[2]side) driftcheck.Input {
 
 var laneL = driftcheck.Lane{Name: "L", Role: driftcheck.RolePrimary}
 
+// qps is a higher-is-better lane (a rate).
+var qps = driftcheck.Lane{Name: "qps", Role: driftcheck.RolePrimary, HigherIsBetter: true}
+
 // TestPairVerdicts checks every pass-pair rule and its exact reason on handmade data.
 func TestPairVerdicts(t *testing.T) {
 	quiet := side{98, 100, 102} // median 100, robust CV 2.9652%
@@ -126,11 +129,50 @@ func TestPairVerdicts(t *testing.T) {
 			reason: "both passes within the 3% floor: +0.0% then +0.0%",
 		},
 		{
-			name: "higher is better flips the sign",
-			lane: driftcheck.Lane{Name: "qps", Role: driftcheck.RolePrimary, HigherIsBetter: true},
-			p1:   [2]side{rep(1000, 5), rep(1120, 5)}, p2: [2]side{rep(1000, 5), rep(1100, 5)},
-			verdict: driftcheck.Reproduced, direction: "faster", d1: -12, d2: -10,
-			reason: "both passes faster beyond the 3% floor: -12.0% then -10.0%",
+			// 1000/s -> 1250/s is 1 ms -> 0.8 ms per result: -20%; 1000/s -> 2000/s is -50%.
+			name: "higher is better: the delta of the reciprocal",
+			lane: qps,
+			p1:   [2]side{rep(1000, 5), rep(1250, 5)}, p2: [2]side{rep(1000, 5), rep(2000, 5)},
+			verdict: driftcheck.Reproduced, direction: "faster", d1: -20, d2: -50,
+			reason: "both passes faster beyond the 3% floor: -20.0% then -50.0%",
+		},
+		{
+			name: "higher is better, slower", lane: qps,
+			p1: [2]side{rep(1000, 5), rep(800, 5)}, p2: [2]side{rep(1000, 5), rep(500, 5)},
+			verdict: driftcheck.Reproduced, direction: "slower", d1: 25, d2: 100,
+			reason: "both passes slower beyond the 3% floor: +25.0% then +100.0%",
+		},
+		{
+			// A base that delivers nothing against a candidate that delivers.
+			name: "higher is better, zero base median", lane: qps,
+			p1: [2]side{rep(0, 5), rep(60, 5)}, p2: [2]side{rep(0, 5), rep(70, 5)},
+			verdict: driftcheck.Reproduced, direction: "faster", d1: -100, d2: -100,
+			reason: "both passes faster beyond the 3% floor: -100.0% then -100.0%",
+		},
+		{
+			name: "higher is better, zero candidate median", lane: qps,
+			p1: [2]side{rep(60, 5), rep(0, 5)}, p2: [2]side{rep(60, 5), rep(30, 5)},
+			verdict: driftcheck.Insufficient, d2: 100,
+			reason: "pass 1: cand median is 0 (delta undefined)",
+		},
+		{
+			name: "both medians zero is no change", lane: qps,
+			p1: [2]side{rep(0, 5), rep(0, 5)}, p2: [2]side{rep(0, 5), rep(0, 5)},
+			verdict: driftcheck.Neutral,
+			reason:  "both passes within the 3% floor: +0.0% then +0.0%",
+		},
+		{
+			// 5 allocations to none: -100%; a zero median without spread has a CV of 0.
+			name: "zero candidate median on a lower-is-better lane", lane: laneL,
+			p1: [2]side{rep(5, 5), rep(0, 5)}, p2: [2]side{rep(5, 5), rep(0, 5)},
+			verdict: driftcheck.Reproduced, direction: "faster", d1: -100, d2: -100,
+			reason: "both passes faster beyond the 3% floor: -100.0% then -100.0%",
+		},
+		{
+			name: "zero median with spread", lane: laneL,
+			p1: [2]side{rep(100, 5), side{-2, -1, 0, 1, 2}}, p2: [2]side{rep(100, 5), rep(90, 5)},
+			verdict: driftcheck.Insufficient, d2: -10,
+			reason: "pass 1: cand median is 0 with samples spread around it (CV undefined)",
 		},
 		{
 			name: "missing base observation", lane: laneL,

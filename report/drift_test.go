@@ -144,16 +144,19 @@ func TestMethodologyInsufficientNotes(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name       string
-		base, cand float64
+		base, cand []float64
+		higher     bool
 	}{
-		{"zero base median", 0, 90},
-		{"zero candidate median", 100, 0},
+		{"zero base median", []float64{0, 0, 0}, []float64{90, 91, 92}, false},
+		{"zero candidate median, higher is better", []float64{90, 91, 92}, []float64{0, 0, 0}, true},
+		{"zero median with spread", []float64{100, 101, 102}, []float64{-2, -1, 0, 1, 2}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := driftcheck.Input{Base: "base", Candidates: []string{"cand"}, Collections: 1, Passes: 2,
-				Lanes: []driftcheck.Lane{{Name: "L", Role: "primary"}},
+				Lanes: []driftcheck.Lane{{Name: "L", Role: "primary", HigherIsBetter: tc.higher}},
 				Observations: []driftcheck.Observation{
-					driftObs(1, 1, "L", "base", tc.base, 5), driftObs(1, 1, "L", "cand", tc.cand, 5),
+					{Collection: 1, Pass: 1, Lane: "L", Arm: "base", Samples: tc.base},
+					{Collection: 1, Pass: 1, Lane: "L", Arm: "cand", Samples: tc.cand},
 					driftObs(1, 2, "L", "base", 100, 5), driftObs(1, 2, "L", "cand", 90, 5),
 				}}
 			r, err := driftcheck.Analyze(in, driftcheck.DefaultConfig())
