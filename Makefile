@@ -35,13 +35,18 @@ gate: build
 	$(BIN)/flipbench gate --base $(BASE)
 
 ## test: format check, vet, and every test (the probe package and the code it counts in
-## both builds: without and with the flipbench_probe tag)
+## both builds: without and with the flipbench_probe tag; the freshness lanes in every
+## arm's build: no tag, freshness_optimistic, freshness_fifo)
 test: fmt-check vet
 	$(GO) test ./...
-	$(GO) test -tags flipbench_probe ./probe/ ./examples/readerpool/ ./lanes/release/
+	$(GO) test -tags flipbench_probe ./probe/ ./examples/readerpool/ ./examples/freshness/ ./lanes/release/
+	$(GO) test -tags freshness_optimistic ./lanes/freshness/
+	$(GO) test -tags freshness_fifo ./lanes/freshness/
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags freshness_optimistic ./lanes/freshness/
+	$(GO) vet -tags freshness_fifo ./lanes/freshness/
 
 fmt-check:
 	@out=$$(gofmt -l .); \
