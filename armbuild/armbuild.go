@@ -34,7 +34,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -61,23 +61,26 @@ func Build(ctx context.Context, exp *spec.Experiment, opts Options) ([]receipt.A
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
+	kind, err := exp.Harness.LaneKind()
+	if err != nil {
+		return nil, specError(exp, "harness.kind", err.Error())
+	}
 	all := append([]spec.Arm{exp.Base()}, exp.Candidates()...)
 	var (
 		g       *gitBuild
 		gitArms = make([]*gitArm, len(all))
 		out     = make([]receipt.Arm, len(all))
-		err     error
 	)
 	// Resolve every arm first: a bad ref or a missing patch fails before any build.
 	for i, a := range all {
 		if a.Bin != "" {
-			if out[i], err = prebuilt(exp, a, opts); err != nil {
+			if out[i], err = prebuilt(exp, kind, a, opts); err != nil {
 				return nil, fmt.Errorf("arm %s: %w", a.Name, err)
 			}
 			continue
 		}
 		if g == nil {
-			if g, err = newGitBuild(ctx, exp, opts); err != nil {
+			if g, err = newGitBuild(ctx, exp, kind, opts); err != nil {
 				return nil, err
 			}
 			defer func() {
@@ -103,7 +106,7 @@ func Build(ctx context.Context, exp *spec.Experiment, opts Options) ([]receipt.A
 	if err := checkLanes(ctx, exp, out); err != nil {
 		return nil, err
 	}
-	if exp.Harness.Kind == harness.KindGotest {
+	if b, _ := kind.Build(exp.Harness.ForKind()); b.Testdata {
 		// Like go test, run gotest lanes where their testdata/ is, so a lane that opens
 		// testdata/ by a relative path finds it. A git arm runs in its cache entry, which
 		// holds the testdata it was built with (set by receiptArm); a prebuilt test binary
@@ -171,7 +174,7 @@ func (g *gitBuild) buildAll(ctx context.Context, arms []*gitArm) error {
 }
 
 // prebuilt resolves a prebuilt arm's binary and hashes it.
-func prebuilt(exp *spec.Experiment, a spec.Arm, opts Options) (receipt.Arm, error) {
+func prebuilt(exp *spec.Experiment, kind lanekind.Kind, a spec.Arm, opts Options) (receipt.Arm, error) {
 	bin, err := resolveBin(opts.Root, a.Bin)
 	if err != nil {
 		return receipt.Arm{}, err
@@ -180,21 +183,15 @@ func prebuilt(exp *spec.Experiment, a spec.Arm, opts Options) (receipt.Arm, erro
 	if err != nil {
 		return receipt.Arm{}, fmt.Errorf("bin: %w", err)
 	}
-	ra := newArm(exp, a)
+	ra := newArm(exp, kind, a)
 	ra.Bin, ra.SHA256, ra.Source = bin, sum, "prebuilt "+a.Bin
 	fmt.Fprintf(opts.Log, "arm %s: prebuilt %s (sha256 %s)\n", a.Name, bin, receipt.ShortHash(sum))
 	return ra, nil
 }
 
 // newArm fills the parts of a receipt.Arm that do not depend on how it was built.
-func newArm(exp *spec.Experiment, a spec.Arm) receipt.Arm {
-	ra := receipt.Arm{Name: a.Name, Kind: exp.Harness.Kind, Args: a.Args}
-	switch exp.Harness.Kind {
-	case harness.KindGotest:
-		ra.Command = harness.GotestCommand(exp.Harness.Benchtime)
-	default:
-		ra.Command = exp.Harness.Command
-	}
+func newArm(exp *spec.Experiment, kind lanekind.Kind, a spec.Arm) receipt.Arm {
+	ra := receipt.Arm{Name: a.Name, Kind: kind.Name(), Args: a.Args, Command: kind.Command(exp.Harness.ForKind())}
 	keys := make([]string, 0, len(a.Env))
 	for k := range a.Env {
 		keys = append(keys, k)

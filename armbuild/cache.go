@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/spec"
 )
 
 // KeyFormat is the version of the cache key; changing how arms are built bumps it, which
@@ -91,8 +90,9 @@ func cacheDir(cache string, k Key) string {
 }
 
 // lookup returns the cached entry for k, or nil when there is none or it does not check
-// out (its binary missing or changed since it was built).
-func lookup(cache string, k Key) *cacheEntry {
+// out (its binary missing or changed since it was built, or, when needRunDir, without the
+// folder its lanes run in).
+func lookup(cache string, k Key, needRunDir bool) *cacheEntry {
 	dir := cacheDir(cache, k)
 	var e cacheEntry
 	if err := receipt.ReadJSON(filepath.Join(dir, cacheMeta), &e); err != nil {
@@ -109,7 +109,7 @@ func lookup(cache string, k Key) *cacheEntry {
 	if e.RunDir != "" && (filepath.Base(e.RunDir) != e.RunDir || !isDir(filepath.Join(dir, e.RunDir))) {
 		return nil
 	}
-	if k.Kind == spec.KindGotest && e.RunDir == "" {
+	if needRunDir && e.RunDir == "" {
 		return nil
 	}
 	return &e
@@ -139,7 +139,7 @@ func store(cache, tmp string, e cacheEntry) (*cacheEntry, error) {
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if errors.Is(err, os.ErrExist) {
-			if got := lookup(cache, e.Key); got != nil {
+			if got := lookup(cache, e.Key, e.RunDir != ""); got != nil {
 				os.RemoveAll(tmp)
 				return got, nil
 			}

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func baseKey() Key {
+func baseKey(t *testing.T) Key {
 	return Key{
 		Format:        KeyFormat,
 		Kind:          "gotest",
@@ -16,13 +16,13 @@ func baseKey() Key {
 		Package:       "./work",
 		Tags:          []string{"a", "b"},
 		Ldflags:       "-s -w",
-		Build:         gotestTemplate(),
+		Build:         gotestTemplate(t),
 		Toolchain:     map[string]string{"GOVERSION": "go1.26.0", "GOOS": "linux", "GOARCH": "amd64", "CGO_ENABLED": "0"},
 	}
 }
 
 func TestKeySumChangesWithEveryInput(t *testing.T) {
-	base := baseKey().Sum()
+	base := baseKey(t).Sum()
 	for _, tc := range []struct {
 		name   string
 		change func(*Key)
@@ -43,7 +43,7 @@ func TestKeySumChangesWithEveryInput(t *testing.T) {
 		{"goflags", func(k *Key) { k.Toolchain["GOFLAGS"] = "-race" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			k := baseKey()
+			k := baseKey(t)
 			tc.change(&k)
 			if k.Sum() == base {
 				t.Errorf("changing the %s does not change the key", tc.name)
@@ -53,7 +53,7 @@ func TestKeySumChangesWithEveryInput(t *testing.T) {
 }
 
 func TestKeySumIgnoresWhatDoesNotChangeABuild(t *testing.T) {
-	base := baseKey().Sum()
+	base := baseKey(t).Sum()
 	for _, tc := range []struct {
 		name   string
 		change func(*Key)
@@ -63,14 +63,14 @@ func TestKeySumIgnoresWhatDoesNotChangeABuild(t *testing.T) {
 		{"nothing", func(k *Key) {}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			k := baseKey()
+			k := baseKey(t)
 			tc.change(&k)
 			if got := k.Sum(); got != base {
 				t.Errorf("Sum = %s, want %s", got, base)
 			}
 		})
 	}
-	k := baseKey()
+	k := baseKey(t)
 	_ = k.Sum()
 	if k.Tags[0] != "a" || k.Tags[1] != "b" {
 		t.Errorf("Sum reordered the caller's tags: %v", k.Tags)
@@ -79,8 +79,8 @@ func TestKeySumIgnoresWhatDoesNotChangeABuild(t *testing.T) {
 
 func TestCacheStoreLookup(t *testing.T) {
 	cache := t.TempDir()
-	k := baseKey()
-	if e := lookup(cache, k); e != nil {
+	k := baseKey(t)
+	if e := lookup(cache, k, true); e != nil {
 		t.Fatalf("lookup in an empty cache = %+v, want nil", e)
 	}
 	tmp, err := os.MkdirTemp(cache, "tmp-")
@@ -106,16 +106,16 @@ func TestCacheStoreLookup(t *testing.T) {
 		t.Errorf("the temporary folder is still there: %v", err)
 	}
 
-	got := lookup(cache, k)
+	got := lookup(cache, k, true)
 	if got == nil || got.path != e.path || got.SHA256 != sum {
 		t.Fatalf("lookup = %+v, want the stored entry", got)
 	}
 	if want := filepath.Join(cache, k.Sum()[:cacheDirLen], RunDirName); got.runDir() != want {
 		t.Errorf("run dir %s, want %s", got.runDir(), want)
 	}
-	other := baseKey()
+	other := baseKey(t)
 	other.Ldflags = ""
-	if e := lookup(cache, other); e != nil {
+	if e := lookup(cache, other, true); e != nil {
 		t.Errorf("lookup of another key = %+v, want nil", e)
 	}
 
@@ -123,7 +123,7 @@ func TestCacheStoreLookup(t *testing.T) {
 	if err := os.Rename(got.runDir(), got.runDir()+".moved"); err != nil {
 		t.Fatal(err)
 	}
-	if e := lookup(cache, k); e != nil {
+	if e := lookup(cache, k, true); e != nil {
 		t.Errorf("lookup without the run folder = %+v, want nil", e)
 	}
 	if err := os.Rename(got.runDir()+".moved", got.runDir()); err != nil {
@@ -134,7 +134,7 @@ func TestCacheStoreLookup(t *testing.T) {
 	if err := os.WriteFile(e.path, []byte("tampered"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if e := lookup(cache, k); e != nil {
+	if e := lookup(cache, k, true); e != nil {
 		t.Errorf("lookup after the binary changed = %+v, want nil", e)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -26,9 +27,9 @@ type gitBuild struct {
 	opts      Options
 	repo      *repo
 	src       *harnessSource
+	kind      lanekind.Kind
+	build     lanekind.Build // how the harness's kind builds an arm
 	toolchain map[string]string
-	template  []string // the build command template
-	binName   string
 	worktrees []string // to remove when done
 }
 
@@ -46,13 +47,6 @@ type gitArm struct {
 	entry    *cacheEntry
 }
 
-// gotestTemplate is the build command of a gotest harness. Flags whose value is empty
-// are left out when it is expanded. -trimpath keeps the worktree's (random) path out of
-// the binary, so the same source builds the same bytes.
-func gotestTemplate() []string {
-	return []string{"go", "test", "-c", "-trimpath", "-o", "{out}", "-tags", "{tags}", "-ldflags", "{ldflags}", "{pkg}"}
-}
-
 // toolchainVars are the go env values that change what the go command builds.
 func toolchainVars() []string {
 	return []string{"GOVERSION", "GOOS", "GOARCH", "GO386", "GOAMD64", "GOARM", "GOARM64",
@@ -61,7 +55,7 @@ func toolchainVars() []string {
 
 // newGitBuild opens the repository of the ledger root and reads what every git arm
 // shares: the harness source and the toolchain.
-func newGitBuild(ctx context.Context, exp *spec.Experiment, opts Options) (*gitBuild, error) {
+func newGitBuild(ctx context.Context, exp *spec.Experiment, kind lanekind.Kind, opts Options) (*gitBuild, error) {
 	r, err := openRepo(ctx, opts.Root)
 	if err != nil {
 		return nil, err
@@ -72,24 +66,14 @@ func newGitBuild(ctx context.Context, exp *spec.Experiment, opts Options) (*gitB
 	if err := r.removeStale(ctx); err != nil {
 		fmt.Fprintf(opts.Log, "warning: %v\n", err)
 	}
-	g := &gitBuild{exp: exp, opts: opts, repo: r}
-	switch exp.Harness.Kind {
-	case spec.KindGotest:
-		g.template = gotestTemplate()
-		g.binName = path.Base(goPackageArg(exp.Harness.Package))
-		if g.binName == "." || g.binName == ".." || g.binName == "/" {
-			g.binName = "harness"
-		}
-		g.binName += ".test"
-	default:
-		if len(exp.Harness.Build) == 0 {
-			return nil, specError(exp, "harness.build", "is required to build arms from git with an exec harness (e.g. [go, build, -o, \"{out}\", ./cmd/lane])")
-		}
-		g.template = exp.Harness.Build
-		g.binName = "harness"
+	g := &gitBuild{exp: exp, opts: opts, repo: r, kind: kind}
+	b, problem := kind.Build(exp.Harness.ForKind())
+	if problem != nil {
+		return nil, specError(exp, "harness."+problem.Field, problem.Msg)
 	}
+	g.build = b
 	g.toolchain, err = goEnv(ctx, opts.Root)
-	if err != nil && exp.Harness.Kind == spec.KindGotest {
+	if err != nil && b.NeedsGo {
 		return nil, err
 	}
 	if g.src, err = loadHarnessSource(ctx, r, exp); err != nil {
@@ -156,11 +140,11 @@ func (g *gitBuild) resolve(ctx context.Context, a spec.Arm) (*gitArm, error) {
 		Package:       g.exp.Harness.Package,
 		Tags:          a.Tags,
 		Ldflags:       a.Ldflags,
-		Build:         g.template,
+		Build:         g.build.Template,
 		Toolchain:     g.toolchain,
 	}
 	if !g.opts.Rebuild {
-		ga.entry = lookup(g.cacheDir(), ga.key)
+		ga.entry = lookup(g.cacheDir(), ga.key, g.build.Testdata)
 	}
 	return ga, nil
 }
@@ -247,10 +231,10 @@ func (g *gitBuild) compile(ctx context.Context, ga *gitArm) error {
 			os.RemoveAll(tmp)
 		}
 	}()
-	out := filepath.Join(tmp, g.binName)
+	out := filepath.Join(tmp, g.build.Bin)
 	buildDir := filepath.Join(ga.wt, filepath.FromSlash(g.repo.rel))
 	srcDir := filepath.Join(ga.wt, filepath.FromSlash(g.src.Dir))
-	argv := expandBuild(g.template, buildVars{
+	argv := expandBuild(g.build.Template, buildVars{
 		Out:     out,
 		Src:     srcDir,
 		Tags:    strings.Join(ga.arm.Tags, ","),
@@ -274,7 +258,7 @@ func (g *gitBuild) compile(ctx context.Context, ga *gitArm) error {
 		return err
 	}
 	runDir := ""
-	if g.exp.Harness.Kind == spec.KindGotest {
+	if g.build.Testdata {
 		// The lanes run where their testdata/ is, as under go test: a copy of the one the
 		// binary was built with (the harness ref's), not the user's working tree.
 		runDir = RunDirName
@@ -283,7 +267,7 @@ func (g *gitBuild) compile(ctx context.Context, ga *gitArm) error {
 		}
 	}
 	entry, err := store(g.cacheDir(), tmp, cacheEntry{
-		Key: ga.key, Bin: g.binName, RunDir: runDir, SHA256: sum, Built: g.now().UTC(), Seconds: took.Seconds(),
+		Key: ga.key, Bin: g.build.Bin, RunDir: runDir, SHA256: sum, Built: g.now().UTC(), Seconds: took.Seconds(),
 	})
 	if err != nil {
 		return err
@@ -313,7 +297,7 @@ func (g *gitBuild) cleanup(ctx context.Context) error {
 
 // receiptArm turns a built git arm into the arm the run loop uses.
 func (g *gitBuild) receiptArm(ga *gitArm) receipt.Arm {
-	ra := newArm(g.exp, ga.arm)
+	ra := newArm(g.exp, g.kind, ga.arm)
 	ra.Bin, ra.SHA256 = ga.entry.path, ga.entry.SHA256
 	ra.Dir = ga.entry.runDir()
 	ra.Commit = ga.commit

@@ -5,7 +5,20 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/flipbench/flipbench/lanekind"
 )
+
+// gotestTemplate is the build command of a gotest harness.
+func gotestTemplate(t *testing.T) []string {
+	t.Helper()
+	k, err := lanekind.Lookup(lanekind.Gotest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := k.Build(lanekind.Harness{Package: "./work"})
+	return b.Template
+}
 
 func TestExpandBuild(t *testing.T) {
 	for _, tc := range []struct {
@@ -16,13 +29,13 @@ func TestExpandBuild(t *testing.T) {
 	}{
 		{
 			name:     "gotest, no tags or ldflags",
-			template: gotestTemplate(),
+			template: gotestTemplate(t),
 			vars:     buildVars{Out: "/c/w.test", Pkg: "./work"},
 			want:     []string{"go", "test", "-c", "-trimpath", "-o", "/c/w.test", "./work"},
 		},
 		{
 			name:     "gotest with tags and ldflags",
-			template: gotestTemplate(),
+			template: gotestTemplate(t),
 			vars:     buildVars{Out: "/c/w.test", Pkg: "./work", Tags: "a,b", Ldflags: "-s -w"},
 			want:     []string{"go", "test", "-c", "-trimpath", "-o", "/c/w.test", "-tags", "a,b", "-ldflags", "-s -w", "./work"},
 		},

@@ -4,13 +4,18 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/spec"
 )
 
 func TestMissingLanes(t *testing.T) {
-	have := benchmarkNames("BenchmarkWork\nBenchmarkGet\nTestNotABenchmark\n\nExampleX\n")
-	if want := []string{"BenchmarkWork", "BenchmarkGet"}; !slices.Equal(have, want) {
-		t.Fatalf("benchmarkNames = %v, want %v", have, want)
+	kind, err := lanekind.Lookup(lanekind.Gotest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := kind.Lanes([]byte("BenchmarkWork\nBenchmarkGet\nTestNotABenchmark\n\nExampleX\n"))
+	if want := []string{"Work", "Get"}; !slices.Equal(have, want) {
+		t.Fatalf("Lanes = %v, want %v", have, want)
 	}
 	for _, tc := range []struct {
 		name  string
@@ -28,15 +33,15 @@ func TestMissingLanes(t *testing.T) {
 			for _, n := range tc.lanes {
 				lanes = append(lanes, spec.Lane{Name: n})
 			}
-			if got := missingLanes(lanes, have); !slices.Equal(got, tc.want) {
+			if got := missingLanes(kind, lanes, have); !slices.Equal(got, tc.want) {
 				t.Errorf("missingLanes = %v, want %v", got, tc.want)
 			}
 		})
 	}
-	if got, want := lanePhrase([]string{"Put"}), "lane Put (BenchmarkPut) is"; got != want {
+	if got, want := lanePhrase([]string{"Put"}), "lane Put is"; got != want {
 		t.Errorf("lanePhrase = %q, want %q", got, want)
 	}
-	if got, want := lanePhrase([]string{"Put", "Del/x"}), "lanes Put, Del/x (BenchmarkPut, BenchmarkDel) are"; got != want {
+	if got, want := lanePhrase([]string{"Put", "Del/x"}), "lanes Put, Del/x are"; got != want {
 		t.Errorf("lanePhrase = %q, want %q", got, want)
 	}
 }

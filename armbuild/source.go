@@ -69,6 +69,11 @@ func (r sourceRule) Covers(p string) bool {
 // repository root.
 func sourceRules(exp *spec.Experiment, r *repo) ([]sourceRule, string, error) {
 	h := exp.Harness
+	kind, err := h.LaneKind()
+	if err != nil {
+		return nil, "", specError(exp, "harness.kind", err.Error())
+	}
+	build, _ := kind.Build(h.ForKind())
 	var rules []sourceRule
 	dir := r.rel
 	if h.Package != "" {
@@ -77,7 +82,7 @@ func sourceRules(exp *spec.Experiment, r *repo) ([]sourceRule, string, error) {
 			return nil, "", specError(exp, "harness.package", err.Error())
 		}
 		dir = p
-		rules = append(rules, sourceRule{Path: p, TestsOnly: h.Kind == spec.KindGotest, Field: "harness.package", Written: h.Package})
+		rules = append(rules, sourceRule{Path: p, TestsOnly: build.TestsOnly, Field: "harness.package", Written: h.Package})
 	}
 	for i, hp := range h.Paths {
 		field := fmt.Sprintf("harness.paths[%d]", i)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 )
 
@@ -25,7 +26,7 @@ func BenchmarkRunOverhead(b *testing.B) {
 	cmd := []string{"{bin}", "{lane}", "{samples}"}
 	plan := &receipt.Plan{
 		Protocol: receipt.Protocol{Samples: 5, Passes: 4, Collections: 2, Timeout: time.Minute},
-		Arms:     []receipt.Arm{{Name: "base", Bin: lane, Command: cmd, Kind: KindExec}, {Name: "cand", Bin: lane, Command: cmd, Kind: KindExec}},
+		Arms:     []receipt.Arm{{Name: "base", Bin: lane, Command: cmd, Kind: lanekind.Exec}, {Name: "cand", Bin: lane, Command: cmd, Kind: lanekind.Exec}},
 		Lanes:    []receipt.Lane{{Name: "a"}, {Name: "b"}},
 	}
 	plan.Runs = Schedule([]string{"base", "cand"}, []string{"a", "b"}, 2, 4, 1)

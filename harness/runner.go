@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 )
 
@@ -266,62 +267,65 @@ func (r *Runner) runOne(ctx context.Context, run receipt.Run, arm receipt.Arm, l
 	return RunOnce(ctx, r.Starter, run, arm, lane, r.Plan.Protocol)
 }
 
-// RunOnce runs one lane of one arm in its own process under protocol proto and turns it
-// into a record: the samples, or the error that made it produce none (a failure to start,
-// a crash, a timeout, output that does not parse). A zero timeout means 10 minutes.
+// RunOnce runs one lane of one arm under protocol proto and turns it into a record: the
+// samples, or the error that made it produce none (a failure to start, a crash, a
+// timeout, output that does not parse). The arm's kind (package lanekind) says which
+// processes the run starts and reads their output. A zero timeout means 10 minutes; it
+// bounds each process.
 func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, lane receipt.Lane, proto receipt.Protocol) receipt.Record {
-	argv := Expand(arm, run, lane, proto)
+	rec := receipt.Record{
+		Collection: run.Collection,
+		Pass:       run.Pass,
+		Order:      run.Order,
+		Arm:        run.Arm,
+		Lane:       run.Lane,
+		Exit:       -1,
+		Samples:    []float64{},
+	}
+	kind, err := lanekind.Lookup(arm.Kind)
+	if err != nil {
+		rec.Error = err.Error()
+		return rec
+	}
 	timeout := proto.Timeout
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
-	p := st.Start(ctx, argv, arm.Env, arm.Dir, timeout)
-	rec := receipt.Record{
-		Collection:  run.Collection,
-		Pass:        run.Pass,
-		Order:       run.Order,
-		Arm:         run.Arm,
-		Lane:        run.Lane,
-		PID:         p.PID,
-		Exit:        p.Exit,
-		Samples:     []float64{},
-		MaxRSSBytes: p.MaxRSSBytes,
-		Started:     p.Started.UTC(),
-		Ended:       p.Ended.UTC(),
-		StderrTail:  p.StderrTail,
-		Command:     argv,
-	}
-	if p.Err != nil {
-		rec.Error = p.Err.Error()
+	scratch, err := os.MkdirTemp("", "flipbench-run-*")
+	if err != nil {
+		rec.Error = fmt.Sprintf("making the run's scratch folder: %v", err)
 		return rec
 	}
-	drop := 0
-	if arm.Kind == KindGotest {
-		drop = proto.Warmup
+	defer os.RemoveAll(scratch)
+	r := lanekind.Run{
+		Lane:    lane.Name,
+		Argv:    Expand(arm, run, lane, proto),
+		Env:     arm.Env,
+		Scratch: scratch,
+		Samples: proto.Samples,
+		Warmup:  proto.Warmup,
+		Unit:    lane.Unit,
 	}
-	s, err := ParseOutput(p.Stdout, proto.Samples, drop, lane.Unit)
+	var outs []lanekind.Output
+	for i, proc := range kind.Prepare(r) {
+		p := st.Start(ctx, proc.Argv, proc.Env, arm.Dir, timeout)
+		if i == 0 {
+			rec.Started, rec.MaxRSSBytes = p.Started.UTC(), p.MaxRSSBytes
+		}
+		rec.PID, rec.Exit, rec.Ended, rec.StderrTail, rec.Command = p.PID, p.Exit, p.Ended.UTC(), p.StderrTail, proc.Argv
+		if p.Err != nil {
+			rec.Error = p.Err.Error()
+			return rec
+		}
+		outs = append(outs, lanekind.Output{Stdout: p.Stdout, Started: p.Started, Ended: p.Ended})
+	}
+	s, err := kind.Collect(r, outs)
 	if err != nil {
 		rec.Error = err.Error()
 		return rec
 	}
 	rec.Samples, rec.Unit, rec.Metrics = s.Values, s.Unit, s.Metrics
 	return rec
-}
-
-// Harness kinds.
-const (
-	KindExec   = "exec"
-	KindGotest = "gotest"
-)
-
-// GotestCommand is the command template of a gotest lane: one fresh test binary process
-// per run, Warmup+Samples repetitions of exactly the lane's benchmark, of which the first
-// Warmup are dropped.
-func GotestCommand(benchtime string) []string {
-	if benchtime == "" {
-		benchtime = "1x"
-	}
-	return []string{"{bin}", "-test.run", "^$", "-test.bench", "^Benchmark{lane}$", "-test.benchtime", benchtime, "-test.count", "{count}"}
 }
 
 // Expand fills an arm's command template for one run and appends the arm's extra args.

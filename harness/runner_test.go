@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 )
 
@@ -114,7 +115,7 @@ func testPlan() *receipt.Plan {
 	cmd := []string{"bin", "-lane", "{lane}", "-n", "{samples}", "{arm}"}
 	p := &receipt.Plan{
 		Protocol: receipt.Protocol{Samples: 3, Passes: 2, Collections: 2, Timeout: time.Second},
-		Arms:     []receipt.Arm{{Name: "base", Command: cmd, Kind: KindExec}, {Name: "cand", Command: cmd, Kind: KindExec}},
+		Arms:     []receipt.Arm{{Name: "base", Command: cmd, Kind: lanekind.Exec}, {Name: "cand", Command: cmd, Kind: lanekind.Exec}},
 		Lanes:    []receipt.Lane{{Name: "a", Role: "primary"}, {Name: "b", Role: "guard"}},
 	}
 	p.Runs = Schedule([]string{"base", "cand"}, []string{"a", "b"}, 2, 2, 1)
@@ -211,8 +212,18 @@ func TestRunnerResumesWithoutRepeating(t *testing.T) {
 	}
 }
 
+// gotestCommand is the command template of a gotest lane with the default benchtime.
+func gotestCommand(t *testing.T) []string {
+	t.Helper()
+	k, err := lanekind.Lookup(lanekind.Gotest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.Command(lanekind.Harness{})
+}
+
 func TestExpand(t *testing.T) {
-	arm := receipt.Arm{Name: "candA", Bin: "/b/x.test", Command: GotestCommand(""), Args: []string{"-v"}}
+	arm := receipt.Arm{Name: "candA", Bin: "/b/x.test", Command: gotestCommand(t), Args: []string{"-v"}}
 	got := strings.Join(Expand(arm, receipt.Run{Collection: 2, Pass: 3}, receipt.Lane{Name: "PointUnderLoad"}, receipt.Protocol{Samples: 41, Warmup: 10}), " ")
 	want := "/b/x.test -test.run ^$ -test.bench ^BenchmarkPointUnderLoad$ -test.benchtime 1x -test.count 51 -v"
 	if got != want {

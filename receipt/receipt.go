@@ -115,7 +115,7 @@ type Arm struct {
 	PatchSHA256 string `json:"patch_sha256,omitempty"`
 	// Command is the lane command template for this arm, placeholders unexpanded.
 	Command []string `json:"command"`
-	// Kind is the harness kind: "exec" or "gotest".
+	// Kind is the harness kind, one of lanekind.Names().
 	Kind string `json:"kind"`
 	// Dir is the working directory of the arm's lane processes; empty means flipbench's.
 	Dir string `json:"dir,omitempty"`

@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/flipbench/flipbench/lanekind"
 )
 
 // page is the path every test page is parsed under.
@@ -373,7 +375,7 @@ func TestParseGotestSpec(t *testing.T) {
 		Category:   CategoryMoonshot,
 		Directions: []string{"stream-rerun-dispatch", "result-transfer-shape"},
 		Archive:    "archive/exp-275",
-		Harness:    Harness{Kind: KindGotest, Package: "./lanes/admission", Ref: "HEAD"},
+		Harness:    Harness{Kind: lanekind.Gotest, Package: "./lanes/admission", Ref: "HEAD"},
 		Arms: []Arm{
 			{Name: "base", Line: 11, Ref: "HEAD"},
 			{Name: "candA", Line: 12, Ref: "HEAD", Patch: "archive/exp-275/candA.patch"},
@@ -388,7 +390,7 @@ func TestParseGotestSpec(t *testing.T) {
 			{Name: "Bulk4Cold", Line: 20, Role: RoleControl},
 		},
 		Incidence: &Incidence{
-			Suite:    Harness{Kind: KindGotest, Package: "./lanes/release"},
+			Suite:    Harness{Kind: lanekind.Gotest, Package: "./lanes/release"},
 			Total:    "dispatches",
 			Eligible: "cheap-parked-behind-costly",
 			MinShare: 0.001,
@@ -441,7 +443,7 @@ func TestParseExecSpec(t *testing.T) {
 		Date:     "2026-09-01",
 		Status:   StatusPlanned,
 		Category: CategoryMeasurement,
-		Harness: Harness{Kind: KindExec, Command: []string{
+		Harness: Harness{Kind: lanekind.Exec, Command: []string{
 			"{bin}", "-lane", "{lane}", "-samples", "{samples}", "-warmup", "{warmup}"}},
 		Arms: []Arm{
 			{Name: "base", Line: 9, Bin: "./bin/lane"},

@@ -50,8 +50,6 @@ const (
 
 // Lane defaults.
 const (
-	// DefaultBenchtime is the -test.benchtime of gotest lanes: one operation per sample.
-	DefaultBenchtime = "1x"
 	// DefaultExpect is the expected direction of a primary lane that gives none.
 	DefaultExpect = ExpectFaster
 	// DefaultBetter is the better-direction of a lane that gives none.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/flipbench/flipbench/lanekind"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -241,7 +243,7 @@ func TestResolveUnvalidatedSpec(t *testing.T) {
 func TestValidateBuiltInGo(t *testing.T) {
 	e := &Experiment{
 		Path: "x.md", ID: 1, Title: "t", Date: "2026-01-01", Status: StatusPlanned, Category: CategoryCleanup,
-		Harness: Harness{Kind: KindExec, Command: []string{"{bin}"}},
+		Harness: Harness{Kind: lanekind.Exec, Command: []string{"{bin}"}},
 		Arms:    []Arm{{Name: "base", Bin: "b"}, {Name: "cand", Line: 9, Bin: "c", Patch: "p"}},
 		Lanes:   []Lane{{Name: "a", Role: RolePrimary}},
 	}

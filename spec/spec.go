@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/flipbench/flipbench/lanekind"
 )
 
 // Experiment is the parsed front matter of one experiment page.
@@ -82,8 +84,8 @@ type Experiment struct {
 
 // Harness says how the lanes are built and run; one harness source serves every arm.
 type Harness struct {
-	// Kind is "exec" (any program speaking the Go benchmark format) or "gotest"
-	// (Go benchmarks compiled with go test -c).
+	// Kind is one of lanekind.Names(): "exec" (any program speaking the Go benchmark
+	// format) or "gotest" (Go benchmarks compiled with go test -c).
 	Kind string `yaml:"kind"`
 	// Package is the Go package holding the lanes (gotest), or the source directory that
 	// is copied over every arm (exec with a build command).
@@ -103,6 +105,15 @@ type Harness struct {
 	// Timeout bounds one run (one process); default 10m.
 	Timeout Duration `yaml:"timeout,omitempty"`
 }
+
+// ForKind returns what the harness's kind reads of it.
+func (h Harness) ForKind() lanekind.Harness {
+	return lanekind.Harness{Kind: h.Kind, Package: h.Package, Command: h.Command, Build: h.Build, Benchtime: h.Benchtime}
+}
+
+// LaneKind returns the harness's kind; an unknown kind is an error (Validate reports it
+// at harness.kind).
+func (h Harness) LaneKind() (lanekind.Kind, error) { return lanekind.Lookup(h.Kind) }
 
 // Arm is one build of the harness: a prebuilt binary, or a git ref with optional patch.
 type Arm struct {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flipbench/flipbench/lanekind"
 )
 
 // Validate checks every rule of the spec (see docs/spec.md) and returns nil, or one
@@ -120,42 +122,15 @@ func (v *validator) top() {
 	}
 }
 
-// harness checks a harness: the experiment's, or the incidence suite's.
+// harness checks a harness: the experiment's, or the incidence suite's. Its kind checks
+// the fields that depend on the kind (package lanekind).
 func (v *validator) harness(field string, h Harness) {
 	f := func(name string) string { return field + "." + name }
-	if !slices.Contains(kinds(), h.Kind) {
-		v.bad(f("kind"), "%s", oneOf(h.Kind, kinds()))
-	}
-	switch h.Kind {
-	case KindExec:
-		if len(h.Command) == 0 {
-			v.bad(f("command"), "is required for kind exec")
-		} else if !slices.ContainsFunc(h.Command, func(s string) bool { return strings.Contains(s, "{bin}") }) {
-			v.bad(f("command"), "must contain {bin}")
-		}
-		v.placeholders(f("command"), h.Command, commandPlaceholders())
-		if len(h.Build) > 0 && !slices.ContainsFunc(h.Build, func(s string) bool { return strings.Contains(s, "{out}") }) {
-			v.bad(f("build"), "must contain {out}")
-		}
-		v.placeholders(f("build"), h.Build, buildPlaceholders())
-		if v.gate && field == "harness" && len(h.Build) == 0 {
-			v.bad(f("build"), "is required: the gate builds both arms from git, so an exec harness needs a build command (e.g. [go, build, -o, \"{out}\", ./cmd/lane])")
-		}
-		if h.Benchtime != "" {
-			v.bad(f("benchtime"), "only for kind gotest")
-		}
-	case KindGotest:
-		if h.Package == "" {
-			v.bad(f("package"), "is required for kind gotest")
-		}
-		if len(h.Command) > 0 {
-			v.bad(f("command"), "only for kind exec")
-		}
-		if len(h.Build) > 0 {
-			v.bad(f("build"), "only for kind exec")
-		}
-		if h.Benchtime != "" && !validBenchtime(h.Benchtime) {
-			v.bad(f("benchtime"), "must be a duration like 100ms or a count like 1000x; got %q", h.Benchtime)
+	if k, err := lanekind.Lookup(h.Kind); err != nil {
+		v.bad(f("kind"), "%s", oneOf(h.Kind, lanekind.Names()))
+	} else {
+		for _, p := range k.Check(h.ForKind(), v.gate && field == "harness") {
+			v.bad(f(p.Field), "%s", p.Msg)
 		}
 	}
 	for i, p := range h.Paths {
@@ -173,28 +148,6 @@ func (v *validator) harness(field string, h Harness) {
 		v.bad(f("timeout"), "conflicts with protocol.timeout (line %d); set the run timeout in one place",
 			v.e.lineOf("protocol.timeout"))
 	}
-}
-
-// placeholders reports placeholders in a template that are not in known.
-func (v *validator) placeholders(field string, template, known []string) {
-	re := regexp.MustCompile(`\{[A-Za-z_]+\}`)
-	for i, arg := range template {
-		for _, p := range re.FindAllString(arg, -1) {
-			if !slices.Contains(known, p) {
-				v.bad(fmt.Sprintf("%s[%d]", field, i), "unknown placeholder %s (known: %s)", p, strings.Join(known, ", "))
-			}
-		}
-	}
-}
-
-// validBenchtime reports whether s is a go test -benchtime value: "Nx" or a duration.
-func validBenchtime(s string) bool {
-	if n, ok := strings.CutSuffix(s, "x"); ok {
-		i, err := strconv.Atoi(n)
-		return err == nil && i > 0
-	}
-	d, err := time.ParseDuration(s)
-	return err == nil && d > 0
 }
 
 func (v *validator) arms() {
@@ -242,7 +195,7 @@ func (v *validator) arms() {
 				v.bad(fmt.Sprintf("%s.tags[%d]", f, i), "invalid build tag %q (must match %s)", t, TagPattern)
 			}
 		}
-		if a.Ref != "" && e.Harness.Kind == KindExec {
+		if a.Ref != "" {
 			v.buildUses(f+".tags", len(a.Tags) > 0, "{tags}")
 			v.buildUses(f+".ldflags", a.Ldflags != "", "{ldflags}")
 		}
@@ -261,13 +214,18 @@ func (v *validator) arms() {
 }
 
 // buildUses reports an arm field (tags, ldflags) that is written but cannot reach the
-// build, because the exec harness's build template has no placeholder for it: the receipt
-// would claim a build option that was never used.
+// build, because the harness's build template (an exec harness's harness.build) has no
+// placeholder for it: the receipt would claim a build option that was never used.
 func (v *validator) buildUses(field string, written bool, placeholder string) {
-	if !written || len(v.e.Harness.Build) == 0 {
-		return // no build template: armbuild reports harness.build for git arms
+	k, err := lanekind.Lookup(v.e.Harness.Kind)
+	if !written || err != nil {
+		return
 	}
-	if slices.ContainsFunc(v.e.Harness.Build, func(s string) bool { return strings.Contains(s, placeholder) }) {
+	b, problem := k.Build(v.e.Harness.ForKind())
+	if problem != nil {
+		return // no build template: armbuild reports it for git arms
+	}
+	if slices.ContainsFunc(b.Template, func(s string) bool { return strings.Contains(s, placeholder) }) {
 		return
 	}
 	v.bad(field, "harness.build (line %d) has no %s placeholder, so this would never reach the build; add it to harness.build or remove %s",

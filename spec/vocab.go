@@ -46,12 +46,6 @@ func Categories() []string {
 		CategoryRegressionHunt, CategoryReplication}
 }
 
-// Harness kinds.
-const (
-	KindExec   = "exec"
-	KindGotest = "gotest"
-)
-
 // Lane expectations and better-directions.
 const (
 	ExpectFaster  = "faster"
@@ -61,9 +55,6 @@ const (
 	BetterHigher  = "higher"
 )
 
-// kinds returns the allowed harness kinds.
-func kinds() []string { return []string{KindExec, KindGotest} }
-
 // roles returns the allowed lane roles.
 func roles() []string { return []string{RolePrimary, RoleSecondary, RoleGuard, RoleControl} }
 
@@ -72,14 +63,6 @@ func expects() []string { return []string{ExpectFaster, ExpectSlower, ExpectNeut
 
 // betters returns the allowed lane better-directions.
 func betters() []string { return []string{BetterLower, BetterHigher} }
-
-// commandPlaceholders returns the placeholders of an exec harness's command template.
-func commandPlaceholders() []string {
-	return []string{"{bin}", "{lane}", "{samples}", "{warmup}", "{count}", "{arm}", "{pass}", "{collection}"}
-}
-
-// buildPlaceholders returns the placeholders of an exec harness's build template.
-func buildPlaceholders() []string { return []string{"{out}", "{src}", "{tags}", "{ldflags}"} }
 
 // Name patterns.
 const (

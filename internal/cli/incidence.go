@@ -17,6 +17,7 @@ import (
 	"github.com/flipbench/flipbench/armbuild"
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/incidence"
+	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
@@ -217,8 +218,12 @@ func (j incidenceJob) suiteRef() string {
 func measureIncidence(ctx context.Context, s Streams, j incidenceJob) (*incidence.Report, error) {
 	in := j.exp.Incidence
 	suite := in.Suite
-	if suite.Kind != spec.KindGotest {
-		return nil, fmt.Errorf("incidence.suite: kind %s cannot be run yet: an exec suite has no lane listing; use a gotest suite", suite.Kind)
+	kind, err := suite.LaneKind()
+	if err != nil {
+		return nil, fmt.Errorf("incidence.suite: %w", err)
+	}
+	if kind.ListArgs("") == nil {
+		return nil, fmt.Errorf("incidence.suite: kind %s cannot be run yet: its lanes cannot be listed; use a kind that lists them (gotest)", kind.Name())
 	}
 	ref := j.suiteRef()
 	suite.Ref = ref
@@ -236,7 +241,7 @@ func measureIncidence(ctx context.Context, s Streams, j incidenceJob) (*incidenc
 	}
 	arm := arms[0]
 	arm.Name = "probe"
-	lanes, err := listLanes(ctx, j.starter, arm)
+	lanes, err := listLanes(ctx, j.starter, kind, arm)
 	if err != nil {
 		return nil, err
 	}
@@ -270,19 +275,13 @@ func measureIncidence(ctx context.Context, s Streams, j incidenceJob) (*incidenc
 	return rep, nil
 }
 
-// listLanes lists the benchmarks of a gotest suite binary, as lane names.
-func listLanes(ctx context.Context, st harness.Starter, arm receipt.Arm) ([]string, error) {
-	p := st.Start(ctx, []string{arm.Bin, "-test.list", "^Benchmark"}, arm.Env, arm.Dir, time.Minute)
+// listLanes lists the lanes of a suite binary.
+func listLanes(ctx context.Context, st harness.Starter, kind lanekind.Kind, arm receipt.Arm) ([]string, error) {
+	p := st.Start(ctx, kind.ListArgs(arm.Bin), arm.Env, arm.Dir, time.Minute)
 	if p.Err != nil {
 		return nil, fmt.Errorf("listing the lanes of the incidence suite %s: %v: %s", arm.Bin, p.Err, p.StderrTail)
 	}
-	var lanes []string
-	for l := range strings.SplitSeq(string(p.Stdout), "\n") {
-		if name, ok := strings.CutPrefix(strings.TrimSpace(l), "Benchmark"); ok && name != "" {
-			lanes = append(lanes, name)
-		}
-	}
-	return lanes, nil
+	return kind.Lanes(p.Stdout), nil
 }
 
 // runSuiteLane runs one suite lane once (one sample, no warmup) and records it as the run

@@ -1,0 +1,104 @@
+package lanekind
+
+import (
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// gotestKind runs Go benchmarks compiled with go test -c: one fresh test binary process
+// per run, Warmup+Samples repetitions of exactly the lane's benchmark (-test.count), of
+// which the first Warmup are dropped.
+type gotestKind struct{}
+
+func (gotestKind) Name() string { return Gotest }
+
+func (gotestKind) Check(h Harness, _ bool) []Problem {
+	var ps []Problem
+	if h.Package == "" {
+		ps = append(ps, Problem{"package", "is required for kind gotest"})
+	}
+	if len(h.Command) > 0 {
+		ps = append(ps, Problem{"command", "only for kind exec"})
+	}
+	if len(h.Build) > 0 {
+		ps = append(ps, Problem{"build", "only for kind exec"})
+	}
+	if h.Benchtime != "" && !validBenchtime(h.Benchtime) {
+		ps = append(ps, Problem{"benchtime", "must be a duration like 100ms or a count like 1000x; got " + strconv.Quote(h.Benchtime)})
+	}
+	return ps
+}
+
+// validBenchtime reports whether s is a go test -benchtime value: "Nx" or a duration.
+func validBenchtime(s string) bool {
+	if n, ok := strings.CutSuffix(s, "x"); ok {
+		i, err := strconv.Atoi(n)
+		return err == nil && i > 0
+	}
+	d, err := time.ParseDuration(s)
+	return err == nil && d > 0
+}
+
+// Build is go test -c. Flags whose value is empty are left out when it is expanded;
+// -trimpath keeps the worktree's (random) path out of the binary, so the same source
+// builds the same bytes.
+func (gotestKind) Build(h Harness) (Build, *Problem) {
+	bin := path.Base(path.Clean(filepath.ToSlash(h.Package)))
+	if bin == "." || bin == ".." || bin == "/" {
+		bin = "harness"
+	}
+	return Build{
+		Template:  []string{"go", "test", "-c", "-trimpath", "-o", "{out}", "-tags", "{tags}", "-ldflags", "{ldflags}", "{pkg}"},
+		Bin:       bin + ".test",
+		NeedsGo:   true,
+		TestsOnly: true,
+		Testdata:  true,
+	}, nil
+}
+
+// DefaultBenchtime is the -test.benchtime of gotest lanes when the harness sets none: one
+// operation per sample.
+const DefaultBenchtime = "1x"
+
+func (gotestKind) Command(h Harness) []string {
+	bt := h.Benchtime
+	if bt == "" {
+		bt = DefaultBenchtime
+	}
+	return []string{"{bin}", "-test.run", "^$", "-test.bench", "^Benchmark{lane}$", "-test.benchtime", bt, "-test.count", "{count}"}
+}
+
+func (gotestKind) ListArgs(bin string) []string { return []string{bin, "-test.list", "^Benchmark"} }
+
+// Lanes returns the benchmarks of -test.list output without their Benchmark prefix.
+func (gotestKind) Lanes(listing []byte) []string {
+	var lanes []string
+	for l := range strings.SplitSeq(string(listing), "\n") {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(l), "Benchmark"); ok && name != "" {
+			lanes = append(lanes, name)
+		}
+	}
+	return lanes
+}
+
+// Offers looks for the lane's top-level benchmark: a sub-benchmark lane ("Get/size=10")
+// needs BenchmarkGet, since -test.list does not list sub-benchmarks.
+func (gotestKind) Offers(listed []string, lane string) bool {
+	top, _, _ := strings.Cut(lane, "/")
+	return slices.Contains(listed, top)
+}
+
+func (gotestKind) Prepare(r Run) []Proc { return runOnce(r) }
+
+// Collect drops the warmup repetitions, which the test binary prints like the others.
+func (gotestKind) Collect(r Run, outs []Output) (Samples, error) {
+	out, err := one(outs)
+	if err != nil {
+		return Samples{}, err
+	}
+	return ParseOutput(out.Stdout, r.Samples, r.Warmup, r.Unit)
+}
