@@ -8,9 +8,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/flipbench/flipbench/internal/owner"
 )
 
 // command is one program to run: git, go, or an exec harness's build command.
@@ -73,9 +76,15 @@ func run(ctx context.Context, c command) ([]byte, error) {
 	}
 	cmd := exec.CommandContext(ctx, c.Args[0], c.Args[1:]...)
 	cmd.Dir = c.Dir
-	cmd.Env = environ(c.Env)
+	// Marked (package owner), so that what the program starts and leaves running after a
+	// kill -9 of flipbench is found and ended by the next run.
+	cmd.Env = append(environ(c.Env), owner.Mark("build"))
 	cmd.Stdin = c.Stdin
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Killed with flipbench, even by kill -9 (Pdeathsig fires when the thread that
+	// started the child exits: the thread is locked until the program ends).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flipbench/flipbench/internal/owner"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
@@ -62,6 +63,13 @@ func newGitBuild(ctx context.Context, exp *spec.Experiment, kind lanekind.Kind, 
 	}
 	if err := r.ensureDot(); err != nil {
 		return nil, fmt.Errorf("preparing %s: %w", r.dot, err)
+	}
+	// A killed flipbench's build (a go test -c and its compilers) may still run, writing
+	// into the worktree about to be removed: end it first.
+	if ended, err := owner.EndOrphans(); err != nil {
+		fmt.Fprintf(opts.Log, "warning: ending what a killed run left running: %v\n", err)
+	} else if len(ended) > 0 {
+		fmt.Fprintf(opts.Log, "warning: ended %d processes that a killed flipbench left running\n", len(ended))
 	}
 	if err := r.removeStale(ctx); err != nil {
 		fmt.Fprintf(opts.Log, "warning: %v\n", err)
@@ -241,7 +249,14 @@ func (g *gitBuild) compile(ctx context.Context, ga *gitArm) error {
 		Ldflags: ga.arm.Ldflags,
 		Pkg:     goPackageArg(g.exp.Harness.Package),
 	})
-	env := []string{"GOWORK=" + goWork(buildDir, ga.wt)}
+	// The go command's own temporary folder is one of ours, so what a build killed with
+	// flipbench leaves there is removed by the next run (removeStale).
+	gotmp, err := os.MkdirTemp(filepath.Join(g.repo.dot, "tmp"), ownedPrefix("gotmp"))
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(gotmp)
+	env := []string{"GOWORK=" + goWork(buildDir, ga.wt), "GOTMPDIR=" + gotmp}
 	start := g.now()
 	if _, err := run(ctx, command{Dir: buildDir, Args: argv, Env: env}); err != nil {
 		if interrupted(err) {

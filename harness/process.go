@@ -5,12 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/flipbench/flipbench/internal/owner"
+	"github.com/flipbench/flipbench/receipt"
 )
 
 // Process is one finished lane process.
@@ -23,7 +28,11 @@ type Process struct {
 	Started     time.Time
 	Ended       time.Time
 	TimedOut    bool
-	// Err is set when the process could not be started, timed out or was killed.
+	// Leftover describes the processes the lane left running when it exited (a child that
+	// called setsid, a daemon), which the starter then ended: "pid N: command".
+	Leftover []string
+	// Err is set when the process could not be started, timed out, was killed, or printed
+	// more than MaxStdout.
 	Err error
 }
 
@@ -42,8 +51,22 @@ type ExecStarter struct {
 
 const stderrTailBytes = 2048
 
+// MaxStdout bounds what a lane may print on stdout: it prints its result lines there, a
+// few hundred bytes each. A lane that prints more is killed and its run fails, rather
+// than flipbench holding gigabytes of output in memory.
+const MaxStdout = 64 << 20
+
 // Start runs argv in dir (empty: the current directory) with env appended to this
 // process's environment, and waits for it.
+//
+// Nothing the lane starts outlives it: the lane runs in its own process group, which is
+// killed when the lane exits; every process it starts carries a mark in its environment
+// (package owner), so that one which left the group (setsid) is found, ended and reported
+// in Leftover; and the lane dies with flipbench (a kill -9 of flipbench included), while
+// what it started then is ended by the next run (CleanUp). Output is read from pipes, up to
+// MaxStdout of stdout and the tail of stderr, so no temporary file is left behind; a
+// process that escaped the mark and still holds a pipe delays the reading by one second
+// at most.
 func (e ExecStarter) Start(ctx context.Context, argv, env []string, dir string, timeout time.Duration) Process {
 	now := e.Now
 	if now == nil {
@@ -51,8 +74,10 @@ func (e ExecStarter) Start(ctx context.Context, argv, env []string, dir string, 
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	tag := "lane-" + strconv.FormatUint(rand.Uint64(), 36)
+	self := owner.Self()
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), env...), owner.Mark(tag))
 	cmd.Dir = dir
 	// Its own process group, so a timeout kills the lane and all it started; and killed
 	// with flipbench, so a lane never outlives the run that measures it (Pdeathsig fires
@@ -61,39 +86,55 @@ func (e ExecStarter) Start(ctx context.Context, argv, env []string, dir string, 
 	defer runtime.UnlockOSThread()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	// Output goes to files, not pipes: a lane that leaves a child holding its stdout open
-	// must not keep Wait waiting after the lane itself has exited.
-	stdout, err := os.CreateTemp("", "flipbench-stdout-*")
+	outR, outW, err := os.Pipe()
 	if err != nil {
 		return Process{Exit: -1, Err: fmt.Errorf("capturing output: %w", err)}
 	}
-	defer os.Remove(stdout.Name())
-	defer stdout.Close()
-	stderr, err := os.CreateTemp("", "flipbench-stderr-*")
+	defer outR.Close()
+	errR, errW, err := os.Pipe()
 	if err != nil {
+		outW.Close()
 		return Process{Exit: -1, Err: fmt.Errorf("capturing output: %w", err)}
 	}
-	defer os.Remove(stderr.Name())
-	defer stderr.Close()
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	defer errR.Close()
+	cmd.Stdout, cmd.Stderr = outW, errW
 
 	p := Process{Started: now(), Exit: -1}
 	err = cmd.Start()
+	outW.Close()
+	errW.Close()
 	if err != nil {
 		p.Ended = now()
 		p.Err = fmt.Errorf("starting %s: %w", argv[0], err)
 		return p
 	}
 	p.PID = cmd.Process.Pid
+	stdout := make(chan captured, 1)
+	stderr := make(chan captured, 1)
+	go func() {
+		stdout <- capture(outR, MaxStdout, false, func() { syscall.Kill(-p.PID, syscall.SIGKILL) })
+	}()
+	go func() { stderr <- capture(errR, 2*stderrTailBytes, true, nil) }()
 	err = cmd.Wait()
-	var err2 error
 	p.Ended = now()
-	// Whatever the lane left running in its group must not run into the next lane.
+	// Whatever the lane left running in its group must not run into the next lane, nor
+	// what left the group.
 	syscall.Kill(-p.PID, syscall.SIGKILL)
-	if p.Stdout, err2 = os.ReadFile(stdout.Name()); err2 != nil && err == nil {
-		err = fmt.Errorf("reading the lane's output: %w", err2)
+	left, lerr := owner.Marked(func(id owner.ID, t string) bool { return id == self && t == tag })
+	if lerr == nil && len(left) > 0 {
+		for _, l := range left {
+			p.Leftover = append(p.Leftover, l.String())
+		}
+		if kerr := owner.Kill(left, 5*time.Second); kerr != nil {
+			p.Leftover = append(p.Leftover, kerr.Error())
+		}
 	}
-	p.StderrTail = tail(readTail(stderr.Name(), 2*stderrTailBytes))
+	deadline := time.Now().Add(time.Second)
+	outR.SetReadDeadline(deadline)
+	errR.SetReadDeadline(deadline)
+	out, errTail := <-stdout, <-stderr
+	p.Stdout = out.data
+	p.StderrTail = tail(string(errTail.data))
 	if st := cmd.ProcessState; st != nil {
 		p.Exit = st.ExitCode()
 		if ru, ok := st.SysUsage().(*syscall.Rusage); ok && ru != nil {
@@ -106,6 +147,8 @@ func (e ExecStarter) Start(ctx context.Context, argv, env []string, dir string, 
 		p.Err = fmt.Errorf("timed out after %s and was killed", timeout)
 	case ctx.Err() != nil:
 		p.Err = ctx.Err()
+	case out.over:
+		p.Err = fmt.Errorf("printed more than %d MiB on stdout and was killed; a lane prints its result lines there, and its logs on stderr", MaxStdout>>20)
 	case err != nil:
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -117,22 +160,51 @@ func (e ExecStarter) Start(ctx context.Context, argv, env []string, dir string, 
 		} else {
 			p.Err = err
 		}
+	case out.err != nil:
+		p.Err = fmt.Errorf("reading the lane's output: %w", out.err)
 	}
 	return p
 }
 
-// readTail returns up to the last n bytes of a file.
-func readTail(path string, n int64) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
+// captured is what capture read from a pipe.
+type captured struct {
+	data []byte
+	over bool // more than the limit came (stdout)
+	err  error
+}
+
+// capture reads r to its end (or its read deadline). It keeps the first limit bytes, or
+// with keepTail the last limit bytes. When more than limit bytes come and onOver is set,
+// it calls onOver once (to kill the writer) and keeps reading, discarding, so the writer
+// never blocks.
+func capture(r *os.File, limit int, keepTail bool, onOver func()) captured {
+	var c captured
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			switch {
+			case keepTail:
+				c.data = append(c.data, buf[:n]...)
+				if len(c.data) > limit {
+					c.data = append(c.data[:0], c.data[len(c.data)-limit:]...)
+				}
+			case len(c.data)+n <= limit:
+				c.data = append(c.data, buf[:n]...)
+			case !c.over:
+				c.over = true
+				if onOver != nil {
+					onOver()
+				}
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrDeadlineExceeded) {
+				c.err = err
+			}
+			return c
+		}
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > n {
-		f.Seek(-n, io.SeekEnd)
-	}
-	b, _ := io.ReadAll(f)
-	return string(b)
 }
 
 // tail returns at most the last stderrTailBytes of s, starting at a line boundary.
@@ -146,4 +218,34 @@ func tail(s string) string {
 		s = s[i+1:]
 	}
 	return s
+}
+
+// CleanUp ends what flipbench processes that were killed (kill -9, a crash, a machine
+// reset) left behind before a run starts: the processes their lanes and builds started
+// (package owner), and their temporary files in dir and in $TMPDIR (a run's scratch
+// folder). It returns one note per thing it
+// did, to be shown as a warning.
+func CleanUp(dir string) ([]string, error) {
+	var notes []string
+	ended, err := owner.EndOrphans()
+	if len(ended) > 0 {
+		var what []string
+		for _, p := range ended {
+			what = append(what, p.String())
+		}
+		notes = append(notes, fmt.Sprintf("ended %d processes that a killed flipbench run left running (%s); they would have competed with this run's measurements",
+			len(ended), strings.Join(what, "; ")))
+	}
+	if err != nil {
+		return notes, fmt.Errorf("ending what a killed run left running: %w", err)
+	}
+	var errs []error
+	for _, d := range []string{dir, os.TempDir()} {
+		removed, err := receipt.RemoveStaleTemps(d)
+		if len(removed) > 0 {
+			notes = append(notes, fmt.Sprintf("removed %d temporary files that a killed flipbench left in %s", len(removed), d))
+		}
+		errs = append(errs, err)
+	}
+	return notes, errors.Join(errs...)
 }

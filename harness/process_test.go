@@ -52,3 +52,51 @@ func TestExecStarterRunsInDir(t *testing.T) {
 		t.Fatalf("pwd printed %q, want %q (%v)", p.Stdout, dir, p.Err)
 	}
 }
+
+// A lane's child that leaves the lane's process group and session (setsid) is found by
+// its mark, ended, and reported, so it cannot run into later measurements.
+func TestExecStarterEndsAndReportsASetsidChild(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	script := "setsid sleep 300 & echo $! > " + pidfile + "; sleep 0.1; echo 'BenchmarkA 1 5 ns/op'"
+	p := ExecStarter{}.Start(context.Background(), []string{"sh", "-c", script}, nil, "", 10*time.Second)
+	if p.Err != nil {
+		t.Fatalf("run: %v", p.Err)
+	}
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	fmt.Sscan(strings.TrimSpace(string(b)), &pid)
+	if len(p.Leftover) != 1 || p.Leftover[0] != fmt.Sprintf("pid %d: sleep 300", pid) {
+		t.Fatalf("Leftover = %q, want the setsid sleep (pid %d)", p.Leftover, pid)
+	}
+	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(st), ") Z ") {
+		t.Fatalf("the setsid child %d still runs: %s", pid, st)
+	}
+}
+
+// A lane that floods stdout is killed once it passes MaxStdout, its run fails saying so,
+// and the output kept stays bounded; nothing is written to $TMPDIR.
+func TestExecStarterBoundsStdout(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	p := ExecStarter{}.Start(context.Background(), []string{"sh", "-c", "yes BenchmarkA 1 5 ns/op"}, nil, "", time.Minute)
+	if p.Err == nil || !strings.Contains(p.Err.Error(), "printed more than 64 MiB on stdout and was killed") {
+		t.Fatalf("err = %v, want the flood named", p.Err)
+	}
+	if len(p.Stdout) > MaxStdout {
+		t.Fatalf("kept %d bytes of stdout, more than %d", len(p.Stdout), MaxStdout)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Fatalf("$TMPDIR holds %d files after the run, want none", len(entries))
+	}
+}
+
+// A lane's stderr is kept as its tail, however much it writes.
+func TestExecStarterKeepsTheStderrTail(t *testing.T) {
+	p := ExecStarter{}.Start(context.Background(), []string{"sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo line $i >&2; i=$((i+1)); done; exit 3"}, nil, "", time.Minute)
+	if p.Exit != 3 || !strings.HasSuffix(p.StderrTail, "line 1999") || len(p.StderrTail) > stderrTailBytes {
+		t.Fatalf("exit %d, stderr tail %d bytes ending %q", p.Exit, len(p.StderrTail), p.StderrTail[max(0, len(p.StderrTail)-20):])
+	}
+}

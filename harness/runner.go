@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flipbench/flipbench/internal/owner"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 )
@@ -47,6 +48,9 @@ type Runner struct {
 	// CheckArms, if set, is called before every pass; an error (say, an arm's binary was
 	// rebuilt under the run) stops the run with every finished run kept.
 	CheckArms func() error
+	// CleanUp ends what killed runs left behind before the run starts; nil means CleanUp.
+	// Tests pass a fake.
+	CleanUp func(dir string) ([]string, error)
 }
 
 // Outcome summarises a Runner.Run.
@@ -63,6 +67,18 @@ type Outcome struct {
 // by a resume.
 func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 	var out Outcome
+	cleanUp := r.CleanUp
+	if cleanUp == nil {
+		cleanUp = CleanUp
+	}
+	notes, err := cleanUp(r.Dir)
+	if err != nil {
+		notes = append(notes, err.Error())
+	}
+	for _, msg := range notes {
+		r.Events.Warn(msg)
+		out.Warnings = append(out.Warnings, msg)
+	}
 	moved, err := r.supersedePartialGroups()
 	if err != nil {
 		return out, err
@@ -142,7 +158,7 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 		}
 		lastKinds[s.When] = kinds
 		env.Snapshots = append(env.Snapshots, s)
-		return receipt.WriteJSON(envPath, env)
+		return r.diskError(receipt.WriteJSON(envPath, env))
 	}
 	others := r.Others
 	if others == nil {
@@ -188,6 +204,17 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 				// Interrupted: this run did not finish, so it is not recorded.
 				return out, err
 			}
+			if NoSpace(rec) {
+				// A full disk says nothing about the code: stop, and leave the run to be
+				// measured again by a resume.
+				return out, r.noSpace(rec, arms[run.Arm])
+			}
+			if len(rec.Leftover) > 0 {
+				msg := fmt.Sprintf("arm %s, lane %s, collection %d pass %d: left %d processes running when it exited, which flipbench ended (%s); a lane must wait for what it starts, or it competes with the runs after it",
+					rec.Arm, rec.Lane, rec.Collection, rec.Pass, len(rec.Leftover), strings.Join(rec.Leftover, "; "))
+				r.Events.Warn(msg)
+				out.Warnings = append(out.Warnings, msg)
+			}
 			if rec.OK() {
 				// Every run of a lane must print the same unit, or arms would be compared
 				// in different units.
@@ -198,7 +225,7 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 				}
 			}
 			if err := log.Append(rec); err != nil {
-				return out, err
+				return out, r.diskError(err)
 			}
 			done[run.Key()] = true
 			out.Ran++
@@ -249,10 +276,39 @@ func (r *Runner) supersedePartialGroups() (int, error) {
 			partial[g] = true
 		}
 	}
+	for _, rec := range recs {
+		if NoSpace(rec) {
+			partial[rec.Group()] = true // recorded by an older flipbench: measure it again
+		}
+	}
 	if len(partial) == 0 {
 		return 0, nil
 	}
 	return receipt.Supersede(r.Dir, func(rec receipt.Record) bool { return partial[rec.Group()] })
+}
+
+// noSpace is the error that stops a run whose lane ran out of disk space.
+func (r *Runner) noSpace(rec receipt.Record, arm receipt.Arm) error {
+	said := rec.Error
+	if l := lastLine(rec.StderrTail); l != "" {
+		said = l
+	}
+	return fmt.Errorf("arm %s, lane %s, collection %d pass %d: no space left on device (the lane said %q); the run stopped without recording it, so a resume measures it again; free space on %s",
+		rec.Arm, rec.Lane, rec.Collection, rec.Pass, said, DiskSpace(os.TempDir(), r.Dir, arm.Dir))
+}
+
+// diskError names the file system when err is a write that failed for want of space.
+func (r *Runner) diskError(err error) error {
+	if err == nil || !IsNoSpace(err) {
+		return err
+	}
+	return fmt.Errorf("%w; free space on %s", err, DiskSpace(r.Dir))
+}
+
+// lastLine returns the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 func (r *Runner) now() time.Time {
@@ -291,7 +347,9 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
-	scratch, err := os.MkdirTemp("", "flipbench-run-*")
+	// Named for its owner (package owner), so that the next run removes what a run killed
+	// with flipbench leaves (CleanUp).
+	scratch, err := os.MkdirTemp("", owner.TempPrefix+owner.Self().String()+"-*-run")
 	if err != nil {
 		rec.Error = fmt.Sprintf("making the run's scratch folder: %v", err)
 		return rec
@@ -313,6 +371,7 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 			rec.Started, rec.MaxRSSBytes = p.Started.UTC(), p.MaxRSSBytes
 		}
 		rec.PID, rec.Exit, rec.Ended, rec.StderrTail, rec.Command = p.PID, p.Exit, p.Ended.UTC(), p.StderrTail, proc.Argv
+		rec.Leftover = append(rec.Leftover, p.Leftover...)
 		if p.Err != nil {
 			rec.Error = p.Err.Error()
 			return rec

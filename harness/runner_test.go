@@ -78,7 +78,7 @@ func TestRunnerWarnsWhenTheHostTurnsBusy(t *testing.T) {
 		}
 	}
 	ev := &nopEvents{}
-	r := &Runner{Dir: t.TempDir(), Plan: testPlan(), Starter: &fakeStarter{}, Events: ev, Capture: quietHost, Others: busyEvenPasses}
+	r := &Runner{Dir: t.TempDir(), Plan: testPlan(), Starter: &fakeStarter{}, Events: ev, Capture: quietHost, Others: busyEvenPasses, CleanUp: noCleanUp}
 	out, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestRunnerWarnsWhenTheHostTurnsBusy(t *testing.T) {
 func TestRunnerWarnsOnceWhileTheHostStaysBusy(t *testing.T) {
 	alwaysBusy := func() func() float64 { return func() float64 { return 60 } }
 	ev := &nopEvents{}
-	r := &Runner{Dir: t.TempDir(), Plan: testPlan(), Starter: &fakeStarter{}, Events: ev, Capture: quietHost, Others: alwaysBusy}
+	r := &Runner{Dir: t.TempDir(), Plan: testPlan(), Starter: &fakeStarter{}, Events: ev, Capture: quietHost, Others: alwaysBusy, CleanUp: noCleanUp}
 	if _, err := r.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -300,5 +300,82 @@ func TestRunnerStopsWhenAnArmChanges(t *testing.T) {
 	out, err := r.Run(context.Background())
 	if err == nil || err.Error() != "arm cand: rebuilt" || out.Ran != 8 {
 		t.Fatalf("err = %v after %d runs, want the check's error after two passes (8 runs)", err, out.Ran)
+	}
+}
+
+// noCleanUp stands for CleanUp in tests that check every warning: the real one would
+// report what other tests' killed runs left on the machine.
+func noCleanUp(string) ([]string, error) { return nil, nil }
+
+// noSpaceStarter fails every run from call number from on as a lane does whose disk is
+// full, until it is told the disk has room again.
+type noSpaceStarter struct {
+	fakeStarter
+	from int
+	full bool
+}
+
+func (f *noSpaceStarter) Start(ctx context.Context, argv, env []string, dir string, timeout time.Duration) Process {
+	p := f.fakeStarter.Start(ctx, argv, env, dir, timeout)
+	if f.full && len(f.calls) >= f.from {
+		p.Stdout, p.Exit, p.Err = nil, 1, errors.New("exited with status 1")
+		p.StderrTail = "writing /tmp/lane-cache: write /tmp/lane-cache: no space left on device"
+	}
+	return p
+}
+
+// A lane that fails because the disk is full stops the run: the run is not recorded as a
+// failure of the code, the error names the file systems, and a resume measures it again.
+func TestRunnerStopsOnAFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	fs := &noSpaceStarter{from: 6, full: true}
+	r := &Runner{Dir: dir, Plan: testPlan(), Starter: fs, Events: &nopEvents{}, Capture: quietHost, Others: quietOthers, CleanUp: noCleanUp}
+	_, err := r.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no space left on device (the lane said \"writing /tmp/lane-cache: write /tmp/lane-cache: no space left on device\"); the run stopped without recording it, so a resume measures it again; free space on ") ||
+		!strings.Contains(err.Error(), " free of ") {
+		t.Fatalf("err = %v, want the full disk named", err)
+	}
+	recs, _ := receipt.ReadRecords(dir)
+	if len(recs) != 5 {
+		t.Fatalf("%d runs recorded, want the 5 before the disk filled", len(recs))
+	}
+	for _, rec := range recs {
+		if !rec.OK() {
+			t.Fatalf("a failed run was recorded: %+v", rec)
+		}
+	}
+	fs.full = false
+	out, err := r.Run(context.Background())
+	if err != nil || out.Failed != 0 || out.Ran+out.Resumed != 16 {
+		t.Fatalf("resume: %+v, %v; want all 16 runs, none failed", out, err)
+	}
+}
+
+// A run recorded as failed for want of space (by an older flipbench) is measured again by
+// a resume, with its comparison group.
+func TestRunnerRemeasuresRecordedNoSpaceRuns(t *testing.T) {
+	dir := t.TempDir()
+	plan := testPlan()
+	log, _, err := receipt.OpenLog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range plan.Runs[:4] {
+		rec := receipt.Record{Collection: run.Collection, Pass: run.Pass, Order: run.Order, Arm: run.Arm, Lane: run.Lane, Samples: []float64{1, 2, 3}, Unit: "ns/op"}
+		if run.Arm == "cand" && run.Lane == plan.Runs[0].Lane {
+			rec.Samples, rec.Error = []float64{}, "printed 0 results, want 3"
+			rec.StderrTail = "open /tmp/x: no space left on device"
+		}
+		log.Append(rec)
+	}
+	log.Close()
+	ev := &nopEvents{}
+	r := &Runner{Dir: dir, Plan: plan, Starter: &fakeStarter{}, Events: ev, Capture: quietHost, Others: quietOthers, CleanUp: noCleanUp}
+	out, err := r.Run(context.Background())
+	if err != nil || out.Failed != 0 || out.Resumed != 2 || out.Ran != 14 {
+		t.Fatalf("outcome %+v, %v; want the no-space group measured again (2 resumed, 14 ran, none failed)", out, err)
+	}
+	if len(ev.warnings) == 0 || !strings.Contains(ev.warnings[0], "re-measuring 2 runs") {
+		t.Fatalf("warnings %q", ev.warnings)
 	}
 }

@@ -56,7 +56,7 @@ func (execKind) Collect(r Run, outs []Output) (Samples, error) {
 	if err != nil {
 		return Samples{}, err
 	}
-	return ParseOutput(out.Stdout, r.Samples, 0, r.Unit)
+	return ParseOutput(out.Stdout, r.Lane, r.Samples, 0, r.Unit)
 }
 
 // containsPlaceholder reports whether an argument of template contains p.

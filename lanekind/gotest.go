@@ -100,5 +100,5 @@ func (gotestKind) Collect(r Run, outs []Output) (Samples, error) {
 	if err != nil {
 		return Samples{}, err
 	}
-	return ParseOutput(out.Stdout, r.Samples, r.Warmup, r.Unit)
+	return ParseOutput(out.Stdout, r.Lane, r.Samples, r.Warmup, r.Unit)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"strings"
 
 	"golang.org/x/perf/benchfmt"
 )
@@ -17,10 +18,14 @@ type Samples struct {
 
 // ParseOutput reads a lane process's stdout in Go benchmark format. It expects exactly
 // drop+want result lines (a gotest lane prints its warmup results too; drop says how many
-// leading results to discard) and returns the last want. unit selects the primary metric;
-// empty means the first metric of each line. A line that does not parse, a missing or
-// NaN value, a negative time or a wrong count is an error naming the line.
-func ParseOutput(out []byte, want, drop int, unit string) (Samples, error) {
+// leading results to discard) and returns the last want. Every result must be lane's own:
+// named Benchmark<lane>, with at most a -N GOMAXPROCS suffix; a lane printing another
+// benchmark's results (a wrong -test.bench pattern, an exec lane that runs the wrong
+// case) would otherwise be recorded as samples of the lane it was asked for. unit selects
+// the primary metric; empty means the first metric of each line. A line that does not
+// parse, another benchmark's name, a missing or NaN value, a negative time or a wrong
+// count is an error naming the line.
+func ParseOutput(out []byte, lane string, want, drop int, unit string) (Samples, error) {
 	r := benchfmt.NewReader(bytes.NewReader(out), "stdout")
 	var s Samples
 	n := 0
@@ -31,6 +36,9 @@ func ParseOutput(out []byte, want, drop int, unit string) (Samples, error) {
 		case *benchfmt.Result:
 			n++
 			_, line := rec.Pos()
+			if !ownResult(rec.Name, lane) {
+				return Samples{}, fmt.Errorf("output line %d: Benchmark%s is not this lane's benchmark (want Benchmark%s)", line, rec.Name.Full(), lane)
+			}
 			if n <= drop {
 				continue
 			}
@@ -49,6 +57,20 @@ func ParseOutput(out []byte, want, drop int, unit string) (Samples, error) {
 		return Samples{}, fmt.Errorf("printed %d results, want %d", n, want)
 	}
 	return s, nil
+}
+
+// ownResult reports whether a result's name (benchfmt drops the "Benchmark" prefix) is
+// the lane's, optionally followed by -N (the GOMAXPROCS suffix go test adds).
+func ownResult(name benchfmt.Name, lane string) bool {
+	rest, ok := strings.CutPrefix(string(name.Full()), lane)
+	if !ok {
+		return false
+	}
+	if rest == "" {
+		return true
+	}
+	digits, ok := strings.CutPrefix(rest, "-")
+	return ok && digits != "" && strings.Trim(digits, "0123456789") == ""
 }
 
 func (s *Samples) add(res *benchfmt.Result, unit string) error {

@@ -43,10 +43,18 @@ func TestParseOutput(t *testing.T) {
 		{name: "negative time", out: "BenchmarkA 1 -4 ns/op\n", want: 1, wantErr: "output line 1: A: negative time -4 ns/op"},
 		{name: "missing unit", out: "BenchmarkA 1 4 ns/op\n", want: 1, unit: "rows", wantErr: `output line 1: A: no "rows" metric`},
 		{name: "nothing", out: "hello\n", want: 1, wantErr: "printed 0 results, want 1"},
+		{name: "another benchmark's results", out: "BenchmarkA 1 100 ns/op\nBenchmarkSomethingElse 1 100 ns/op\n", want: 2,
+			wantErr: "output line 2: BenchmarkSomethingElse is not this lane's benchmark (want BenchmarkA)"},
+		{name: "a longer name with the lane's as prefix", out: "BenchmarkAB 1 100 ns/op\n", want: 1,
+			wantErr: "output line 1: BenchmarkAB is not this lane's benchmark (want BenchmarkA)"},
+		{name: "a sub-benchmark of the lane", out: "BenchmarkA/size=10 1 100 ns/op\n", want: 1,
+			wantErr: "output line 1: BenchmarkA/size=10 is not this lane's benchmark (want BenchmarkA)"},
+		{name: "GOMAXPROCS suffix", out: "BenchmarkA-16 1 100 ns/op\n", want: 1,
+			wantSamples: Samples{Values: []float64{100}, Unit: "ns/op"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseOutput([]byte(tt.out), tt.want, tt.drop, tt.unit)
+			got, err := ParseOutput([]byte(tt.out), "A", tt.want, tt.drop, tt.unit)
 			if tt.wantErr != "" {
 				if err == nil || len(err.Error()) < len(tt.wantErr) || err.Error()[:len(tt.wantErr)] != tt.wantErr {
 					t.Fatalf("err = %v, want prefix %q", err, tt.wantErr)

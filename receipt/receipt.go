@@ -50,6 +50,9 @@ type Record struct {
 	// StderrTail is the last lines the process wrote to stderr.
 	StderrTail string   `json:"stderr_tail,omitempty"`
 	Command    []string `json:"command"`
+	// Leftover describes the processes the run left running when it exited, which
+	// flipbench then ended ("pid N: command"); empty when it left none.
+	Leftover []string `json:"leftover,omitempty"`
 }
 
 // OK reports whether the run produced usable samples.

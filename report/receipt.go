@@ -261,6 +261,7 @@ func render(w *ErrWriter, d *Data) error {
 			}
 		}
 	}
+	leftover(w, d.Records)
 	if ws := d.Env.HostWarnings(); len(ws) > 0 {
 		fmt.Fprintf(w, "\n## Host warnings\n\n")
 		for _, m := range ws {
@@ -268,6 +269,22 @@ func render(w *ErrWriter, d *Data) error {
 		}
 	}
 	return nil
+}
+
+// leftover lists the runs that left processes running when they exited.
+func leftover(w io.Writer, recs []receipt.Record) {
+	first := true
+	for _, r := range recs {
+		if len(r.Leftover) == 0 {
+			continue
+		}
+		if first {
+			fmt.Fprintf(w, "\n## Processes left running\n\n")
+			fmt.Fprintf(w, "These runs left processes running when they exited; flipbench ended them. A lane must wait for what it starts, or it competes with the runs after it.\n\n")
+			first = false
+		}
+		fmt.Fprintf(w, "- collection %d pass %d, lane %s, arm %s (pid %d): %s\n", r.Collection, r.Pass, r.Lane, r.Arm, r.PID, OneLine(strings.Join(r.Leftover, "; ")))
+	}
 }
 
 func benchArgs(name string, p *receipt.Plan) string {

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -49,6 +50,7 @@ func TestScripts(t *testing.T) {
 			"rawcheck": cmdRawCheck,
 			"exitcode": cmdExitCode,
 			"tally":    cmdTally,
+			"dead":     cmdDead,
 		},
 	})
 }
@@ -159,6 +161,33 @@ func cmdRawCheck(ts *testscript.TestScript, neg bool, args []string) {
 	fmt.Fprintf(ts.Stdout(), "%d runs, each once, distinct pids\n", len(recs))
 }
 
+// cmdDead checks that no process whose pid is listed in the file args[0] (one a line)
+// still runs, waiting up to five seconds for them to end; a zombie counts as ended. It
+// prints how many pids it checked: dead FILE.
+func cmdDead(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: dead FILE")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	pids := strings.Fields(string(b))
+	deadline := time.Now().Add(5 * time.Second)
+	for _, p := range pids {
+		for {
+			st, err := os.ReadFile("/proc/" + p + "/stat")
+			i := strings.LastIndexByte(string(st), ')')
+			if err != nil || i < 0 || i+3 > len(st) || st[i+2] == 'Z' || st[i+2] == 'X' {
+				break
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("pid %s still runs: %s", p, st)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	fmt.Fprintf(ts.Stdout(), "%d processes, none running\n", len(pids))
+}
+
 // cmdExitCode runs a program like exec does and checks its exact exit status:
 // exitcode N prog args...
 func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
@@ -207,7 +236,7 @@ func runStatus(ts *testscript.TestScript, name string, args []string, stdout, st
 		}
 	}
 	for _, k := range []string{"PATH", "HOME", "TMPDIR", "FLIPBENCH_LOCK", "GITHUB_STEP_SUMMARY",
-		"FAKE_NS", "FAKE_FACTOR", "FAKE_SLEEP_MS", "FAKE_NOISE_PCT", "FAKE_RAMP_PCT", "FAKE_COUNTER",
+		"FAKE_NS", "FAKE_FACTOR", "FAKE_SLEEP_MS", "FAKE_NOISE_PCT", "FAKE_RAMP_PCT", "FAKE_COUNTER", "FAKE_SPAWN", "FAKE_NOSPACE",
 		"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
@@ -250,7 +279,11 @@ func fileExists(p string) bool {
 // FAKE_RAMP_PCT models a drifting machine (every process that much slower than the one
 // before). Lanes named for a failure act it out: crash (exit 3 after a stderr message),
 // hang (sleeps for an hour), garbage (an unparsable value), short (one result too few),
-// nan (a NaN value), negative (a negative time).
+// nan (a NaN value), negative (a negative time), other (prints another benchmark's
+// results), flood (prints results without end). FAKE_SPAWN (a file) makes every process
+// start a child in a session of its own (setsid) that sleeps for an hour, and append the
+// child's pid to the file. FAKE_NOSPACE=N (with FAKE_COUNTER) makes the N-th process and every
+// later one fail as a lane does whose disk is full.
 func fakeLane() {
 	fs := flag.NewFlagSet("fakelane", flag.ExitOnError)
 	lane := fs.String("lane", "", "lane")
@@ -267,6 +300,30 @@ func fakeLane() {
 		ns *= math.Pow(1+envFloat("FAKE_RAMP_PCT", 0)/100, float64(n))
 		rng = rand.New(rand.NewPCG(uint64(n), 0x6e6f697365)) // "noise"
 	}
+	if counter := os.Getenv("FAKE_COUNTER"); counter != "" && os.Getenv("FAKE_NOSPACE") != "" {
+		b, _ := os.ReadFile(counter)
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if from, _ := strconv.Atoi(os.Getenv("FAKE_NOSPACE")); n >= from {
+			fmt.Fprintln(os.Stderr, "write /tmp/fakelane-cache: no space left on device")
+			os.Exit(1)
+		}
+	}
+	if pids := os.Getenv("FAKE_SPAWN"); pids != "" {
+		child := exec.Command("fakelane", "-lane", "hang")
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "FAKE_SPAWN=") {
+				child.Env = append(child.Env, kv)
+			}
+		}
+		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "fakelane: spawning:", err)
+			os.Exit(1)
+		}
+		f, _ := os.OpenFile(pids, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		fmt.Fprintln(f, child.Process.Pid)
+		f.Close()
+	}
 	noise := envFloat("FAKE_NOISE_PCT", 0) / 100
 	if ms := envFloat("FAKE_SLEEP_MS", 0); ms > 0 {
 		time.Sleep(time.Duration(ms * float64(time.Millisecond)))
@@ -282,6 +339,10 @@ func fakeLane() {
 		time.Sleep(time.Hour)
 	case "short":
 		n--
+	case "flood":
+		for {
+			fmt.Fprintf(w, "Benchmark%s 1 1000 ns/op\n", *lane)
+		}
 	}
 	for i := range n {
 		v := ns * (1 + 0.01*float64(i%5-2))
@@ -297,7 +358,11 @@ func fakeLane() {
 		case *lane == "negative" && i == 0:
 			v = -v
 		}
-		fmt.Fprintf(w, "Benchmark%s 1 %s ns/op\n", *lane, strconv.FormatFloat(v, 'f', -1, 64))
+		name := *lane
+		if name == "other" {
+			name = "SomethingElse"
+		}
+		fmt.Fprintf(w, "Benchmark%s 1 %s ns/op\n", name, strconv.FormatFloat(v, 'f', -1, 64))
 	}
 }
 
