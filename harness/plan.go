@@ -52,7 +52,7 @@ func NewPlan(in PlanInput) *receipt.Plan {
 		arms = append(arms, a.Name)
 	}
 	for _, l := range r.Lanes {
-		p.Lanes = append(p.Lanes, receipt.Lane{Name: l.Name, Role: l.Role, Expect: l.Expect, Unit: l.Unit, Better: l.Better})
+		p.Lanes = append(p.Lanes, receipt.Lane{Name: l.Name, Role: l.Role, Expect: l.Expect, Unit: l.Unit, Better: l.Better, NonZero: l.NonZero})
 		lanes = append(lanes, l.Name)
 	}
 	p.Runs = Schedule(arms, lanes, p.Protocol.Collections, p.Protocol.Passes, p.Protocol.Seed)

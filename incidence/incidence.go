@@ -15,7 +15,8 @@
 //     event, or the probe is broken (an error-level finding), because a zero from a
 //     broken probe and a zero from a workload that never produces the event look alike;
 //   - a warning when the eligible count outside the control is exactly zero: a real
-//     answer only if the control fired, and always worth a look;
+//     answer only if the control fired, and always worth a look (found and phrased by
+//     package nonzero, as the zero metrics of a receipt's lanes are);
 //   - the value estimate: frequency x eligible share x per-hit saving.
 //
 // # Frequency and value
@@ -45,6 +46,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flipbench/flipbench/nonzero"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -317,13 +319,15 @@ func (r *Report) check(byLane map[string]*Lane, seen map[string]bool, timeless b
 	if seen[g.Total] && r.Total == 0 {
 		add(LevelError, "", "the suite counted no %s events at all outside the control: it does not exercise the code under test, or the probe is compiled out", g.Total)
 	}
-	if seen[g.Eligible] && r.Total > 0 && r.Eligible == 0 {
+	if seen[g.Eligible] && r.Total > 0 {
 		fired := "the positive control fired, so the probe works and the zero is the suite's answer"
 		if !r.Control.Fired {
 			fired = "the positive control did not confirm the probe, so the zero may be a broken probe"
 		}
-		add(LevelWarning, "", "%s is exactly 0 over %s %s in %d lanes: verify it before relying on it (%s)",
-			g.Eligible, num(r.Total), g.Total, r.countedLanes(), fired)
+		for _, w := range nonzero.Find([]nonzero.Quantity{{Name: g.Eligible, Values: []float64{r.Eligible},
+			Over: fmt.Sprintf("%s %s in %d lanes", num(r.Total), g.Total, r.countedLanes()), Why: fired}}, false) {
+			add(LevelWarning, "", "%s", w)
+		}
 	}
 	if timeless {
 		add(LevelWarning, "", "a suite lane reported no time (its unit is not ns/op or sec/op), so frequency and value are not computed")

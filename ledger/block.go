@@ -103,7 +103,11 @@ func renderBlock(w io.Writer, b *blockInput) error {
 func renderArm(ew *report.ErrWriter, b *blockInput, a ArmDecision) error {
 	d := b.data
 	base := d.Analysis.Base
-	fmt.Fprintf(ew, "### %s vs %s: %s\n\n", a.Arm, base, a.Status)
+	if a.Reference {
+		fmt.Fprintf(ew, "### %s vs %s: %s (reference arm: not counted in the status)\n\n", a.Arm, base, a.Status)
+	} else {
+		fmt.Fprintf(ew, "### %s vs %s: %s\n\n", a.Arm, base, a.Status)
+	}
 	if len(a.Passed) > 0 {
 		fmt.Fprintf(ew, "Held:\n\n")
 		for _, s := range a.Passed {
@@ -213,8 +217,8 @@ func renderArm(ew *report.ErrWriter, b *blockInput, a ArmDecision) error {
 	return ew.Err()
 }
 
-// blockWarnings collects the receipt's warnings: failed runs, the drift check's warnings
-// and the host's, each once.
+// blockWarnings collects the receipt's warnings: failed runs, the drift check's warnings,
+// metrics named nonzero that are exactly zero, and the host's, each once.
 func blockWarnings(d *report.Data) []string {
 	var out []string
 	failed := 0
@@ -230,6 +234,7 @@ func blockWarnings(d *report.Data) []string {
 		out = append(out, fmt.Sprintf("%d of %d planned runs are missing; finish the run with flipbench ab --resume", n, len(d.Plan.Runs)))
 	}
 	out = append(out, d.Analysis.Warnings...)
+	out = append(out, report.NonZeroWarnings(d)...)
 	return append(out, d.Env.HostWarnings()...)
 }
 

@@ -69,12 +69,15 @@ type ArmDecision struct {
 	Passed []string `json:"passed,omitempty"`
 	// Notes are observations that do not change the verdict but deserve a look.
 	Notes []string `json:"notes,omitempty"`
+	// Reference marks a reference arm (spec.Arm.Reference): decided and shown like any
+	// candidate, but its verdict does not count toward the experiment's status.
+	Reference bool `json:"reference,omitempty"`
 }
 
 // Decision is the decision rule's verdict for an experiment.
 type Decision struct {
 	// Status is accepted when any candidate arm is accepted, rejected when every arm is
-	// rejected, and inconclusive otherwise.
+	// rejected, and inconclusive otherwise; reference arms do not count.
 	Status string `json:"status"`
 	// Accepted names the accepted arms.
 	Accepted []string      `json:"accepted,omitempty"`
@@ -94,6 +97,9 @@ func (d Decision) Summary() string {
 			if !slices.Contains(codes, r.Code) {
 				codes = append(codes, r.Code)
 			}
+		}
+		if a.Reference {
+			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s %s: %s", a.Arm, a.Status, strings.Join(codes, ", ")))
 	}
@@ -124,10 +130,16 @@ func Decide(e *spec.Experiment, plan *receipt.Plan, rep driftcheck.Report, inc *
 				fmt.Sprintf("arm %s is in the receipt but no longer on the page: the page changed after the run; restore the arm or rerun", arm)}}})
 			continue
 		}
-		d.Arms = append(d.Arms, decideArm(e, plan, rep, inc, weak, arm))
+		a := decideArm(e, plan, rep, inc, weak, arm)
+		a.Reference = slices.ContainsFunc(e.Candidates(), func(c spec.Arm) bool { return c.Name == arm && c.Reference })
+		d.Arms = append(d.Arms, a)
 	}
-	rejected := 0
+	rejected, counted := 0, 0
 	for _, a := range d.Arms {
+		if a.Reference {
+			continue
+		}
+		counted++
 		switch a.Status {
 		case spec.StatusAccepted:
 			d.Accepted = append(d.Accepted, a.Arm)
@@ -138,7 +150,7 @@ func Decide(e *spec.Experiment, plan *receipt.Plan, rep driftcheck.Report, inc *
 	switch {
 	case len(d.Accepted) > 0:
 		d.Status = spec.StatusAccepted
-	case rejected == len(d.Arms) && rejected > 0:
+	case rejected == counted && rejected > 0:
 		d.Status = spec.StatusRejected
 	default:
 		d.Status = spec.StatusInconclusive

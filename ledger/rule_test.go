@@ -465,6 +465,43 @@ func TestDecideSeveralArms(t *testing.T) {
 	}
 }
 
+// TestDecideReferenceArm: a reference arm is decided and shown, but its verdict does not
+// count toward the status: an accepted reference arm accepts nothing, a rejected one does
+// not keep the others from rejecting the page.
+func TestDecideReferenceArm(t *testing.T) {
+	two := func(a, b []driftcheck.LaneVerdict) ruleLane {
+		return ruleLane{name: "p", role: "primary", expect: "faster",
+			verdicts: map[string][]driftcheck.LaneVerdict{"candA": a, "ref": b},
+			medians:  map[string][]float64{"candA": {-10, -10}, "ref": {-10, -10}}}
+	}
+	tests := []struct {
+		name     string
+		lane     ruleLane
+		status   string
+		accepted []string
+		summary  string
+	}{
+		{"reference accepted, candidate rejected", two(vs(neu, neu), vs(rf, rf)), spec.StatusRejected, nil,
+			"rejected (candA rejected: below-signal)"},
+		{"candidate accepted, reference rejected", two(vs(rf, rf), vs(neu, neu)), spec.StatusAccepted, []string{"candA"},
+			"accepted (candA)"},
+		{"both accepted", two(vs(rf, rf), vs(rf, rf)), spec.StatusAccepted, []string{"candA"}, "accepted (candA)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, plan, rep := ruleFixture([]string{"candA", "ref"}, []ruleLane{tt.lane})
+			e.Arms[2].Reference = true
+			d := Decide(e, plan, rep, nil)
+			if d.Status != tt.status || !slices.Equal(d.Accepted, tt.accepted) || d.Summary() != tt.summary {
+				t.Errorf("got %s %v %q, want %s %v %q", d.Status, d.Accepted, d.Summary(), tt.status, tt.accepted, tt.summary)
+			}
+			if len(d.Arms) != 2 || d.Arms[0].Reference || !d.Arms[1].Reference {
+				t.Errorf("arms %+v: want candA decided and ref marked reference", d.Arms)
+			}
+		})
+	}
+}
+
 // TestDecideSpecChanged checks that a page changed after the run decides nothing on what
 // changed: the arm is inconclusive (spec-changed), never accepted or rejected on a lane
 // or arm the receipt measured for another question.

@@ -131,6 +131,8 @@ type Lane struct {
 	Expect string `json:"expect,omitempty"`
 	Unit   string `json:"unit,omitempty"`
 	Better string `json:"better,omitempty"`
+	// NonZero names the lane's metrics that must not be exactly zero (spec.Lane.NonZero).
+	NonZero []string `json:"nonzero,omitempty"`
 }
 
 // Run is one scheduled process.

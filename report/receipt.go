@@ -242,6 +242,21 @@ func render(w *ErrWriter, d *Data) error {
 	if err := RSSTable(w, d, arms, RSSMedianMax); err != nil {
 		return err
 	}
+	var metrics bytes.Buffer
+	shown, err := MetricsTable(&metrics, d, arms)
+	if err != nil {
+		return err
+	}
+	if shown {
+		fmt.Fprintf(w, "\n## Lane metrics\n\nMedian over every sample of each arm's successful runs of the lane: the lane's value, then every other metric its runs reported.\n\n")
+		w.Write(metrics.Bytes())
+	}
+	if ws := NonZeroWarnings(d); len(ws) > 0 {
+		fmt.Fprintf(w, "\n## Zero metrics\n\nMetrics the page names in a lane's nonzero list that are exactly zero, or were never reported:\n\n")
+		for _, m := range ws {
+			fmt.Fprintf(w, "- **warning**: %s\n", OneLine(m))
+		}
+	}
 	if incidence.Exists(d.Dir) {
 		r, err := incidence.Read(d.Dir)
 		if err != nil {

@@ -122,6 +122,8 @@ func TestParseGateErrors(t *testing.T) {
 			want: `:6: lanes[0].role: the gate treats every lane as a guard; leave role out or write guard, got "primary"`},
 		{name: "expect on a gate lane", edits: []string{"{name: alpha}", "{name: alpha, expect: faster}"},
 			want: ":6: lanes[0].expect: only for primary and secondary lanes"},
+		{name: "nonzero on a gate lane", edits: []string{"{name: alpha}", "{name: alpha, nonzero: [reserved/op]}"},
+			want: ":6: lanes[0].nonzero: not used by the gate (it warns about no metric); remove it"},
 		{name: "zero threshold", edits: []string{"threshold-pct: 8", "threshold-pct: 0"},
 			want: ":10: threshold-pct: must be positive"},
 		{name: "negative threshold", edits: []string{"threshold-pct: 8", "threshold-pct: -1"},

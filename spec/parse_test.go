@@ -2,6 +2,8 @@ package spec
 
 import (
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,7 +117,7 @@ func TestParseErrors(t *testing.T) {
 		{name: "unknown arm field (transposed letters)", edits: []string{"candB: {ref: HEAD, patch:", "candB: {ref: HEAD, pacth:"},
 			want: page + ":13: arms.candB.pacth: unknown field (did you mean patch?)"},
 		{name: "unknown lane field", edits: []string{lane1, "{name: Bulk4Mixed, role: guard, weight: 2}"},
-			want: page + ":19: lanes[1].weight: unknown field (known: name, role, expect, unit, better)"},
+			want: page + ":19: lanes[1].weight: unknown field (known: name, role, expect, unit, better, nonzero)"},
 		{name: "unknown drift field written with underscores", edits: []string{"clean-cv-pct", "clean_cv_pct"},
 			want: page + ":16: drift.clean_cv_pct: unknown field (did you mean clean-cv-pct?)"},
 		{name: "field given twice", edits: []string{"date: 2026-08-19\n", "date: 2026-08-19\ndate: 2026-08-20\n"},
@@ -296,6 +298,23 @@ func TestParseErrors(t *testing.T) {
 			want: page + `:19: lanes[1].better: must be one of lower, higher; got "up"`},
 		{name: "lane in a block mapping", edits: []string{"  - " + lane1, "  - name: Bulk4Mixed\n    role: guard\n    better: highr"},
 			want: page + `:21: lanes[1].better: must be one of lower, higher; got "highr" (did you mean higher?)`},
+		{name: "nonzero with a blank in a unit", edits: []string{lane1, "{name: Bulk4Mixed, role: guard, nonzero: [reserved/op, stale ms]}"},
+			want: page + `:19: lanes[1].nonzero[1]: invalid metric unit "stale ms" (must match ^[^\s]+$, as a benchmark line prints it: stale-ms/op)`},
+		{name: "nonzero twice", edits: []string{lane1, "{name: Bulk4Mixed, role: guard, nonzero: [reserved/op, reserved/op]}"},
+			want: page + `:19: lanes[1].nonzero[1]: reserved/op listed twice`},
+		{name: "nonzero written empty", edits: []string{lane1, "{name: Bulk4Mixed, role: guard, nonzero: []}"},
+			want: page + `:19: lanes[1].nonzero: is empty; remove the line or list a metric`},
+		{name: "nonzero not a list", edits: []string{lane1, "{name: Bulk4Mixed, role: guard, nonzero: reserved/op}"},
+			want: page + `:19: lanes[1].nonzero: must be a list, got "reserved/op"`},
+		{name: "nonzero of numbers", edits: []string{lane1, "{name: Bulk4Mixed, role: guard, nonzero: [0]}"},
+			want: page + `:19: lanes[1].nonzero[0]: must be a string, got the number 0 (quote it if the text is meant: "0")`},
+		{name: "reference base", edits: []string{"base:  {ref: HEAD}", "base:  {ref: HEAD, reference: true}"},
+			want: page + ":11: arms.base.reference: the base arm is what every candidate is compared against; only a candidate can be a reference arm"},
+		{name: "only reference candidates", edits: []string{"patch: archive/exp-275/candA.patch}", "patch: archive/exp-275/candA.patch, reference: true}",
+			"patch: archive/exp-275/candB.patch}", "patch: archive/exp-275/candB.patch, reference: true}"},
+			want: page + ":10: arms: needs at least one candidate that is not a reference arm: the rule would decide nothing"},
+		{name: "reference not a boolean", edits: []string{"patch: archive/exp-275/candA.patch}", "patch: archive/exp-275/candA.patch, reference: fifo}"},
+			want: page + `:12: arms.candA.reference: must be true or false, got "fifo"`},
 
 		// Shape.
 		{name: "shape with one lane", edits: []string{"incidence:\n", "shape: {decay: [PointUnderLoad]}\nincidence:\n"},
@@ -459,6 +478,40 @@ func TestParseExecSpec(t *testing.T) {
 	}
 }
 
+// TestParseNonZeroAndReference reads a lane's nonzero list and a reference arm, and
+// Resolve keeps the list.
+func TestParseNonZeroAndReference(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "275-gotest.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(src), "{name: Bulk4Mixed, role: guard}", "{name: Bulk4Mixed, role: guard, nonzero: [reserved/op, ns/op]}", 1)
+	text = strings.Replace(text, "patch: archive/exp-275/candB.patch}", "patch: archive/exp-275/candB.patch, reference: true}", 1)
+	e, err := Parse(page, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := e.Lane("Bulk4Mixed"); !slices.Equal(l.NonZero, []string{"reserved/op", "ns/op"}) {
+		t.Errorf("nonzero %q", l.NonZero)
+	}
+	var refs []string
+	for _, a := range e.Arms {
+		if a.Reference {
+			refs = append(refs, a.Name)
+		}
+	}
+	if !slices.Equal(refs, []string{"candB"}) {
+		t.Errorf("reference arms %q, want candB", refs)
+	}
+	r, err := e.Resolve(Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.Lanes[1].NonZero, []string{"reserved/op", "ns/op"}) {
+		t.Errorf("resolved nonzero %q", r.Lanes[1].NonZero)
+	}
+}
+
 func TestParseKeepsArmOrder(t *testing.T) {
 	src := edit(t, readTestdata(t, "12-exec.md"),
 		"arms:\n  base: {bin: ./bin/lane}\n  cand: {bin: ./bin/lane, env: {SOME_SWITCH: \"1\"}}\n",
@@ -515,7 +568,7 @@ receipts:
 `
 	_, err := Parse(page, []byte(src))
 	// Merge keys are not supported: they read as an unknown field.
-	if want := page + ":18: arms.cand.<<: unknown field (known: bin, ref, patch, tags, ldflags, env, args)"; err == nil || err.Error() != want {
+	if want := page + ":18: arms.cand.<<: unknown field (known: bin, ref, patch, tags, ldflags, env, args, reference)"; err == nil || err.Error() != want {
 		t.Fatalf("error:\n got: %v\nwant: %s", err, want)
 	}
 	src = strings.Replace(src, "    <<: *git\n", "    ref: main\n", 1)

@@ -136,6 +136,10 @@ type Arm struct {
 	Env map[string]string `yaml:"env,omitempty"`
 	// Args are appended to the command of every run of the arm.
 	Args []string `yaml:"args,omitempty"`
+	// Reference marks a candidate measured and shown beside the others but not decided
+	// for: its verdict does not count toward the page's status (a baseline policy the
+	// question is not about, say).
+	Reference bool `yaml:"reference,omitempty"`
 }
 
 // BaseArm is the name of the arm every candidate is compared against.
@@ -187,6 +191,10 @@ type Lane struct {
 	Unit string `yaml:"unit,omitempty"`
 	// Better is "lower" (the default, for times) or "higher" (throughput).
 	Better string `yaml:"better,omitempty"`
+	// NonZero names metrics of the lane (units as the lane prints them, the lane's own
+	// unit included) that must not be exactly zero: a receipt where one is, for some
+	// arm, carries a warning (package nonzero).
+	NonZero []string `yaml:"nonzero,omitempty"`
 }
 
 // Lane roles.

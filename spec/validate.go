@@ -211,6 +211,18 @@ func (v *validator) arms() {
 	if len(e.Arms)-base < 1 {
 		v.bad("arms", "needs at least one candidate besides base")
 	}
+	decided := 0
+	for _, a := range e.Arms {
+		switch {
+		case a.Reference && a.Name == BaseArm:
+			v.bad("arms.base.reference", "the base arm is what every candidate is compared against; only a candidate can be a reference arm")
+		case !a.Reference && a.Name != BaseArm:
+			decided++
+		}
+	}
+	if len(e.Arms)-base >= 1 && decided == 0 {
+		v.bad("arms", "needs at least one candidate that is not a reference arm: the rule would decide nothing")
+	}
 }
 
 // buildUses reports an arm field (tags, ldflags) that is written but cannot reach the
@@ -353,9 +365,36 @@ func (v *validator) lanes() {
 		if l.Better != "" && !slices.Contains(betters(), l.Better) {
 			v.bad(f("better"), "%s", oneOf(l.Better, betters()))
 		}
+		v.nonzero(f("nonzero"), l.NonZero)
 	}
 	if !primary {
 		v.bad("lanes", "needs at least one primary lane")
+	}
+}
+
+// nonzero checks a lane's nonzero list: metric units as a Go benchmark line prints them
+// (no blanks), each once. The gate renders no receipt page, so it has none.
+func (v *validator) nonzero(field string, units []string) {
+	if len(units) == 0 {
+		if v.e.set(field) {
+			v.bad(field, "is empty; remove the line or list a metric")
+		}
+		return
+	}
+	if v.gate {
+		v.bad(field, "not used by the gate (it warns about no metric); remove it")
+		return
+	}
+	unit := regexp.MustCompile(UnitPattern)
+	seen := map[string]bool{}
+	for i, u := range units {
+		switch f := fmt.Sprintf("%s[%d]", field, i); {
+		case !unit.MatchString(u):
+			v.bad(f, "invalid metric unit %q (must match %s, as a benchmark line prints it: stale-ms/op)", u, UnitPattern)
+		case seen[u]:
+			v.bad(f, "%s listed twice", u)
+		}
+		seen[u] = true
 	}
 }
 

@@ -75,4 +75,7 @@ const (
 	EnvPattern = `^[A-Za-z_][A-Za-z0-9_]*$`
 	// TagPattern is what a build tag must match.
 	TagPattern = `^[A-Za-z0-9_.]+$`
+	// UnitPattern is what a metric unit in a lane's nonzero list must match: a unit as a
+	// Go benchmark line prints it, without blanks.
+	UnitPattern = `^[^\s]+$`
 )

@@ -362,8 +362,19 @@ func fakeLane() {
 		if name == "other" {
 			name = "SomethingElse"
 		}
-		fmt.Fprintf(w, "Benchmark%s 1 %s ns/op\n", name, strconv.FormatFloat(v, 'f', -1, 64))
+		fmt.Fprintf(w, "Benchmark%s 1 %s ns/op%s\n", name, strconv.FormatFloat(v, 'f', -1, 64), fakeMetrics())
 	}
+}
+
+// fakeMetrics returns the extra metrics FAKE_METRICS asks every result line to carry
+// ("stale/op=0 age-ms=4" prints " 0 stale/op 4 age-ms").
+func fakeMetrics() string {
+	var b strings.Builder
+	for _, kv := range strings.Fields(os.Getenv("FAKE_METRICS")) {
+		unit, value, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(&b, " %s %s", value, unit)
+	}
+	return b.String()
 }
 
 func envFloat(k string, def float64) float64 {
