@@ -1,16 +1,19 @@
 package harness
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"syscall"
 	"time"
 )
 
 // Lock is the machine-wide measurement lock: two runs measuring at once contaminate
-// each other, so a second run is refused and told who holds the lock.
+// each other, so a second run is refused and told who holds the lock, or waits for it
+// (LockWait).
 type Lock struct {
 	f      *os.File
 	holder Holder
@@ -27,9 +30,56 @@ type Holder struct {
 // ErrLocked is wrapped by AcquireLock's error when another run holds the lock.
 var ErrLocked = errors.New("machine lock held")
 
-// AcquireLock takes the lock at path without waiting. The lock is an flock, released by the
-// kernel when the holder exits for any reason, so a killed run never leaves a stale lock.
-func AcquireLock(path string, h Holder) (*Lock, error) {
+// LockWait says whether and how long AcquireLock waits for a lock another run holds.
+type LockWait struct {
+	// Max is the longest wait: 0 refuses at once, naming the holder; WaitForever waits
+	// as long as it takes.
+	Max time.Duration
+	// Waiting, if set, is called once when AcquireLock starts to wait, with the message a
+	// refusal would give (who holds the lock), so the caller can say what it waits for.
+	Waiting func(msg string)
+	// Poll is how often the lock is tried while waiting; 0 means every 200ms.
+	Poll time.Duration
+}
+
+// WaitForever, as LockWait.Max, waits for the lock as long as it takes.
+const WaitForever = time.Duration(math.MaxInt64)
+
+// AcquireLock takes the lock at path. When another run holds it, it refuses at once (the
+// error names the holder) or, with w.Max, waits up to that long for the holder to finish,
+// trying again every w.Poll; cancelling ctx ends the wait. The lock is an flock, released
+// by the kernel when the holder exits for any reason, so a killed run never leaves a stale
+// lock.
+func AcquireLock(ctx context.Context, path string, h Holder, w LockWait) (*Lock, error) {
+	poll := w.Poll
+	if poll <= 0 {
+		poll = 200 * time.Millisecond
+	}
+	start := time.Now()
+	for waited := false; ; waited = true {
+		l, err := tryLock(path, h)
+		if err == nil || !errors.Is(err, ErrLocked) || w.Max <= 0 {
+			return l, err
+		}
+		if !waited && w.Waiting != nil {
+			w.Waiting(err.Error())
+		}
+		left := w.Max - time.Since(start)
+		if left <= 0 {
+			return nil, fmt.Errorf("%w (waited %s)", err, w.Max.Round(time.Millisecond))
+		}
+		t := time.NewTimer(min(poll, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("waiting for the machine lock: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// tryLock takes the lock at path without waiting.
+func tryLock(path string, h Holder) (*Lock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
 	if errors.Is(err, os.ErrPermission) {
 		// Another user's lock file: an flock needs only a read-only descriptor.
@@ -49,10 +99,10 @@ func AcquireLock(path string, h Holder) (*Lock, error) {
 				if other.Dir != "" {
 					where = ", writing " + other.Dir
 				}
-				return nil, fmt.Errorf("%w: another flipbench run is measuring on this machine (pid %d, %q, since %s%s); wait for it to finish, since two runs at once contaminate each other",
+				return nil, fmt.Errorf("%w: another flipbench run is measuring on this machine (pid %d, %q, since %s%s); wait for it to finish (--wait does), since two runs at once contaminate each other",
 					ErrLocked, other.PID, other.Command, other.Since.Format(time.RFC3339), where)
 			}
-			return nil, fmt.Errorf("%w: another flipbench run is measuring on this machine (lock %s); wait for it to finish", ErrLocked, path)
+			return nil, fmt.Errorf("%w: another flipbench run is measuring on this machine (lock %s); wait for it to finish (--wait does)", ErrLocked, path)
 		}
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}

@@ -232,23 +232,68 @@ func TestExpand(t *testing.T) {
 }
 
 func TestLock(t *testing.T) {
+	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "lock")
-	l, err := AcquireLock(path, Holder{PID: 42, Command: "flipbench ab 1", Dir: "results/x"})
+	l, err := AcquireLock(ctx, path, Holder{PID: 42, Command: "flipbench ab 1", Dir: "results/x"}, LockWait{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = AcquireLock(path, Holder{PID: 43})
+	_, err = AcquireLock(ctx, path, Holder{PID: 43}, LockWait{})
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), `pid 42, "flipbench ab 1"`) || !strings.Contains(err.Error(), "writing results/x") {
 		t.Fatalf("second lock: %v", err)
 	}
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
-	l2, err := AcquireLock(path, Holder{PID: 44})
+	l2, err := AcquireLock(ctx, path, Holder{PID: 44}, LockWait{})
 	if err != nil {
 		t.Fatalf("after release: %v", err)
 	}
 	l2.Release()
+}
+
+// With a wait, a held lock is waited for: taken when the holder releases it, or refused
+// after the wait (saying how long), or given up when the context ends.
+func TestLockWait(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "lock")
+	held, err := AcquireLock(ctx, path, Holder{PID: 42, Command: "flipbench gate"}, LockWait{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	w := LockWait{Max: 50 * time.Millisecond, Poll: 5 * time.Millisecond, Waiting: func(msg string) { said = append(said, msg) }}
+	_, err = AcquireLock(ctx, path, Holder{PID: 43}, w)
+	if !errors.Is(err, ErrLocked) || !strings.HasSuffix(err.Error(), "(waited 50ms)") {
+		t.Fatalf("after the wait: %v", err)
+	}
+	if len(said) != 1 || !strings.Contains(said[0], `pid 42, "flipbench gate"`) {
+		t.Fatalf("Waiting said %q, want the holder once", said)
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	w.Max, w.Waiting = WaitForever, func(string) { cancel() }
+	if _, err := AcquireLock(cctx, path, Holder{PID: 44}, w); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled wait: %v", err)
+	}
+
+	got := make(chan error, 1)
+	w.Waiting = func(string) { held.Release() }
+	go func() {
+		l, err := AcquireLock(ctx, path, Holder{PID: 45}, w)
+		if err == nil {
+			l.Release()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("waiting for a released lock: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the released lock was never taken")
+	}
 }
 
 func TestRunnerRefusesAForeignLog(t *testing.T) {

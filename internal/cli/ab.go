@@ -27,6 +27,7 @@ type abOptions struct {
 	label     string
 	overrides spec.Overrides
 	args      []string // the command line, recorded in the plan
+	wait      waitFlag
 }
 
 func newAbCmd(s Streams) *cobra.Command {
@@ -46,6 +47,10 @@ an interrupted run. The receipt's path is the last line of stdout.`,
   flipbench ab experiments/275-admission-priority.md --lanes 'Point|Bulk'
   flipbench ab --resume results/2026-08-19T07-40-00Z-exp275-quick`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := takeWaitArg(&opts.wait, s.argv, args)
+			if err != nil {
+				return err
+			}
 			switch {
 			case opts.resume != "" && len(args) > 0:
 				return usageError("ab: give a page or --resume DIR, not both")
@@ -77,7 +82,7 @@ an interrupted run. The receipt's path is the last line of stdout.`,
 			if f.Changed("timeout") {
 				o.Timeout = &timeout
 			}
-			if opts.resume != "" && (o.Profile != "" || o.Lanes != "" || f.NFlag() > 1) {
+			if opts.resume != "" && (o.Profile != "" || o.Lanes != "" || f.NFlag() > 1 && !(f.NFlag() == 2 && f.Changed("wait"))) {
 				return usageError("--resume: the plan is fixed by the interrupted run; drop the other flags")
 			}
 			opts.args = append([]string{"flipbench"}, s.argv...)
@@ -96,6 +101,7 @@ an interrupted run. The receipt's path is the last line of stdout.`,
 	f.StringVar(&opts.resume, "resume", "", "finish the interrupted run in this receipt data folder")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ beside experiments/)")
 	f.StringVar(&opts.label, "label", "", "receipt label (default: the profile name, or full)")
+	addWaitFlag(cmd, &opts.wait)
 	return cmd
 }
 
@@ -117,7 +123,7 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 				return fmt.Errorf("--resume %s: the receipt was finished and its data changed since; refusing to rewrite its manifest:\n%w", opts.resume, err)
 			}
 		}
-		lock, err := acquireLock(s, opts.args, opts.resume)
+		lock, err := acquireLockWait(ctx, s, opts.args, opts.resume, opts.wait.d)
 		if err != nil {
 			return err
 		}
@@ -143,7 +149,7 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 	rel, _ := filepath.Rel(root, page)
 	run, err := prepare(ctx, s, preparation{
 		exp: exp, root: root, page: filepath.ToSlash(rel), resolved: res,
-		label: label, profile: res.Profile, resultsDir: opts.results, args: opts.args,
+		label: label, profile: res.Profile, resultsDir: opts.results, args: opts.args, wait: opts.wait.d,
 	})
 	if err != nil {
 		return err

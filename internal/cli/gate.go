@@ -29,6 +29,7 @@ type gateOptions struct {
 	threshold       float64
 	overrides       spec.Overrides
 	args            []string
+	wait            waitFlag
 }
 
 // worktreeRef is the candidate ref that means "the uncommitted working tree".
@@ -56,6 +57,10 @@ $GITHUB_STEP_SUMMARY; --json prints the decision as JSON instead.`,
 		Example: `  flipbench gate --base origin/main
   flipbench gate --base main --candidate WORKTREE --spec experiments/275-admission-priority.md`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			args, err := takeWaitArg(&opts.wait, s.argv, args)
+			if err != nil {
+				return err
+			}
 			if len(args) > 0 {
 				return usageError("gate: takes no arguments, got %q", args)
 			}
@@ -65,8 +70,8 @@ $GITHUB_STEP_SUMMARY; --json prints the decision as JSON instead.`,
 			if opts.base == "" {
 				return usageError("gate: --base REF is required")
 			}
-			if opts.threshold < 0 {
-				return usageError("--threshold %g: must not be negative", opts.threshold)
+			if opts.threshold < 0 || opts.threshold > spec.MaxDriftThreshold {
+				return usageError("--threshold %g: must be between 0 and %d", opts.threshold, spec.MaxDriftThreshold)
 			}
 			f := cmd.Flags()
 			if f.Changed("samples") {
@@ -92,6 +97,7 @@ $GITHUB_STEP_SUMMARY; --json prints the decision as JSON instead.`,
 	f.IntVar(&samples, "samples", 0, "samples per run")
 	f.IntVar(&passes, "passes", 0, "passes per collection (even)")
 	f.IntVar(&collections, "collections", 0, "collections")
+	addWaitFlag(cmd, &opts.wait)
 	return cmd
 }
 
@@ -125,7 +131,7 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 		return err
 	}
 	exp := gs.Experiment(base, opts.candidate)
-	run, err := prepare(ctx, s, preparation{exp: exp, root: root, resolved: res, label: "gate", resultsDir: opts.results, args: opts.args})
+	run, err := prepare(ctx, s, preparation{exp: exp, root: root, resolved: res, label: "gate", resultsDir: opts.results, args: opts.args, wait: opts.wait.d})
 	if err != nil {
 		return err
 	}

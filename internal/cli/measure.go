@@ -28,6 +28,7 @@ type preparation struct {
 	profile    string
 	resultsDir string // "" means root/results
 	args       []string
+	wait       time.Duration // how long to wait for the machine lock (--wait)
 }
 
 // prepared is a run ready to measure: the machine lock held, the arms built, and plan.json
@@ -46,7 +47,7 @@ func prepare(ctx context.Context, s Streams, p preparation) (*prepared, error) {
 	if resultsDir == "" {
 		resultsDir = filepath.Join(p.root, ledger.ResultsDir)
 	}
-	lock, err := acquireLock(s, p.args, resultsDir)
+	lock, err := acquireLockWait(ctx, s, p.args, resultsDir, p.wait)
 	if err != nil {
 		return nil, err
 	}
@@ -102,11 +103,7 @@ const receiptStampFormat = "2006-01-02T15-04-05Z"
 
 // acquireLock takes the machine-wide measurement lock ($FLIPBENCH_LOCK, or the default).
 func acquireLock(s Streams, args []string, dir string) (*harness.Lock, error) {
-	path := s.getenv("FLIPBENCH_LOCK")
-	if path == "" {
-		path = harness.DefaultLockPath
-	}
-	return harness.AcquireLock(path, harness.Holder{PID: os.Getpid(), Command: strings.Join(args, " "), Since: time.Now().UTC(), Dir: dir})
+	return acquireLockWait(context.Background(), s, args, dir, 0)
 }
 
 // measured is the result of measure.
