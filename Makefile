@@ -36,12 +36,14 @@ gate: build
 
 ## test: format check, vet, and every test (the probe package and the code it counts in
 ## both builds: without and with the flipbench_probe tag; the freshness lanes in every
-## arm's build: no tag, freshness_optimistic, freshness_fifo)
+## arm's build: no tag, freshness_optimistic, freshness_fifo; the plugin scheduler and its
+## lanes also with pluginhost_fair, the build of experiment 40's candidate arm)
 test: fmt-check vet
 	$(GO) test ./...
-	$(GO) test -tags flipbench_probe ./probe/ ./examples/readerpool/ ./examples/freshness/ ./lanes/release/
+	$(GO) test -tags flipbench_probe ./probe/ ./examples/readerpool/ ./examples/freshness/ ./lanes/release/ ./examples/pluginhost/ ./lanes/tenantmix/
 	$(GO) test -tags freshness_optimistic ./lanes/freshness/
 	$(GO) test -tags freshness_fifo ./lanes/freshness/
+	$(GO) test -tags pluginhost_fair ./examples/pluginhost/ ./lanes/pluginhost/
 
 vet:
 	$(GO) vet ./...
