@@ -45,7 +45,9 @@
 //     first call while the flood waits; the lane's value is that call's queue time,
 //     alone. It also reports admitted-ahead/op, the calls admitted between its arrival
 //     and its own admission: the mechanism itself (FIFO admits the 28 queued calls
-//     first; fewest-active-first admits the light call at the first free slot).
+//     first; fewest-active-first admits the light call at the first free slot), and
+//     light-exec-ns/op, the light call's execution time, which holds its worker's
+//     process start (it is always cold) and the 1 ms call.
 //   - NoisyThroughput (guard): the flood plus two light tenants making two calls each,
 //     issued once the flood waits; timed from the flood's first call until its last
 //     call is answered. Serving light calls first evicts noisy workers (their next calls

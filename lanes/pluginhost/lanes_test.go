@@ -316,17 +316,19 @@ func lightFirstCall(tb testing.TB, f *fixture, m *meter) sched.Result {
 func BenchmarkLightFirstCall(b *testing.B) {
 	f := setup(b)
 	var (
-		m     meter
-		queue time.Duration
-		ahead int
+		m           meter
+		queue, exec time.Duration
+		ahead       int
 	)
 	for range b.N {
 		res := lightFirstCall(b, f, &m)
 		queue += res.QueueTime
+		exec += res.ExecTime
 		ahead += res.AdmittedAhead
 	}
 	b.ReportMetric(float64(queue.Nanoseconds())/float64(b.N), "ns/op")
 	b.ReportMetric(float64(ahead)/float64(b.N), "admitted-ahead/op")
+	b.ReportMetric(float64(exec.Nanoseconds())/float64(b.N), "light-exec-ns/op")
 	m.report(b)
 }
 
