@@ -28,7 +28,9 @@
 //
 // Each sample starts from the same residency: the noisy tenant's four registrations each
 // hold an idle worker and nothing is queued (settle, untimed). The flood is 32 calls of
-// the noisy tenant, eight to each of its four registrations; the lane waits until the
+// the noisy tenant, eight to each of its four registrations, issued round-robin, each
+// accepted by the scheduler before the next is issued, so every sample queues them in the
+// same order (Thrash issues its calls the same way); the lane waits until the
 // scheduler reports all 32 accepted, four running and 28 queued, none finished, and only
 // then does what it measures. When a flood call finished before that state was seen the
 // flood is drained and started again (retries/op). Times are taken with the scheduler's

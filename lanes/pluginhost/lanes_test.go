@@ -175,6 +175,23 @@ type batch struct {
 	err      error
 }
 
+// issue starts one call of p on a new goroutine and returns once the scheduler has
+// accepted it, so successive issues arrive in the order they are made. It spins on the
+// snapshot (no sleep): the whole flood is issued within a fraction of one call's
+// execution.
+func (u *batch) issue(tb testing.TB, f *fixture, p *sched.Plugin, payload string) {
+	tb.Helper()
+	before := f.s.Snapshot().Calls
+	u.start(p, payload, 1)
+	deadline := time.Now().Add(10 * time.Second)
+	for f.s.Snapshot().Calls == before {
+		if time.Now().After(deadline) {
+			tb.Fatalf("a call of %s/%s never reached the scheduler", p.Tenant(), p.Name())
+		}
+		runtime.Gosched()
+	}
+}
+
 // start issues calls of p, one after another, on a new goroutine.
 func (u *batch) start(p *sched.Plugin, payload string, calls int) {
 	u.wg.Add(1)
@@ -233,7 +250,8 @@ func (f *fixture) settle(tb testing.TB) {
 	})
 }
 
-// flood issues the 32 flood calls and waits until the scheduler reports all of them
+// flood issues the 32 flood calls, in round-robin order over the noisy registrations
+// (each accepted before the next is issued, so every sample queues them alike), and waits until the scheduler reports all of them
 // accepted, four running and 28 queued, none finished. When a call finished first, the
 // flood is drained, the residency settled and the flood started again (retries counts
 // that). It returns the batch and the time its first call was issued.
@@ -245,7 +263,7 @@ func (f *fixture) flood(tb testing.TB, retries *int) (*batch, time.Time) {
 		start := time.Now()
 		for range floodDepth {
 			for _, p := range f.noisy {
-				u.start(p, callSleep, 1)
+				u.issue(tb, f, p, callSleep)
 			}
 		}
 		reached := false
@@ -391,8 +409,8 @@ func BenchmarkTotalThroughput(b *testing.B) {
 	m.report(b)
 }
 
-// thrash runs one sample of Thrash: three calls to each of the six pairs at once, timed
-// until all are answered. It checks that all 18 were accepted.
+// thrash runs one sample of Thrash: three calls to each of the six pairs, issued in
+// round-robin order at once, timed until all are answered. It checks that all 18 were accepted.
 func thrash(tb testing.TB, f *fixture, m *meter) time.Duration {
 	tb.Helper()
 	m.begin(f)
@@ -400,7 +418,7 @@ func thrash(tb testing.TB, f *fixture, m *meter) time.Duration {
 	start := time.Now()
 	for range thrashDepth {
 		for _, p := range f.thrash {
-			u.start(p, thrashSleep, 1)
+			u.issue(tb, f, p, thrashSleep)
 		}
 	}
 	u.wg.Wait()
