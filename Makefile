@@ -49,6 +49,7 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags freshness_optimistic ./lanes/freshness/
 	$(GO) vet -tags freshness_fifo ./lanes/freshness/
+	$(GO) vet -tags pluginhost_fair ./examples/pluginhost/ ./lanes/pluginhost/
 
 fmt-check:
 	@out=$$(gofmt -l .); \
