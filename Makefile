@@ -8,7 +8,7 @@ export CGO_ENABLED ?= 0
 
 BASE    ?= origin/main
 
-.PHONY: all build lanes ab gate test vet fmt-check clean
+.PHONY: all build lanes ab gate test vet fmt-check sim clean
 
 all: build
 
@@ -44,6 +44,12 @@ test: fmt-check vet
 	$(GO) test -tags freshness_optimistic ./lanes/freshness/
 	$(GO) test -tags freshness_fifo ./lanes/freshness/
 	$(GO) test -tags pluginhost_fair ./examples/pluginhost/ ./lanes/pluginhost/
+
+## sim: the seeded simulations behind docs/methodology.md (error rates of the verdicts,
+##      TRIALS experiments per cell and outcome); rewrites the page's generated tables
+TRIALS ?= 1000
+sim:
+	$(GO) run ./internal/sim/simtables -trials $(TRIALS)
 
 vet:
 	$(GO) vet ./...

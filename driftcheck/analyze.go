@@ -23,15 +23,26 @@ const maxRuns = 10_000_000
 // confidence is the confidence level of pooled medians.
 const confidence = 0.95
 
+// maxLogRatio caps a pass's log ratio when one median is 0 (a ratio of 0 or infinity):
+// a factor of a million either way.
+var maxLogRatio = math.Log(1e6)
+
+// blipSigmas is how many robust standard deviations of a lane's pass deltas a pass must
+// lie from their median to be flagged as a host blip: far enough that the noise of a
+// busy machine does not flag a pass in every lane.
+const blipSigmas = 5
+
+// contaminationReach is how many flagged-side CVs a contaminated pass's delta may be: a
+// run disturbed by interference is slower by about as much as its samples spread, not by
+// many times that.
+const contaminationReach = 2
+
 // run is one observation, cleaned: finite values only, sorted, with their statistics.
 type run struct {
 	present bool
 	values  []float64 // finite samples, sorted
 	median  float64   // valid when len(values) >= 1
-	cvPct   float64   // valid when len(values) >= 2 and median != 0, or 0 without spread
-	// cvUndefined marks a zero median with samples spread around it (MAD > 0): a CV of
-	// infinity, which no contamination test can use.
-	cvUndefined bool
+	cvPct   float64   // valid when len(values) >= 2 and median != 0
 }
 
 // layout indexes runs by collection, pass, lane and arm (all 0-based).
@@ -55,6 +66,15 @@ func (c Config) resolve() (Config, error) {
 	if c.CVAsymmetry == 0 {
 		c.CVAsymmetry = d.CVAsymmetry
 	}
+	if c.Alpha == 0 {
+		c.Alpha = d.Alpha
+	}
+	if c.Power == 0 {
+		c.Power = d.Power
+	}
+	if c.Looks == 0 {
+		c.Looks = d.Looks
+	}
 	switch {
 	case !finite(c.EffectFloorPct) || c.EffectFloorPct < 0:
 		return c, fmt.Errorf("config: effect_floor_pct %v: want a positive number", c.EffectFloorPct)
@@ -62,6 +82,12 @@ func (c Config) resolve() (Config, error) {
 		return c, fmt.Errorf("config: clean_cv_pct %v: want a positive number", c.CleanCVPct)
 	case !finite(c.CVAsymmetry) || c.CVAsymmetry < 1:
 		return c, fmt.Errorf("config: cv_asymmetry %v: want a ratio >= 1", c.CVAsymmetry)
+	case !(c.Alpha > 0 && c.Alpha < 1):
+		return c, fmt.Errorf("config: alpha %v: want a probability between 0 and 1", c.Alpha)
+	case !(c.Power > 0 && c.Power < 1):
+		return c, fmt.Errorf("config: power %v: want a probability between 0 and 1", c.Power)
+	case c.Looks < 1 || c.Looks > 100_000:
+		return c, fmt.Errorf("config: looks %d: want 1 to 100000", c.Looks)
 	}
 	return c, nil
 }
@@ -95,15 +121,8 @@ func validate(in Input) (arms, lanes map[string]int, err error) {
 		if _, dup := lanes[l.Name]; dup {
 			return nil, nil, fmt.Errorf("lanes[%d]: lane %q listed twice", i, l.Name)
 		}
-		switch l.Role {
-		case "", RolePrimary, RoleSecondary, RoleGuard, RoleControl:
-		default:
-			return nil, nil, fmt.Errorf("lane %q: role %q: want primary, secondary, guard or control", l.Name, l.Role)
-		}
-		switch l.Expect {
-		case "", ExpectFaster, ExpectSlower, ExpectNeutral:
-		default:
-			return nil, nil, fmt.Errorf("lane %q: expect %q: want faster, slower or neutral", l.Name, l.Expect)
+		if !finite(l.FloorPct) || l.FloorPct < 0 {
+			return nil, nil, fmt.Errorf("lane %q: floor_pct %v: want a positive number", l.Name, l.FloorPct)
 		}
 		lanes[l.Name] = i
 	}
@@ -119,7 +138,7 @@ func validate(in Input) (arms, lanes map[string]int, err error) {
 	return arms, lanes, nil
 }
 
-// Analyze computes pass deltas, pass-pair verdicts and lane summaries for every candidate
+// Analyze computes pass deltas, pass-pair verdicts and lane evidence for every candidate
 // against the base. It returns an error only for malformed input (see the package doc);
 // missing or failed runs become insufficient verdicts and warnings.
 func Analyze(in Input, cfg Config) (Report, error) {
@@ -132,20 +151,35 @@ func Analyze(in Input, cfg Config) (Report, error) {
 		return Report{}, err
 	}
 	lay := layout{in.Collections, in.Passes, len(in.Lanes), 1 + len(in.Candidates)}
-	armNames := append([]string{in.Base}, in.Candidates...)
 	runs := make([]run, lay.collections*lay.passes*lay.lanes*lay.arms)
-	seen := make([]int, len(runs)) // observation index + 1
 	rep := Report{
-		Config:     cfg,
-		Base:       in.Base,
-		Candidates: slices.Clone(in.Candidates),
-		Pairs:      []Pair{},
-		Passes:     []PassDelta{},
-		Lanes:      []LaneSummary{},
-		Warnings:   []string{},
+		SchemaVersion: SchemaVersion,
+		Config:        cfg,
+		Base:          in.Base,
+		Candidates:    slices.Clone(in.Candidates),
+		Pairs:         []Pair{},
+		Passes:        []PassDelta{},
+		Lanes:         []LaneSummary{},
+		Pooled:        []LaneSummary{},
+		Warnings:      []string{},
 	}
+	if err := index(in, lay, armIdx, laneIdx, runs, &rep); err != nil {
+		return Report{}, err
+	}
+	for ci, cand := range in.Candidates {
+		for l, lane := range in.Lanes {
+			analyzeLane(&rep, in, cfg, runs, lay, l, ci+1, lane, cand)
+		}
+	}
+	sortReport(&rep, in)
+	return rep, nil
+}
 
-	// Clean and index the observations.
+// index cleans the observations into runs and warns about non-finite values and small
+// sample counts.
+func index(in Input, lay layout, armIdx, laneIdx map[string]int, runs []run, rep *Report) error {
+	armNames := append([]string{in.Base}, in.Candidates...)
+	seen := make([]int, len(runs)) // observation index + 1
 	type fewest struct {
 		n, arm, c, p int
 	}
@@ -156,21 +190,21 @@ func Analyze(in Input, cfg Config) (Report, error) {
 	for i, o := range in.Observations {
 		l, ok := laneIdx[o.Lane]
 		if !ok {
-			return Report{}, fmt.Errorf("observation %d: unknown lane %q", i, o.Lane)
+			return fmt.Errorf("observation %d: unknown lane %q", i, o.Lane)
 		}
 		a, ok := armIdx[o.Arm]
 		if !ok {
-			return Report{}, fmt.Errorf("observation %d: unknown arm %q", i, o.Arm)
+			return fmt.Errorf("observation %d: unknown arm %q", i, o.Arm)
 		}
 		if o.Collection < 1 || o.Collection > in.Collections {
-			return Report{}, fmt.Errorf("observation %d: collection %d out of range 1..%d", i, o.Collection, in.Collections)
+			return fmt.Errorf("observation %d: collection %d out of range 1..%d", i, o.Collection, in.Collections)
 		}
 		if o.Pass < 1 || o.Pass > in.Passes {
-			return Report{}, fmt.Errorf("observation %d: pass %d out of range 1..%d", i, o.Pass, in.Passes)
+			return fmt.Errorf("observation %d: pass %d out of range 1..%d", i, o.Pass, in.Passes)
 		}
 		k := lay.at(o.Collection-1, o.Pass-1, l, a)
 		if seen[k] != 0 {
-			return Report{}, fmt.Errorf("observation %d: duplicate of observation %d (collection %d, pass %d, lane %q, arm %q)",
+			return fmt.Errorf("observation %d: duplicate of observation %d (collection %d, pass %d, lane %q, arm %q)",
 				i, seen[k]-1, o.Collection, o.Pass, o.Lane, o.Arm)
 		}
 		seen[k] = i + 1
@@ -188,11 +222,8 @@ func Analyze(in Input, cfg Config) (Report, error) {
 		slices.Sort(r.values)
 		if n := len(r.values); n >= 1 {
 			r.median = medianSorted(r.values)
-			switch {
-			case n >= 2 && r.median != 0:
+			if n >= 2 && r.median != 0 {
 				r.cvPct = robustCVPct(r.values, r.median)
-			case n >= 2:
-				r.cvUndefined = mad(r.values, 0) > 0
 			}
 			if f := &minN[l]; f.n < 0 || n < f.n {
 				*f = fewest{n, a, o.Collection, o.Pass}
@@ -208,47 +239,312 @@ func Analyze(in Input, cfg Config) (Report, error) {
 				in.Lanes[l].Name, f.n, armNames[f.arm], f.c, f.p, fewSamples))
 		}
 	}
+	return nil
+}
 
-	for ci, cand := range in.Candidates {
-		a := ci + 1
-		for c := 0; c < in.Collections; c++ {
-			for l, lane := range in.Lanes {
-				passes := make([]PassDelta, in.Passes)
-				for p := range passes {
-					passes[p] = passDelta(runs[lay.at(c, p, l, 0)], runs[lay.at(c, p, l, a)], lane, in.Base, cand, c+1, p+1, cfg)
+// collPairs is one collection of one lane and candidate: its passes, the measured pairs
+// (with the pass-pair index into passes), and the usable pairs' statistics.
+type collPairs struct {
+	passes []PassDelta
+	pairs  []Pair
+	stats  []pairStat
+	kept   []int // pair index k (0-based) of each entry of pairs
+}
+
+// analyzeLane analyses one lane of one candidate (arm index a) in every collection and
+// pooled, appending its passes, pairs and summaries to rep.
+func analyzeLane(rep *Report, in Input, cfg Config, runs []run, lay layout, l, a int, lane Lane, cand string) {
+	floorPct := cfg.EffectFloorPct
+	if lane.FloorPct > 0 {
+		floorPct = lane.FloorPct
+	}
+	fl := floorLog(floorPct)
+	colls := make([]collPairs, in.Collections)
+	byColl := make([][]pairStat, in.Collections)
+	for c := range colls {
+		cp := &colls[c]
+		cp.passes = make([]PassDelta, in.Passes)
+		for p := range cp.passes {
+			cp.passes[p] = passDelta(runs[lay.at(c, p, l, 0)], runs[lay.at(c, p, l, a)], lane, in.Base, cand, c+1, p+1, cfg)
+		}
+		for k := 0; k < in.Passes/2; k++ {
+			if !measured(runs, lay, c, 2*k, l, a) && !measured(runs, lay, c, 2*k+1, l, a) {
+				continue // a pair this lane did not run (yet)
+			}
+			p1, p2 := cp.passes[2*k], cp.passes[2*k+1]
+			cp.kept = append(cp.kept, k)
+			if p1.Usable && p2.Usable {
+				cp.stats = append(cp.stats, pairStat{m: (p1.LogRatio + p2.LogRatio) / 2, o: (p1.LogRatio - p2.LogRatio) / 2})
+			}
+		}
+		byColl[c] = cp.stats
+	}
+	nz := pooledNoise(byColl)
+	material := materialLog(fl, nz)
+	var all []pairStat
+	pooled := newSummary(lane, cand, 0, floorPct)
+	var withinCVs []float64
+	for c := range colls {
+		cp := &colls[c]
+		for _, k := range cp.kept {
+			cp.pairs = append(cp.pairs, pairVerdict(cp.passes[2*k], cp.passes[2*k+1], k+1, in.Base, cfg, floorPct, material))
+		}
+		for i := range cp.passes {
+			b, k := runs[lay.at(c, i, l, 0)], runs[lay.at(c, i, l, a)]
+			for _, r := range []run{b, k} {
+				if len(r.values) >= minSamples && r.median != 0 {
+					withinCVs = append(withinCVs, r.cvPct)
 				}
-				var pairs []Pair
-				for k := 0; k < in.Passes/2; k++ {
-					pairs = append(pairs, pairVerdict(passes[2*k], passes[2*k+1], k+1, in.Base, cfg))
-				}
-				sum := summarize(passes, pairs, runs, lay, c, l, a, lane, cfg)
-				for _, pr := range pairs {
-					if pr.Verdict == Insufficient {
-						rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-							"lane %s, %s vs %s, collection %d, pair %d: insufficient: %s; rerun that pass-pair with at least %d samples per side",
-							lane.Name, cand, in.Base, c+1, pr.Pair, pr.Reason, minSamples))
-					}
-				}
-				for _, pd := range passes {
-					if pd.Contaminated {
-						rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-							"lane %s, %s vs %s, collection %d, pass %d: contaminated (%s); look for interference on the host during that run and rerun the pair",
-							lane.Name, cand, in.Base, c+1, pd.Pass, contaminationText(pd, in.Base)))
-					}
-					if pd.HostBlip {
-						rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-							"lane %s, %s vs %s, collection %d, pass %d: host blip: delta %s against a lane median of %s over %d passes; "+
-								"check the host's load during that pass (the lane verdict uses the median)",
-							lane.Name, cand, in.Base, c+1, pd.Pass, fmtDelta(pd.DeltaPct), fmtDelta(sum.MedianDeltaPct), sum.Passes))
-					}
-				}
-				rep.Passes = append(rep.Passes, passes...)
-				rep.Pairs = append(rep.Pairs, pairs...)
-				rep.Lanes = append(rep.Lanes, sum)
+			}
+		}
+		all = append(all, cp.stats...)
+	}
+	within := Median(withinCVs)
+	samples := sampleCount(runs, lay, l, a)
+	evs := make([]evidence, len(colls))
+	signs := map[int]int{} // order-effect sign -> collections with it
+	ran := 0
+	for c := range colls {
+		cp := &colls[c]
+		if len(cp.kept) == 0 {
+			continue
+		}
+		ran++
+		m, o := 0.0, 0.0
+		if len(cp.stats) > 0 {
+			m, o = meanPairs(cp.stats)
+		}
+		evs[c] = newEvidence(len(cp.stats), m, o, nz, cfg, fl, len(cp.stats), in.Collections)
+		signs[evs[c].orderSign()]++
+	}
+	orderRepro := signs[1] == ran || signs[-1] == ran
+	for c := range colls {
+		cp := &colls[c]
+		if len(cp.kept) == 0 {
+			continue
+		}
+		s := newSummary(lane, cand, c+1, floorPct)
+		s.countPairs(cp.pairs)
+		pooled.countPairs(cp.pairs)
+		passDeltas(&s, cp.passes, cp.kept, runs, lay, c, l, a, lane, floorPct)
+		s.fill(evs[c], nz, within, samples)
+		s.Verdict, s.Reason = verdictFrom(s, evs[c], fl, orderRepro)
+		warnLane(rep, cp, lane, cand, in.Base, c+1, s)
+		rep.Passes = append(rep.Passes, cp.passes...)
+		rep.Pairs = append(rep.Pairs, cp.pairs...)
+		rep.Lanes = append(rep.Lanes, s)
+	}
+	if pooled.Pairs == 0 {
+		return
+	}
+	var deltas []float64
+	for _, s := range rep.Lanes {
+		if s.Lane == lane.Name && s.Arm == cand {
+			pooled.Passes += s.Passes
+			pooled.Faster += s.Faster
+		}
+	}
+	for c := range colls {
+		for _, pd := range colls[c].passes {
+			if pd.Usable && slices.Contains(colls[c].kept, (pd.Pass-1)/2) {
+				deltas = append(deltas, pd.DeltaPct)
 			}
 		}
 	}
-	return rep, nil
+	if len(deltas) > 0 {
+		pooled.MedianDeltaPct, pooled.MeanDeltaPct = Median(deltas), mean(deltas)
+	}
+	m, o := 0.0, 0.0
+	if len(all) > 0 {
+		m, o = meanPairs(all)
+	}
+	perColl := len(all) / in.Collections
+	ev := newEvidence(len(all), m, o, nz, cfg, fl, perColl, in.Collections)
+	pooled.fill(ev, nz, within, samples)
+	pooled.Verdict, pooled.Reason = verdictFrom(pooled, ev, fl, orderRepro)
+	rep.Pooled = append(rep.Pooled, pooled)
+}
+
+// measured reports whether pass p (0-based) of collection c has any run of lane l in the
+// base or in arm a.
+func measured(runs []run, lay layout, c, p, l, a int) bool {
+	return runs[lay.at(c, p, l, 0)].present || runs[lay.at(c, p, l, a)].present
+}
+
+// sampleCount returns the most samples any run of lane l in the base or arm a has.
+func sampleCount(runs []run, lay layout, l, a int) int {
+	n := 0
+	for c := range lay.collections {
+		for p := range lay.passes {
+			for _, arm := range []int{0, a} {
+				n = max(n, len(runs[lay.at(c, p, l, arm)].values))
+			}
+		}
+	}
+	return n
+}
+
+// newSummary returns an empty summary of a lane for a candidate.
+func newSummary(lane Lane, cand string, c int, floorPct float64) LaneSummary {
+	s := LaneSummary{Lane: lane.Name, Arm: cand, Collection: c, FloorPct: floorPct, HigherIsBetter: lane.HigherIsBetter,
+		Counts: map[Verdict]int{}, P: 1, HostBlips: []int{}}
+	for _, v := range Verdicts() {
+		s.Counts[v] = 0
+	}
+	return s
+}
+
+// countPairs adds pairs to the summary's counts.
+func (s *LaneSummary) countPairs(pairs []Pair) {
+	for _, pr := range pairs {
+		s.Pairs++
+		s.Counts[pr.Verdict]++
+		if pr.Usable1 && pr.Usable2 {
+			s.UsablePairs++
+		}
+		switch pr.Direction {
+		case DirectionFaster:
+			s.ReproducedFaster++
+		case DirectionSlower:
+			s.ReproducedSlower++
+		}
+	}
+}
+
+// fill copies the evidence into the summary, in percent, and splits the noise into its
+// between-process part: a pass delta compares the medians of two runs, each of which
+// varies by the process's own level (between) and by the sampling error of a median of n
+// samples (about sqrt(pi/2) x CV / sqrt(n)), so
+//
+//	noise^2 = 2 (between^2 + (pi/2) within^2 / n)
+func (s *LaneSummary) fill(ev evidence, nz noise, withinCVPct float64, n int) {
+	s.EstimateLog, s.SELog, s.DF = ev.est, ev.se, ev.df
+	s.EstimatePct = toPct(ev.est)
+	s.OrderEffectPct = toPct(ev.order)
+	s.PairsNeeded = ev.pairsNeeded
+	s.WithinCVPct = withinCVPct
+	if !ev.bounded {
+		return
+	}
+	s.Bounded, s.Confidence = true, ev.confidence
+	s.CILowPct, s.CIHighPct = toPct(ev.lo), toPct(ev.hi)
+	s.OrderLowPct, s.OrderHighPct = toPct(ev.olo), toPct(ev.ohi)
+	s.MDEPct = toPct(ev.mde)
+	s.NoisePct = nz.sigma * 100
+	if n > 0 {
+		w := withinCVPct / 100
+		between := nz.sigma*nz.sigma/2 - math.Pi/2*w*w/float64(n)
+		s.BetweenPct = math.Sqrt(math.Max(0, between)) * 100
+	}
+}
+
+// passDeltas fills the pass-delta statistics of a collection's summary: median and mean
+// delta, passes faster, host blips, and the pooled-sample medians and Mann-Whitney p.
+func passDeltas(s *LaneSummary, passes []PassDelta, kept []int, runs []run, lay layout, c, l, a int, lane Lane, floorPct float64) {
+	var deltas, bv, cv []float64
+	for _, k := range kept {
+		for _, p := range []int{2 * k, 2*k + 1} {
+			pd := passes[p]
+			if !pd.Usable {
+				continue
+			}
+			deltas = append(deltas, pd.DeltaPct)
+			if pd.DeltaPct < 0 {
+				s.Faster++
+			}
+			bv = append(bv, runs[lay.at(c, p, l, 0)].values...)
+			cv = append(cv, runs[lay.at(c, p, l, a)].values...)
+		}
+	}
+	s.Passes = len(deltas)
+	if len(deltas) > 0 {
+		s.MedianDeltaPct = Median(deltas)
+		s.MeanDeltaPct = mean(deltas)
+	}
+	if len(deltas) >= 3 {
+		limit := math.Max(blipSigmas*madScale*mad(deltas, s.MedianDeltaPct), 2*floorPct)
+		for i := range passes {
+			if pd := &passes[i]; pd.Usable && math.Abs(pd.DeltaPct-s.MedianDeltaPct) > limit {
+				pd.HostBlip = true
+				s.HostBlips = append(s.HostBlips, pd.Pass)
+			}
+		}
+	}
+	if len(bv) > 0 && len(cv) > 0 {
+		th := benchmath.DefaultThresholds
+		bs, cs := benchmath.NewSample(bv, &th), benchmath.NewSample(cv, &th)
+		s.Base = summary(bs)
+		s.Cand = summary(cs)
+		s.P = benchmath.AssumeNothing.Compare(bs, cs).P
+		if s.Base.Median != 0 {
+			s.PooledDeltaPct = (s.Cand.Median - s.Base.Median) / math.Abs(s.Base.Median) * 100
+			if lane.HigherIsBetter {
+				s.PooledDeltaPct = -s.PooledDeltaPct
+			}
+		}
+	}
+}
+
+// warnLane adds the warnings of one collection of a lane: insufficient pairs,
+// contaminated passes and host blips.
+func warnLane(rep *Report, cp *collPairs, lane Lane, cand, base string, c int, s LaneSummary) {
+	for _, pr := range cp.pairs {
+		if pr.Verdict == Insufficient {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+				"lane %s, %s vs %s, collection %d, pair %d: insufficient: %s; rerun that pass-pair with at least %d samples per side",
+				lane.Name, cand, base, c, pr.Pair, pr.Reason, minSamples))
+		}
+	}
+	for _, k := range cp.kept {
+		for _, pd := range []PassDelta{cp.passes[2*k], cp.passes[2*k+1]} {
+			if pd.Contaminated {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+					"lane %s, %s vs %s, collection %d, pass %d: contaminated (%s); look for interference on the host during that run and rerun the pair",
+					lane.Name, cand, base, c, pd.Pass, contaminationText(pd, base)))
+			}
+			if pd.HostBlip {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+					"lane %s, %s vs %s, collection %d, pass %d: host blip: delta %s against a lane median of %s over %d passes; "+
+						"check the host's load during that pass (the lane verdict uses the pair means, which it moves)",
+					lane.Name, cand, base, c, pd.Pass, fmtDelta(pd.DeltaPct), fmtDelta(s.MedianDeltaPct), s.Passes))
+			}
+		}
+	}
+}
+
+// sortReport keeps only the passes of measured pairs and orders every slice as the
+// Report documents: by candidate, collection, lane, then pair or pass. analyzeLane
+// appends by candidate and lane, collection inside.
+func sortReport(rep *Report, in Input) {
+	cand := map[string]int{}
+	for i, c := range in.Candidates {
+		cand[c] = i
+	}
+	lane := map[string]int{}
+	for i, l := range in.Lanes {
+		lane[l.Name] = i
+	}
+	key := func(arm string, c int, l string, n int) []int { return []int{cand[arm], c, lane[l], n} }
+	less := func(a, b []int) int { return slices.Compare(a, b) }
+	slices.SortStableFunc(rep.Passes, func(x, y PassDelta) int {
+		return less(key(x.Arm, x.Collection, x.Lane, x.Pass), key(y.Arm, y.Collection, y.Lane, y.Pass))
+	})
+	slices.SortStableFunc(rep.Pairs, func(x, y Pair) int {
+		return less(key(x.Arm, x.Collection, x.Lane, x.Pair), key(y.Arm, y.Collection, y.Lane, y.Pair))
+	})
+	slices.SortStableFunc(rep.Lanes, func(x, y LaneSummary) int {
+		return less(key(x.Arm, x.Collection, x.Lane, 0), key(y.Arm, y.Collection, y.Lane, 0))
+	})
+	// Passes of pairs a lane did not run are not reported.
+	keptPass := map[[4]int]bool{}
+	for _, pr := range rep.Pairs {
+		for _, p := range []int{2*pr.Pair - 1, 2 * pr.Pair} {
+			keptPass[[4]int{cand[pr.Arm], pr.Collection, lane[pr.Lane], p}] = true
+		}
+	}
+	rep.Passes = slices.DeleteFunc(rep.Passes, func(pd PassDelta) bool {
+		return !keptPass[[4]int{cand[pd.Arm], pd.Collection, lane[pd.Lane], pd.Pass}]
+	})
 }
 
 // sideNote explains why one side of a pass is not usable, or returns "".
@@ -260,17 +556,16 @@ func sideNote(r run, arm string) string {
 		return fmt.Sprintf("no %s samples", arm)
 	case n < minSamples:
 		return fmt.Sprintf("only %d %s sample (need %d)", n, arm, minSamples)
+	case r.median < 0:
+		return fmt.Sprintf("%s median is negative (a ratio needs positive values)", arm)
 	}
 	return ""
 }
 
 // passDelta compares one candidate run with the base run of the same pass and lane.
 func passDelta(b, k run, lane Lane, base, cand string, c, p int, cfg Config) PassDelta {
-	pd := PassDelta{Lane: lane.Name, Arm: cand, Collection: c, Pass: p, Order: OrderForward,
+	pd := PassDelta{Lane: lane.Name, Arm: cand, Collection: c, Pass: p, Order: OrderOf(p),
 		BaseN: len(b.values), CandN: len(k.values)}
-	if p%2 == 0 {
-		pd.Order = OrderReverse
-	}
 	if len(b.values) > 0 {
 		pd.BaseMedian = b.median
 		pd.BaseCVPct = b.cvPct
@@ -288,60 +583,42 @@ func passDelta(b, k run, lane Lane, base, cand string, c, p int, cfg Config) Pas
 			notes = append(notes, n)
 		}
 	}
-	if len(notes) == 0 {
-		for _, s := range []struct {
-			r   run
-			arm string
-		}{{b, base}, {k, cand}} {
-			if s.r.cvUndefined {
-				notes = append(notes, fmt.Sprintf("%s median is 0 with samples spread around it (CV undefined)", s.arm))
-			}
-		}
-	}
-	delta, ok := DeltaPct(b.median, k.median, lane.HigherIsBetter)
-	if len(notes) == 0 && !ok {
-		zero := base
-		if lane.HigherIsBetter {
-			zero = cand
-		}
-		notes = append(notes, fmt.Sprintf("%s median is 0 (delta undefined)", zero))
-	}
 	if len(notes) > 0 {
 		pd.Note = joinSemi(notes)
 		return pd
 	}
 	pd.Usable = true
-	pd.DeltaPct = delta
+	// ratio is cand/base, or base/cand for higher-is-better lanes: above 1 is worse.
+	num, den := k.median, b.median
+	if lane.HigherIsBetter {
+		num, den = den, num
+	}
+	switch {
+	case num == 0 && den == 0:
+		pd.LogRatio = 0
+		pd.Note = "both medians are 0"
+	case den == 0:
+		pd.LogRatio = maxLogRatio
+		pd.Note = "a median of 0: the ratio is capped at a factor of a million"
+	case num == 0:
+		pd.LogRatio = -maxLogRatio
+		pd.Note = "a median of 0: the ratio is capped at a factor of a million"
+	default:
+		pd.LogRatio = math.Max(-maxLogRatio, math.Min(maxLogRatio, math.Log(num/den)))
+	}
+	pd.DeltaPct = toPct(pd.LogRatio)
+	if math.Abs(pd.LogRatio) < maxLogRatio && den != 0 {
+		pd.DeltaPct = (num - den) / den * 100 // exact, where exp(log(x)) would round
+	}
 	flagged, clean := pd.CandCVPct, pd.BaseCVPct
 	pd.Flagged = SideCandidate
 	if pd.DeltaPct < 0 {
 		flagged, clean = clean, flagged
 		pd.Flagged = SideBase
 	}
-	pd.Contaminated = flagged > cfg.CleanCVPct && (clean == 0 || flagged/clean >= cfg.CVAsymmetry)
+	pd.Contaminated = flagged > cfg.CleanCVPct && (clean == 0 || flagged/clean >= cfg.CVAsymmetry) &&
+		math.Abs(pd.DeltaPct) <= contaminationReach*flagged
 	return pd
-}
-
-// DeltaPct returns the candidate's change against the base in percent, negative when
-// the candidate is better, and whether it is defined:
-//
-//	lower is better:  (cand - base) / |base| x 100   undefined when base is 0
-//	higher is better: (base - cand) / |cand| x 100   undefined when cand is 0
-//
-// For a higher-is-better unit (a rate: results per second) this is the change of its
-// reciprocal (seconds per result), so a rate lane and the time lane of the same work
-// read the same delta, and a base that delivers nothing against a candidate that
-// delivers is -100%, not an infinite gain. Equal values are 0, zeros included.
-func DeltaPct(base, cand float64, higherIsBetter bool) (float64, bool) {
-	switch {
-	case base == cand:
-		return 0, true
-	case higherIsBetter && cand != 0:
-		return (base - cand) / math.Abs(cand) * 100, true
-	case !higherIsBetter && base != 0:
-		return (cand - base) / math.Abs(base) * 100, true
-	}
-	return 0, false
 }
 
 // contaminationText describes a contaminated pass: "candA CV 31% vs base 4.0%".
@@ -352,13 +629,23 @@ func contaminationText(pd PassDelta, base string) string {
 	return fmt.Sprintf("%s CV %s vs %s %s", pd.Arm, fmtCV(pd.CandCVPct), base, fmtCV(pd.BaseCVPct))
 }
 
-// pairVerdict applies the pass-pair rule to the forward pass p1 and the reverse pass p2.
-func pairVerdict(p1, p2 PassDelta, k int, base string, cfg Config) Pair {
+// pairVerdict applies the pass-pair rule to the forward pass p1 and the reverse pass p2,
+// with a pass material beyond materialLog on the log scale.
+func pairVerdict(p1, p2 PassDelta, k int, base string, cfg Config, floorPct, materialLog float64) Pair {
 	pr := Pair{Lane: p1.Lane, Arm: p1.Arm, Collection: p1.Collection, Pair: k,
 		Delta1Pct: p1.DeltaPct, Delta2Pct: p2.DeltaPct,
-		BaseCV1Pct: p1.BaseCVPct, CandCV1Pct: p1.CandCVPct, BaseCV2Pct: p2.BaseCVPct, CandCV2Pct: p2.CandCVPct,
+		MaterialPct: toPct(materialLog),
+		BaseCV1Pct:  p1.BaseCVPct, CandCV1Pct: p1.CandCVPct, BaseCV2Pct: p2.BaseCVPct, CandCV2Pct: p2.CandCVPct,
 		Usable1: p1.Usable, Usable2: p2.Usable, Contaminated1: p1.Contaminated, Contaminated2: p2.Contaminated}
-	floor := fmtFloor(cfg.EffectFloorPct)
+	if p1.Usable && p2.Usable {
+		pr.MeanPct = toPct((p1.LogRatio + p2.LogRatio) / 2)
+		pr.OrderPct = toPct((p1.LogRatio - p2.LogRatio) / 2)
+	}
+	threshold := fmtFloor(round1(pr.MaterialPct))
+	what := "material threshold"
+	if materialLog <= floorLog(floorPct)*(1+1e-12) {
+		threshold, what = fmtFloor(floorPct), "floor"
+	}
 	d1, d2 := fmtDelta(p1.DeltaPct), fmtDelta(p2.DeltaPct)
 	var parts []string
 	switch {
@@ -372,88 +659,33 @@ func pairVerdict(p1, p2 PassDelta, k int, base string, cfg Config) Pair {
 	case p1.Contaminated || p2.Contaminated:
 		for _, pd := range []PassDelta{p1, p2} {
 			if pd.Contaminated {
-				parts = append(parts, fmt.Sprintf("pass %d contaminated: %s", pd.Pass, contaminationText(pd, base)))
+				parts = append(parts, fmt.Sprintf("pass %d contaminated: %s, enough spread to explain its delta", pd.Pass, contaminationText(pd, base)))
 			}
 		}
 		pr.Verdict = DriftSuspected
 		pr.Reason = fmt.Sprintf("%s (deltas %s then %s)", joinSemi(parts), d1, d2)
 	default:
-		m1 := math.Abs(p1.DeltaPct) >= cfg.EffectFloorPct
-		m2 := math.Abs(p2.DeltaPct) >= cfg.EffectFloorPct
+		m1 := math.Abs(p1.LogRatio) >= materialLog
+		m2 := math.Abs(p2.LogRatio) >= materialLog
 		switch {
-		case m1 && m2 && (p1.DeltaPct < 0) != (p2.DeltaPct < 0):
+		case m1 && m2 && (p1.LogRatio < 0) != (p2.LogRatio < 0):
 			pr.Verdict = DriftSuspected
-			pr.Reason = fmt.Sprintf("order flip reverses the sign, both beyond the %s floor: %s then %s", floor, d1, d2)
+			pr.Reason = fmt.Sprintf("order flip reverses the sign, both beyond the %s %s: %s then %s", threshold, what, d1, d2)
 		case m1 && m2:
 			pr.Verdict, pr.Direction = Reproduced, DirectionSlower
-			if p1.DeltaPct < 0 {
+			if p1.LogRatio < 0 {
 				pr.Direction = DirectionFaster
 			}
-			pr.Reason = fmt.Sprintf("both passes %s beyond the %s floor: %s then %s", pr.Direction, floor, d1, d2)
+			pr.Reason = fmt.Sprintf("both passes %s beyond the %s %s: %s then %s", pr.Direction, threshold, what, d1, d2)
 		case m1 || m2:
 			pr.Verdict = OneSided
-			pr.Reason = fmt.Sprintf("one pass material, one not: %s then %s (%s floor)", d1, d2, floor)
+			pr.Reason = fmt.Sprintf("one pass material, one not: %s then %s (%s %s)", d1, d2, threshold, what)
 		default:
 			pr.Verdict = Neutral
-			pr.Reason = fmt.Sprintf("both passes within the %s floor: %s then %s", floor, d1, d2)
+			pr.Reason = fmt.Sprintf("both passes within the %s %s: %s then %s", threshold, what, d1, d2)
 		}
 	}
 	return pr
-}
-
-// summarize pools one lane's passes for candidate arm a in collection c (0-based).
-func summarize(passes []PassDelta, pairs []Pair, runs []run, lay layout, c, l, a int, lane Lane, cfg Config) LaneSummary {
-	s := LaneSummary{Lane: lane.Name, Arm: passes[0].Arm, Role: lane.Role, Expect: lane.Expect, Collection: c + 1,
-		Pairs: len(pairs), Counts: map[Verdict]int{}, P: 1, HostBlips: []int{}}
-	for _, v := range Verdicts() {
-		s.Counts[v] = 0
-	}
-	for _, pr := range pairs {
-		s.Counts[pr.Verdict]++
-		switch pr.Direction {
-		case DirectionFaster:
-			s.ReproducedFaster++
-		case DirectionSlower:
-			s.ReproducedSlower++
-		}
-	}
-
-	var deltas, bv, cv []float64
-	for p, pd := range passes {
-		if !pd.Usable {
-			continue
-		}
-		deltas = append(deltas, pd.DeltaPct)
-		if pd.DeltaPct < 0 {
-			s.Faster++
-		}
-		bv = append(bv, runs[lay.at(c, p, l, 0)].values...)
-		cv = append(cv, runs[lay.at(c, p, l, a)].values...)
-	}
-	s.Passes = len(deltas)
-	if len(deltas) > 0 {
-		s.MedianDeltaPct = Median(deltas)
-		s.MeanDeltaPct = mean(deltas)
-	}
-	if len(deltas) >= 3 {
-		limit := math.Max(3*madScale*mad(deltas, s.MedianDeltaPct), 2*cfg.EffectFloorPct)
-		for i := range passes {
-			if pd := &passes[i]; pd.Usable && math.Abs(pd.DeltaPct-s.MedianDeltaPct) > limit {
-				pd.HostBlip = true
-				s.HostBlips = append(s.HostBlips, pd.Pass)
-			}
-		}
-	}
-	if len(bv) > 0 && len(cv) > 0 {
-		th := benchmath.DefaultThresholds
-		bs, cs := benchmath.NewSample(bv, &th), benchmath.NewSample(cv, &th)
-		s.Base = summary(bs)
-		s.Cand = summary(cs)
-		s.P = benchmath.AssumeNothing.Compare(bs, cs).P
-		s.PooledDeltaPct, _ = DeltaPct(s.Base.Median, s.Cand.Median, lane.HigherIsBetter)
-	}
-	s.Verdict, s.Reason = laneVerdict(s, cfg)
-	return s
 }
 
 // summary converts a benchmath median summary into a JSON-safe Summary.
@@ -464,35 +696,6 @@ func summary(smp *benchmath.Sample) Summary {
 		out.Lo, out.Hi, out.Bounded = sm.Lo, sm.Hi, true
 	}
 	return out
-}
-
-// laneVerdict applies the lane rule (see the package doc) to a summary whose counts and
-// deltas are filled in.
-func laneVerdict(s LaneSummary, cfg Config) (LaneVerdict, string) {
-	n := s.Pairs
-	usable := n - s.Counts[Insufficient]
-	floor := fmtFloor(cfg.EffectFloorPct)
-	med, avg := fmtDelta(s.MedianDeltaPct), fmtDelta(s.MeanDeltaPct)
-	switch {
-	case s.Passes == 0:
-		return LaneInsufficient, fmt.Sprintf("no usable pass: all %d pairs insufficient", n)
-	case 2*usable < n:
-		return LaneInsufficient, fmt.Sprintf("only %d of %d pairs usable; more than half lack data", usable, n)
-	case 2*s.ReproducedFaster > n && s.ReproducedSlower == 0 && s.MedianDeltaPct <= -cfg.EffectFloorPct:
-		return LaneReproducedFaster, fmt.Sprintf("%d of %d pairs REPRODUCED faster, none slower; median pass delta %s (mean %s) beyond the %s floor",
-			s.ReproducedFaster, n, med, avg, floor)
-	case 2*s.ReproducedSlower > n && s.ReproducedFaster == 0 && s.MedianDeltaPct >= cfg.EffectFloorPct:
-		return LaneReproducedSlower, fmt.Sprintf("%d of %d pairs REPRODUCED slower, none faster; median pass delta %s (mean %s) beyond the %s floor",
-			s.ReproducedSlower, n, med, avg, floor)
-	case 2*s.Counts[DriftSuspected] >= usable:
-		return LaneDrift, fmt.Sprintf("%d of %d usable pairs drift-suspected (median pass delta %s, mean %s): the result depends on order or time; check the host and rerun",
-			s.Counts[DriftSuspected], usable, med, avg)
-	case math.Abs(s.MedianDeltaPct) < cfg.EffectFloorPct:
-		return LaneNeutral, fmt.Sprintf("median pass delta %s (mean %s) within the %s floor; pairs: %s", med, avg, floor, countsText(s))
-	default:
-		return LaneMixed, fmt.Sprintf("median pass delta %s (mean %s) beyond the %s floor, but the pairs do not reproduce it in one direction; pairs: %s",
-			med, avg, floor, countsText(s))
-	}
 }
 
 // countsText lists the non-zero pair verdict counts and the number of pairs:

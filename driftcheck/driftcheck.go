@@ -1,38 +1,41 @@
 package driftcheck
 
-// Config holds the thresholds of the drift check. Zero fields take the DefaultConfig
-// value, so an unset threshold in a spec means the default.
+// SchemaVersion is the version of the Report's JSON form (analysis.json, drift --json).
+// Version 2 added the lane evidence from pair means (estimate, interval, noise, order
+// effect, MDE) and the three-way lane verdicts.
+const SchemaVersion = 2
+
+// Config holds the thresholds and error rates of the drift check. Zero fields take the
+// DefaultConfig value, so an unset threshold in a spec means the default.
 type Config struct {
-	// EffectFloorPct is the smallest |delta%| of one pass that counts as material.
-	EffectFloorPct float64 `json:"effect_floor_pct"`
+	// EffectFloorPct is the smallest effect, in percent, that matters: a lane reproduces
+	// only with an estimate beyond it, and is neutral only with an interval inside it.
+	// It is a ratio: 3 means a change by a factor of 1.03 either way.
+	EffectFloorPct float64 `json:"effect_floor_pct" yaml:"effect-floor-pct,omitempty"`
 	// CleanCVPct is the robust CV (percent, raw samples within one process run) above
 	// which a pass's flagged side may be contaminated.
-	CleanCVPct float64 `json:"clean_cv_pct"`
+	CleanCVPct float64 `json:"clean_cv_pct" yaml:"clean-cv-pct,omitempty"`
 	// CVAsymmetry is the ratio flagged CV / clean CV from which the clean side counts as
 	// quiet by comparison.
-	CVAsymmetry float64 `json:"cv_asymmetry"`
+	CVAsymmetry float64 `json:"cv_asymmetry" yaml:"cv-asymmetry,omitempty"`
+	// Alpha is the two-sided error rate of one interval (default 0.05): a lane reads
+	// reproduced in a direction it does not have at most Alpha/2 of the time.
+	Alpha float64 `json:"alpha" yaml:"alpha,omitempty"`
+	// Power is the probability at which the minimum detectable effect is stated
+	// (default 0.8).
+	Power float64 `json:"power" yaml:"power,omitempty"`
+	// Looks is the number of looks at the data that the stopping rule may take (default
+	// 1, a fixed protocol). Each look's intervals are at level 1 - Alpha/Looks, so that by
+	// the union bound every interval of every look holds at once with probability at
+	// least 1 - Alpha, whenever the run stops.
+	Looks int `json:"looks" yaml:"-"`
 }
 
-// DefaultConfig returns the default thresholds: a 3% effect floor, an 8% clean CV and a
-// 4x CV asymmetry.
+// DefaultConfig returns the default thresholds: a 3% effect floor, an 8% clean CV, a 4x
+// CV asymmetry, 95% intervals, MDEs at 80% power and one look.
 func DefaultConfig() Config {
-	return Config{EffectFloorPct: 3, CleanCVPct: 8, CVAsymmetry: 4}
+	return Config{EffectFloorPct: 3, CleanCVPct: 8, CVAsymmetry: 4, Alpha: 0.05, Power: 0.8, Looks: 1}
 }
-
-// Lane roles, as written in an experiment spec.
-const (
-	RolePrimary   = "primary"
-	RoleSecondary = "secondary"
-	RoleGuard     = "guard"
-	RoleControl   = "control"
-)
-
-// Expected directions of a lane, as written in an experiment spec.
-const (
-	ExpectFaster  = "faster"
-	ExpectSlower  = "slower"
-	ExpectNeutral = "neutral"
-)
 
 // Pass orders: forward runs the base first, reverse runs the candidates first.
 const (
@@ -40,18 +43,24 @@ const (
 	OrderReverse = "reverse"
 )
 
+// OrderOf returns the order of pass p (1-based within its collection): forward when p
+// is odd, reverse when it is even.
+func OrderOf(p int) string {
+	if p%2 == 0 {
+		return OrderReverse
+	}
+	return OrderForward
+}
+
 // Lane describes one measurement.
 type Lane struct {
 	// Name identifies the lane in observations.
 	Name string `json:"name"`
-	// Role is RolePrimary, RoleSecondary, RoleGuard, RoleControl or empty.
-	Role string `json:"role"`
 	// HigherIsBetter is set for units such as throughput; the delta's sign is flipped
 	// so that negative always means the candidate is better.
 	HigherIsBetter bool `json:"higher_is_better"`
-	// Expect is ExpectFaster, ExpectSlower, ExpectNeutral or empty. Analyze only carries
-	// it through; the decision rule reads it.
-	Expect string `json:"expect,omitempty"`
+	// FloorPct, when positive, replaces Config.EffectFloorPct for this lane.
+	FloorPct float64 `json:"floor_pct,omitempty"`
 }
 
 // Observation is the raw samples of one process run: one lane of one arm in one pass.
@@ -79,10 +88,12 @@ type Input struct {
 	Lanes []Lane `json:"lanes"`
 	// Collections is the number of collections (>= 1).
 	Collections int `json:"collections"`
-	// Passes is the number of passes per collection (even, >= 2).
+	// Passes is the number of passes per collection (even, >= 2): the most a lane may
+	// have. A pass-pair of a lane with no observation at all (a sequential run that
+	// stopped measuring the lane, or has not reached the pair yet) is not reported; one
+	// with some observations missing is insufficient, with a warning.
 	Passes int `json:"passes"`
-	// Observations may be in any order; a missing one becomes an insufficient pair
-	// and a warning.
+	// Observations may be in any order.
 	Observations []Observation `json:"observations"`
 }
 
@@ -103,27 +114,42 @@ func Verdicts() []Verdict {
 	return []Verdict{Reproduced, DriftSuspected, OneSided, Neutral, Insufficient}
 }
 
-// LaneVerdict is the verdict of one lane for one candidate in one collection.
+// LaneVerdict is the verdict of one lane for one candidate, in one collection or pooled
+// over all of them.
 type LaneVerdict string
 
 // Lane verdicts (see the package doc for the rule).
 const (
-	// LaneReproducedFaster: most pairs REPRODUCED faster, none slower, and the median
-	// pass delta is at or beyond -floor.
+	// LaneReproducedFaster: the effect's interval lies below 0, the estimate is at or
+	// beyond -floor, and no pair REPRODUCED slower.
 	LaneReproducedFaster LaneVerdict = "reproduced-faster"
-	// LaneReproducedSlower: most pairs REPRODUCED slower, none faster, and the median
-	// pass delta is at or beyond +floor.
+	// LaneReproducedSlower: the interval lies above 0, the estimate is at or beyond
+	// +floor, and no pair REPRODUCED faster.
 	LaneReproducedSlower LaneVerdict = "reproduced-slower"
-	// LaneDrift: at least half of the usable pairs are drift-suspected.
-	LaneDrift LaneVerdict = "drift"
-	// LaneNeutral: the median pass delta is within the floor.
+	// LaneNeutral: shown by equivalence: the whole interval lies inside +-floor.
 	LaneNeutral LaneVerdict = "neutral"
-	// LaneMixed: the median pass delta is material but the pairs do not reproduce it
-	// in one direction.
-	LaneMixed LaneVerdict = "mixed"
-	// LaneInsufficient: more than half of the pairs lack data.
+	// LaneOrderDependent: the effect is not decided, and the order effect's interval
+	// excludes 0 with an estimate beyond the floor: the result depends on which arm
+	// runs first (or on time within a pair), measured.
+	LaneOrderDependent LaneVerdict = "order-dependent"
+	// LaneUndecided: the data can neither show an effect nor rule one out at this
+	// protocol; the summary says the MDE and about how many more pairs would resolve the
+	// floor.
+	LaneUndecided LaneVerdict = "undecided"
+	// LaneInsufficient: no usable pair, more than half of the pairs lack data, or no
+	// noise estimate (one pair in all).
 	LaneInsufficient LaneVerdict = "insufficient"
 )
+
+// LaneVerdicts returns every lane verdict in a fixed display order.
+func LaneVerdicts() []LaneVerdict {
+	return []LaneVerdict{LaneReproducedFaster, LaneReproducedSlower, LaneNeutral, LaneOrderDependent, LaneUndecided, LaneInsufficient}
+}
+
+// Decided reports whether the verdict settles the lane: reproduced either way or neutral.
+func (v LaneVerdict) Decided() bool {
+	return v == LaneReproducedFaster || v == LaneReproducedSlower || v == LaneNeutral
+}
 
 // Directions of a REPRODUCED pair.
 const (
@@ -135,6 +161,8 @@ const (
 // order), collection, lane (Input.Lanes order), then pair or pass. No float field is
 // ever NaN or infinite, so a Report always encodes as JSON.
 type Report struct {
+	// SchemaVersion is SchemaVersion.
+	SchemaVersion int `json:"schema_version"`
 	// Config is the configuration in effect, defaults filled in.
 	Config     Config        `json:"config"`
 	Base       string        `json:"base"`
@@ -142,6 +170,9 @@ type Report struct {
 	Pairs      []Pair        `json:"pairs"`
 	Passes     []PassDelta   `json:"passes"`
 	Lanes      []LaneSummary `json:"lanes"`
+	// Pooled has one summary per candidate and lane over all collections (Collection 0),
+	// ordered by candidate, then lane.
+	Pooled []LaneSummary `json:"pooled"`
 	// Warnings are problems in the data, each with what to do about it.
 	Warnings []string `json:"warnings"`
 }
@@ -161,6 +192,15 @@ type Pair struct {
 	// the candidate is better); 0 when a pass is not usable.
 	Delta1Pct float64 `json:"delta1_pct"`
 	Delta2Pct float64 `json:"delta2_pct"`
+	// MeanPct is the pair mean m = (d_fwd + d_rev)/2 (on the log scale, shown in
+	// percent): the pair's effect with linear drift and order cancelled. OrderPct is
+	// o = (d_fwd - d_rev)/2: its order dependence. Both 0 unless both passes are usable.
+	MeanPct  float64 `json:"mean_pct"`
+	OrderPct float64 `json:"order_pct"`
+	// MaterialPct is the |delta| from which a pass counts as material in this pair's
+	// lane: the larger of the floor and the lane's noise scaled so that an A/A pair
+	// reads REPRODUCED about 5% of the time (see the package doc).
+	MaterialPct float64 `json:"material_pct"`
 	// Reason says what happened, with the numbers.
 	Reason string `json:"reason"`
 	// BaseCV1Pct ... CandCV2Pct are each side's robust CV in the two passes.
@@ -187,15 +227,21 @@ type PassDelta struct {
 	// BaseN and CandN count the finite samples on each side.
 	BaseN int `json:"base_n"`
 	CandN int `json:"cand_n"`
-	// Usable is false when a side is missing, has fewer than 2 samples or a zero
-	// median; Note then says which, and the numbers below are 0 where undefined.
+	// Usable is false when a side is missing or has fewer than 2 samples; Note then says
+	// which, and the numbers below are 0 where undefined. Note also marks a ratio capped
+	// because one median is 0.
 	Usable     bool    `json:"usable"`
 	Note       string  `json:"note,omitempty"`
 	BaseMedian float64 `json:"base_median"`
 	CandMedian float64 `json:"cand_median"`
-	DeltaPct   float64 `json:"delta_pct"`
-	BaseCVPct  float64 `json:"base_cv_pct"`
-	CandCVPct  float64 `json:"cand_cv_pct"`
+	// DeltaPct is the change of the candidate's median against the base's in percent,
+	// sign flipped for higher-is-better lanes (negative is better). LogRatio is the same
+	// comparison on the log scale (ln(cand/base), or ln(base/cand) for higher-is-better),
+	// which the lane statistics use.
+	DeltaPct  float64 `json:"delta_pct"`
+	LogRatio  float64 `json:"log_ratio"`
+	BaseCVPct float64 `json:"base_cv_pct"`
+	CandCVPct float64 `json:"cand_cv_pct"`
 	// Flagged is "candidate" when DeltaPct >= 0, else "base": the side tested for
 	// contamination.
 	Flagged      string `json:"flagged,omitempty"`
@@ -224,15 +270,54 @@ type Summary struct {
 	Confidence float64 `json:"confidence"`
 }
 
-// LaneSummary pools one lane's passes for one candidate in one collection.
+// LaneSummary is one lane's evidence for one candidate: in one collection, or pooled over
+// all collections (Collection 0).
 type LaneSummary struct {
 	Lane string `json:"lane"`
 	// Arm is the candidate arm.
-	Arm    string `json:"arm"`
-	Role   string `json:"role"`
-	Expect string `json:"expect,omitempty"`
-	// Collection is 1-based.
+	Arm string `json:"arm"`
+	// Collection is 1-based, or 0 for the summary pooled over collections.
 	Collection int `json:"collection"`
+	// FloorPct is the effect floor the verdict used.
+	FloorPct float64 `json:"floor_pct"`
+	// HigherIsBetter is the lane's: percentages are of a higher-is-better unit, sign
+	// flipped.
+	HigherIsBetter bool `json:"higher_is_better"`
+
+	// Evidence from pair means. EstimatePct is the effect (mean of the pair means, shown
+	// in percent; negative is better), CILowPct..CIHighPct its interval at Confidence.
+	// Bounded is false when there is no interval (no noise estimate); the interval
+	// fields are 0 then.
+	EstimatePct float64 `json:"estimate_pct"`
+	CILowPct    float64 `json:"ci_low_pct"`
+	CIHighPct   float64 `json:"ci_high_pct"`
+	Bounded     bool    `json:"bounded"`
+	Confidence  float64 `json:"confidence"`
+	// OrderEffectPct is the mean order effect (forward minus reverse delta, halved), with
+	// its interval OrderLowPct..OrderHighPct at the same confidence.
+	OrderEffectPct float64 `json:"order_effect_pct"`
+	OrderLowPct    float64 `json:"order_low_pct"`
+	OrderHighPct   float64 `json:"order_high_pct"`
+	// NoisePct is the measured noise of one pass delta (its standard deviation, from the
+	// spread of pair means and order effects around their means, pooled over the lane's
+	// collections), BetweenPct the part of it that comes from process-to-process
+	// variation, and WithinCVPct the median robust CV of the raw samples within one run.
+	NoisePct    float64 `json:"noise_pct"`
+	BetweenPct  float64 `json:"between_pct"`
+	WithinCVPct float64 `json:"within_cv_pct"`
+	// DF is the noise estimate's degrees of freedom; EstimateLog and SELog are the
+	// estimate and its standard error on the log scale, so that an interval at another
+	// level can be derived (IntervalPct).
+	DF          int     `json:"df"`
+	EstimateLog float64 `json:"estimate_log"`
+	SELog       float64 `json:"se_log"`
+	// MDEPct is the minimum detectable effect of this summary's pairs at Config.Power
+	// and the interval's level. PairsNeeded is about how many usable pairs per
+	// collection would bring it to the floor (0 when it already is; -1 when no
+	// estimate is possible).
+	MDEPct      float64 `json:"mde_pct"`
+	PairsNeeded int     `json:"pairs_needed"`
+
 	// MedianDeltaPct and MeanDeltaPct summarise the usable per-pass deltas.
 	MedianDeltaPct float64 `json:"median_delta_pct"`
 	MeanDeltaPct   float64 `json:"mean_delta_pct"`
@@ -241,14 +326,18 @@ type LaneSummary struct {
 	// Faster counts usable passes with a negative delta, out of Passes usable passes.
 	Faster int `json:"faster"`
 	Passes int `json:"passes"`
-	// Pairs is the number of pass-pairs in the collection; Counts has every verdict.
-	Pairs  int             `json:"pairs"`
-	Counts map[Verdict]int `json:"counts"`
+	// Pairs is the number of pass-pairs measured (at least one run observed) and
+	// UsablePairs those with both passes usable; Counts has every verdict.
+	Pairs       int             `json:"pairs"`
+	UsablePairs int             `json:"usable_pairs"`
+	Counts      map[Verdict]int `json:"counts"`
 	// ReproducedFaster and ReproducedSlower split Counts[Reproduced] by direction.
 	ReproducedFaster int `json:"reproduced_faster"`
 	ReproducedSlower int `json:"reproduced_slower"`
 	// P is the Mann-Whitney U p-value over the pooled samples of the usable passes
-	// (1 when the test cannot be made).
+	// (1 when the test cannot be made). It counts samples as independent, which the
+	// samples of one process are not: it is shown for comparison with benchstat, and no
+	// verdict uses it.
 	P    float64 `json:"p"`
 	Base Summary `json:"base"`
 	Cand Summary `json:"cand"`

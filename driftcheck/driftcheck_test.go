@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/sim"
 )
 
 // side is one run's samples; nil means the observation is missing.
@@ -21,6 +22,24 @@ func rep(x float64, n int) side {
 	s := make(side, n)
 	for i := range s {
 		s[i] = x
+	}
+	return s
+}
+
+// spread returns n samples around x with a robust CV of about cvPct percent: x times
+// 1 +- cv/1.4826 alternating, with x itself in the middle.
+func spread(x, cvPct float64, n int) side {
+	s := make(side, n)
+	d := cvPct / 100 / 1.4826
+	for i := range s {
+		switch i % 3 {
+		case 0:
+			s[i] = x
+		case 1:
+			s[i] = x * (1 + d)
+		default:
+			s[i] = x * (1 - d)
+		}
 	}
 	return s
 }
@@ -41,506 +60,295 @@ func handInput(lane driftcheck.Lane, passes ...[2]side) driftcheck.Input {
 	return in
 }
 
-var laneL = driftcheck.Lane{Name: "L", Role: driftcheck.RolePrimary}
+var laneL = driftcheck.Lane{Name: "L"}
 
-// qps is a higher-is-better lane (a rate).
-var qps = driftcheck.Lane{Name: "qps", Role: driftcheck.RolePrimary, HigherIsBetter: true}
+func analyze(t *testing.T, in driftcheck.Input, cfg driftcheck.Config) driftcheck.Report {
+	t.Helper()
+	r, err := driftcheck.Analyze(in, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := json.Marshal(r); err != nil {
+		t.Fatalf("report does not encode: %v", err)
+	}
+	return r
+}
 
-// TestPairVerdicts checks every pass-pair rule and its exact reason on handmade data.
+// TestPairVerdicts checks every pass-pair rule and its exact reason on handmade data
+// whose lane noise is below the floor, so a pass is material beyond the floor.
 func TestPairVerdicts(t *testing.T) {
-	quiet := side{98, 100, 102} // median 100, robust CV 2.9652%
+	quiet := spread(100, 2, 9)
 	tests := []struct {
 		name      string
-		lane      driftcheck.Lane
 		p1, p2    [2]side
 		verdict   driftcheck.Verdict
 		direction string
 		reason    string
-		d1, d2    float64
 	}{
-		{
-			name: "both faster", lane: laneL,
-			p1: [2]side{rep(100, 5), rep(88, 5)}, p2: [2]side{rep(100, 5), rep(90.2, 5)},
-			verdict: driftcheck.Reproduced, direction: "faster", d1: -12, d2: -9.8,
-			reason: "both passes faster beyond the 3% floor: -12.0% then -9.8%",
-		},
-		{
-			name: "both slower", lane: laneL,
-			p1: [2]side{rep(100, 5), rep(106, 5)}, p2: [2]side{rep(200, 5), rep(210.2, 5)},
-			verdict: driftcheck.Reproduced, direction: "slower", d1: 6, d2: 5.1,
-			reason: "both passes slower beyond the 3% floor: +6.0% then +5.1%",
-		},
-		{
-			name: "exactly at the floor counts", lane: laneL,
-			p1: [2]side{rep(100, 5), rep(97, 5)}, p2: [2]side{rep(100, 5), rep(97, 5)},
-			verdict: driftcheck.Reproduced, direction: "faster", d1: -3, d2: -3,
-			reason: "both passes faster beyond the 3% floor: -3.0% then -3.0%",
-		},
-		{
-			name: "order flip reverses the sign", lane: laneL,
-			p1: [2]side{rep(100, 5), rep(108.2, 5)}, p2: [2]side{rep(100, 5), rep(92.1, 5)},
-			verdict: driftcheck.DriftSuspected, d1: 8.2, d2: -7.9,
-			reason: "order flip reverses the sign, both beyond the 3% floor: +8.2% then -7.9%",
-		},
-		{
-			name: "one pass material, one not", lane: laneL,
-			p1: [2]side{rep(100, 5), rep(78, 5)}, p2: [2]side{rep(100, 5), rep(99.6, 5)},
-			verdict: driftcheck.OneSided, d1: -22, d2: -0.4,
-			reason: "one pass material, one not: -22.0% then -0.4% (3% floor)",
-		},
-		{
-			name: "both within the floor", lane: laneL,
-			p1: [2]side{rep(100, 5), rep(100.4, 5)}, p2: [2]side{rep(100, 5), rep(98.9, 5)},
-			verdict: driftcheck.Neutral, d1: 0.4, d2: -1.1,
-			reason: "both passes within the 3% floor: +0.4% then -1.1%",
-		},
-		{
-			// cand {85,104,125}: median 104, MAD 19, CV 1.4826*19/104 = 27%; base CV 3.0%.
-			name: "candidate contaminated in pass 2", lane: laneL,
-			p1: [2]side{quiet, side{87, 88, 89}}, p2: [2]side{quiet, side{85, 104, 125}},
-			verdict: driftcheck.DriftSuspected, d1: -12, d2: 4,
-			reason: "pass 2 contaminated: cand CV 27% vs base 3.0% (deltas -12.0% then +4.0%)",
-		},
-		{
-			// base {85,100,125}: MAD 15, CV 22%; the candidate is faster, so the base is flagged.
-			name: "base contaminated in pass 1 against a zero-CV candidate", lane: laneL,
-			p1: [2]side{side{85, 100, 125}, rep(90, 3)}, p2: [2]side{quiet, side{89, 90, 91}},
-			verdict: driftcheck.DriftSuspected, d1: -10, d2: -10,
-			reason: "pass 1 contaminated: base CV 22% vs cand 0% (deltas -10.0% then -10.0%)",
-		},
-		{
-			name: "both passes contaminated", lane: laneL,
-			p1: [2]side{side{85, 100, 125}, rep(90, 3)}, p2: [2]side{quiet, side{85, 104, 125}},
-			verdict: driftcheck.DriftSuspected, d1: -10, d2: 4,
-			reason: "pass 1 contaminated: base CV 22% vs cand 0%; pass 2 contaminated: cand CV 27% vs base 3.0% (deltas -10.0% then +4.0%)",
-		},
-		{
-			// cand CV 27%, base {90,100,110} CV 14.8%: ratio 1.8 < 4, both sides noisy.
-			name: "noisy on both sides is not contamination", lane: laneL,
-			p1: [2]side{side{90, 100, 110}, side{85, 104, 125}}, p2: [2]side{side{90, 100, 110}, side{85, 104, 125}},
-			verdict: driftcheck.Reproduced, direction: "slower", d1: 4, d2: 4,
-			reason: "both passes slower beyond the 3% floor: +4.0% then +4.0%",
-		},
-		{
-			// Flagged CV 7.4% is not above the 8% clean-CV threshold even though the base has 0.
-			name: "asymmetric but under the clean threshold", lane: laneL,
-			p1: [2]side{rep(100, 3), side{95, 100, 105}}, p2: [2]side{rep(100, 3), rep(100, 3)},
-			verdict: driftcheck.Neutral, d1: 0, d2: 0,
-			reason: "both passes within the 3% floor: +0.0% then +0.0%",
-		},
-		{
-			// 1000/s -> 1250/s is 1 ms -> 0.8 ms per result: -20%; 1000/s -> 2000/s is -50%.
-			name: "higher is better: the delta of the reciprocal",
-			lane: qps,
-			p1:   [2]side{rep(1000, 5), rep(1250, 5)}, p2: [2]side{rep(1000, 5), rep(2000, 5)},
-			verdict: driftcheck.Reproduced, direction: "faster", d1: -20, d2: -50,
-			reason: "both passes faster beyond the 3% floor: -20.0% then -50.0%",
-		},
-		{
-			name: "higher is better, slower", lane: qps,
-			p1: [2]side{rep(1000, 5), rep(800, 5)}, p2: [2]side{rep(1000, 5), rep(500, 5)},
-			verdict: driftcheck.Reproduced, direction: "slower", d1: 25, d2: 100,
-			reason: "both passes slower beyond the 3% floor: +25.0% then +100.0%",
-		},
-		{
-			// A base that delivers nothing against a candidate that delivers.
-			name: "higher is better, zero base median", lane: qps,
-			p1: [2]side{rep(0, 5), rep(60, 5)}, p2: [2]side{rep(0, 5), rep(70, 5)},
-			verdict: driftcheck.Reproduced, direction: "faster", d1: -100, d2: -100,
-			reason: "both passes faster beyond the 3% floor: -100.0% then -100.0%",
-		},
-		{
-			name: "higher is better, zero candidate median", lane: qps,
-			p1: [2]side{rep(60, 5), rep(0, 5)}, p2: [2]side{rep(60, 5), rep(30, 5)},
-			verdict: driftcheck.Insufficient, d2: 100,
-			reason: "pass 1: cand median is 0 (delta undefined)",
-		},
-		{
-			name: "both medians zero is no change", lane: qps,
-			p1: [2]side{rep(0, 5), rep(0, 5)}, p2: [2]side{rep(0, 5), rep(0, 5)},
-			verdict: driftcheck.Neutral,
-			reason:  "both passes within the 3% floor: +0.0% then +0.0%",
-		},
-		{
-			// 5 allocations to none: -100%; a zero median without spread has a CV of 0.
-			name: "zero candidate median on a lower-is-better lane", lane: laneL,
-			p1: [2]side{rep(5, 5), rep(0, 5)}, p2: [2]side{rep(5, 5), rep(0, 5)},
-			verdict: driftcheck.Reproduced, direction: "faster", d1: -100, d2: -100,
-			reason: "both passes faster beyond the 3% floor: -100.0% then -100.0%",
-		},
-		{
-			name: "zero median with spread", lane: laneL,
-			p1: [2]side{rep(100, 5), side{-2, -1, 0, 1, 2}}, p2: [2]side{rep(100, 5), rep(90, 5)},
-			verdict: driftcheck.Insufficient, d2: -10,
-			reason: "pass 1: cand median is 0 with samples spread around it (CV undefined)",
-		},
-		{
-			name: "missing base observation", lane: laneL,
-			p1: [2]side{rep(100, 5), rep(90, 5)}, p2: [2]side{nil, rep(90, 5)},
-			verdict: driftcheck.Insufficient, d1: -10,
-			reason: "pass 2: no base observation",
-		},
-		{
-			name: "one sample on the base, failed candidate run", lane: laneL,
-			p1: [2]side{side{100}, side{}}, p2: [2]side{rep(100, 5), rep(90, 5)},
-			verdict: driftcheck.Insufficient, d2: -10,
-			reason: "pass 1: only 1 base sample (need 2); no cand samples",
-		},
-		{
-			name: "zero base median", lane: laneL,
-			p1: [2]side{rep(0, 5), rep(90, 5)}, p2: [2]side{rep(100, 5), rep(90, 5)},
-			verdict: driftcheck.Insufficient, d2: -10,
-			reason: "pass 1: base median is 0 (delta undefined)",
-		},
-		{
-			name: "insufficient wins over contamination", lane: laneL,
-			p1: [2]side{side{85, 100, 125}, rep(90, 3)}, p2: [2]side{rep(100, 3), nil},
-			verdict: driftcheck.Insufficient, d1: -10,
-			reason: "pass 2: no cand observation",
-		},
+		{name: "both faster", p1: [2]side{rep(100, 5), rep(88, 5)}, p2: [2]side{rep(100, 5), rep(90, 5)},
+			verdict: driftcheck.Reproduced, direction: "faster",
+			reason: "both passes faster beyond the 3% floor: -12.0% then -10.0%"},
+		{name: "both slower", p1: [2]side{rep(100, 5), rep(105, 5)}, p2: [2]side{rep(100, 5), rep(110, 5)},
+			verdict: driftcheck.Reproduced, direction: "slower",
+			reason: "both passes slower beyond the 3% floor: +5.0% then +10.0%"},
+		{name: "sign flips", p1: [2]side{rep(100, 5), rep(90, 5)}, p2: [2]side{rep(100, 5), rep(110, 5)},
+			verdict: driftcheck.DriftSuspected,
+			reason:  "order flip reverses the sign, both beyond the 3% floor: -10.0% then +10.0%"},
+		{name: "one sided", p1: [2]side{rep(100, 5), rep(90, 5)}, p2: [2]side{rep(100, 5), rep(99, 5)},
+			verdict: driftcheck.OneSided, reason: "one pass material, one not: -10.0% then -1.0% (3% floor)"},
+		{name: "neutral", p1: [2]side{rep(100, 5), rep(101, 5)}, p2: [2]side{rep(100, 5), rep(99, 5)},
+			verdict: driftcheck.Neutral, reason: "both passes within the 3% floor: +1.0% then -1.0%"},
+		{name: "missing side", p1: [2]side{rep(100, 5), nil}, p2: [2]side{rep(100, 5), rep(99, 5)},
+			verdict: driftcheck.Insufficient, reason: "pass 1: no cand observation"},
+		{name: "one sample", p1: [2]side{rep(100, 5), side{90}}, p2: [2]side{rep(100, 5), rep(99, 5)},
+			verdict: driftcheck.Insufficient, reason: "pass 1: only 1 cand sample (need 2)"},
+		{name: "contaminated: a noisy side whose spread explains the delta",
+			p1: [2]side{quiet, spread(110, 30, 9)}, p2: [2]side{rep(100, 5), rep(99, 5)},
+			verdict: driftcheck.DriftSuspected,
+			reason:  "pass 1 contaminated: cand CV 30% vs base 2.0%, enough spread to explain its delta (deltas +10.0% then -1.0%)"},
+		{name: "a noisy side cannot explain a huge delta",
+			p1: [2]side{quiet, spread(18000, 18, 9)}, p2: [2]side{quiet, spread(21000, 18, 9)},
+			verdict: driftcheck.Reproduced, direction: "slower",
+			reason: "both passes slower beyond the 3% floor: +17900.0% then +20900.0%"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := driftcheck.Analyze(handInput(tc.lane, tc.p1, tc.p2), driftcheck.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(r.Pairs) != 1 {
-				t.Fatalf("got %d pairs, want 1", len(r.Pairs))
-			}
+			r := analyze(t, handInput(laneL, tc.p1, tc.p2), driftcheck.DefaultConfig())
 			p := r.Pairs[0]
 			if p.Verdict != tc.verdict || p.Direction != tc.direction || p.Reason != tc.reason {
 				t.Errorf("got %s %q %q\nwant %s %q %q", p.Verdict, p.Direction, p.Reason, tc.verdict, tc.direction, tc.reason)
 			}
-			if math.Abs(p.Delta1Pct-tc.d1) > 1e-9 || math.Abs(p.Delta2Pct-tc.d2) > 1e-9 {
-				t.Errorf("deltas %v, %v; want %v, %v", p.Delta1Pct, p.Delta2Pct, tc.d1, tc.d2)
-			}
-			insufficientWarned := slices.ContainsFunc(r.Warnings, func(w string) bool {
-				return strings.Contains(w, "pair 1: insufficient: "+tc.reason+"; rerun")
-			})
-			if insufficientWarned != (tc.verdict == driftcheck.Insufficient) {
-				t.Errorf("insufficient warning present = %v; warnings %q", insufficientWarned, r.Warnings)
-			}
-			if _, err := json.Marshal(r); err != nil {
-				t.Errorf("report does not encode: %v", err)
-			}
 		})
 	}
 }
 
-// TestPassDeltaFields checks the per-pass numbers: medians, robust CVs, order and flags.
-func TestPassDeltaFields(t *testing.T) {
+// TestMaterialFollowsNoise checks that in a noisy lane a pass is material only beyond the
+// lane's scaled noise, so two same-sign deltas inside the noise are not REPRODUCED.
+func TestMaterialFollowsNoise(t *testing.T) {
+	// Pair means spread by about +-8%: the noise of one pass delta is about 11%.
 	in := handInput(laneL,
-		[2]side{side{98, 100, 102}, side{85, 104, 125}},
-		[2]side{side{102, 100, 98, 100}, side{90, 90, 90, 91}})
-	r, err := driftcheck.Analyze(in, driftcheck.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
+		[2]side{rep(100, 6), rep(105, 6)}, [2]side{rep(100, 6), rep(104, 6)},
+		[2]side{rep(100, 6), rep(90, 6)}, [2]side{rep(100, 6), rep(88, 6)},
+		[2]side{rep(100, 6), rep(112, 6)}, [2]side{rep(100, 6), rep(96, 6)},
+	)
+	r := analyze(t, in, driftcheck.DefaultConfig())
+	p := r.Pairs[0]
+	if p.MaterialPct <= 3 {
+		t.Fatalf("material %.1f%%, want above the floor in a noisy lane", p.MaterialPct)
 	}
-	want := []driftcheck.PassDelta{
-		{Lane: "L", Arm: "cand", Collection: 1, Pass: 1, Order: "forward", BaseN: 3, CandN: 3, Usable: true,
-			BaseMedian: 100, CandMedian: 104, DeltaPct: 4, BaseCVPct: 1.4826 * 2, CandCVPct: 1.4826 * 19 / 104 * 100,
-			Flagged: "candidate", Contaminated: true},
-		{Lane: "L", Arm: "cand", Collection: 1, Pass: 2, Order: "reverse", BaseN: 4, CandN: 4, Usable: true,
-			BaseMedian: 100, CandMedian: 90, DeltaPct: -10, BaseCVPct: 1.4826 * 1, CandCVPct: 0,
-			Flagged: "base"},
+	if p.Verdict != driftcheck.Neutral {
+		t.Errorf("pair 1 (+5%% then +4%%): %s %q, want neutral inside the noise", p.Verdict, p.Reason)
 	}
-	approx := cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-9 })
-	if d := cmp.Diff(want, r.Passes, approx); d != "" {
-		t.Errorf("passes (-want +got):\n%s", d)
+	if !strings.Contains(p.Reason, "material threshold") {
+		t.Errorf("reason %q does not name the material threshold", p.Reason)
 	}
-}
-
-// TestLaneVerdicts checks the lane rule and its exact reasons on handmade pairs.
-func TestLaneVerdicts(t *testing.T) {
-	fast := [2]side{rep(100, 5), rep(90, 5)}
-	slow := [2]side{rep(100, 5), rep(110, 5)}
-	same := [2]side{rep(100, 5), rep(100, 5)}
-	gone := [2]side{rep(100, 5), nil}
-	tests := []struct {
-		name    string
-		passes  [][2]side
-		verdict driftcheck.LaneVerdict
-		reason  string
-	}{
-		{
-			name:    "majority reproduced faster",
-			passes:  [][2]side{fast, fast, fast, fast, same, same},
-			verdict: driftcheck.LaneReproducedFaster,
-			reason:  "2 of 3 pairs REPRODUCED faster, none slower; median pass delta -10.0% (mean -6.7%) beyond the 3% floor",
-		},
-		{
-			name:    "half is not a majority",
-			passes:  [][2]side{fast, fast, fast, fast, same, same, same, same},
-			verdict: driftcheck.LaneMixed,
-			reason:  "median pass delta -5.0% (mean -5.0%) beyond the 3% floor, but the pairs do not reproduce it in one direction; pairs: 2 REPRODUCED faster, 2 neutral of 4",
-		},
-		{
-			name:    "majority reproduced slower",
-			passes:  [][2]side{slow, slow, slow, slow, slow, slow},
-			verdict: driftcheck.LaneReproducedSlower,
-			reason:  "3 of 3 pairs REPRODUCED slower, none faster; median pass delta +10.0% (mean +10.0%) beyond the 3% floor",
-		},
-		{
-			name:    "one pair the other way makes it mixed",
-			passes:  [][2]side{fast, fast, fast, fast, fast, fast, slow, slow},
-			verdict: driftcheck.LaneMixed,
-			reason:  "median pass delta -10.0% (mean -5.0%) beyond the 3% floor, but the pairs do not reproduce it in one direction; pairs: 3 REPRODUCED faster, 1 REPRODUCED slower of 4",
-		},
-		{
-			name:    "drift-suspected pairs dominate",
-			passes:  [][2]side{slow, fast, slow, fast, fast, fast},
-			verdict: driftcheck.LaneDrift,
-			reason:  "2 of 3 usable pairs drift-suspected (median pass delta -10.0%, mean -3.3%): the result depends on order or time; check the host and rerun",
-		},
-		{
-			name:    "one-sided pairs with a material median",
-			passes:  [][2]side{fast, same, fast, same, fast, fast},
-			verdict: driftcheck.LaneMixed,
-			reason:  "median pass delta -10.0% (mean -6.7%) beyond the 3% floor, but the pairs do not reproduce it in one direction; pairs: 1 REPRODUCED faster, 2 one-sided of 3",
-		},
-		{
-			name:    "insufficient pairs count against a reproduction",
-			passes:  [][2]side{fast, fast, gone, fast, gone, fast},
-			verdict: driftcheck.LaneInsufficient,
-			reason:  "only 1 of 3 pairs usable; more than half lack data",
-		},
-		{
-			name:    "nothing usable",
-			passes:  [][2]side{gone, gone},
-			verdict: driftcheck.LaneInsufficient,
-			reason:  "no usable pass: all 1 pairs insufficient",
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r, err := driftcheck.Analyze(handInput(laneL, tc.passes...), driftcheck.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			l := r.Lanes[0]
-			if l.Verdict != tc.verdict || l.Reason != tc.reason {
-				t.Errorf("got %s %q\nwant %s %q", l.Verdict, l.Reason, tc.verdict, tc.reason)
-			}
-			total := 0
-			for _, n := range l.Counts {
-				total += n
-			}
-			if total != l.Pairs || len(l.Counts) != len(driftcheck.Verdicts()) {
-				t.Errorf("counts %v do not cover %d pairs with every verdict", l.Counts, l.Pairs)
-			}
-		})
+	if r.Lanes[0].Verdict != driftcheck.LaneUndecided {
+		t.Errorf("lane %s: %s", r.Lanes[0].Verdict, r.Lanes[0].Reason)
 	}
 }
 
-// TestSynthetic runs seeded synthetic experiments through Analyze.
-func TestSynthetic(t *testing.T) {
-	withEffect := func(w world, arm string, e float64) world {
-		w.effect = map[string]float64{arm: e}
-		return w
-	}
-	withDrift := func(w world, d func(float64) float64) world { w.drift = d; return w }
-	throughput := aa(1)
-	throughput.lanes[0].HigherIsBetter = true
-	two := aa(2)
-	two.cands = []string{"candA", "candB"}
-	two.effect = map[string]float64{"candA": -0.05, "candB": 0.06}
-	orderEffect := aa(3)
-	orderEffect.order = 0.06
-
-	tests := []struct {
-		name  string
-		w     world
-		seed  uint64
-		lanes map[string]driftcheck.LaneVerdict // per candidate; every lane, every collection
-		// allowed pair verdicts and the share of pairs that must have one of them
-		allowed  []driftcheck.Verdict
-		minShare float64
-	}{
-		{
-			name: "A/A without drift", w: aa(3), seed: 1,
-			lanes:   map[string]driftcheck.LaneVerdict{"cand": driftcheck.LaneNeutral},
-			allowed: []driftcheck.Verdict{driftcheck.Neutral}, minShare: 0.9,
-		},
-		{
-			// The drift moves 20% over 144 runs: 0.14% between a lane's two arms, which the
-			// order flip cancels. The pairs that are not neutral are chance one-sided ones
-			// (3% noise over 20 samples puts 1.2% of pass deltas beyond the floor).
-			name: "A/A with a linear 20% drift", w: withDrift(aa(3), linearDrift(0.2)), seed: 2,
-			lanes:   map[string]driftcheck.LaneVerdict{"cand": driftcheck.LaneNeutral},
-			allowed: []driftcheck.Verdict{driftcheck.Neutral, driftcheck.DriftSuspected}, minShare: 0.9,
-		},
-		{
-			name: "A/A with a 10% step", w: withDrift(aa(3), step(0.4, 0.1)), seed: 3,
-			lanes:   map[string]driftcheck.LaneVerdict{"cand": driftcheck.LaneNeutral},
-			allowed: []driftcheck.Verdict{driftcheck.Neutral, driftcheck.DriftSuspected}, minShare: 0.9,
-		},
-		{
-			// Whichever arm runs second pays 6%: +6% forward, -6% reverse.
-			name: "A/A with a 6% order effect", w: orderEffect, seed: 4,
-			lanes:   map[string]driftcheck.LaneVerdict{"cand": driftcheck.LaneDrift},
-			allowed: []driftcheck.Verdict{driftcheck.DriftSuspected}, minShare: 0.75,
-		},
-		{
-			name: "5% faster", w: withEffect(aa(3), "cand", -0.05), seed: 5,
-			lanes:   map[string]driftcheck.LaneVerdict{"cand": driftcheck.LaneReproducedFaster},
-			allowed: []driftcheck.Verdict{driftcheck.Reproduced}, minShare: 0.75,
-		},
-		{
-			name: "5% faster under a linear 20% drift", w: withDrift(withEffect(aa(3), "cand", -0.05), linearDrift(0.2)), seed: 6,
-			lanes:   map[string]driftcheck.LaneVerdict{"cand": driftcheck.LaneReproducedFaster},
-			allowed: []driftcheck.Verdict{driftcheck.Reproduced}, minShare: 0.75,
-		},
-		{
-			name: "5% slower in a higher-is-better unit", w: withEffect(throughput, "cand", 0.05), seed: 7,
-			lanes:   map[string]driftcheck.LaneVerdict{"cand": driftcheck.LaneReproducedSlower},
-			allowed: []driftcheck.Verdict{driftcheck.Reproduced}, minShare: 0.75,
-		},
-		{
-			name: "two candidates against one base", w: two, seed: 8,
-			lanes: map[string]driftcheck.LaneVerdict{
-				"candA": driftcheck.LaneReproducedFaster, "candB": driftcheck.LaneReproducedSlower},
-			allowed: []driftcheck.Verdict{driftcheck.Reproduced}, minShare: 0.75,
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			in := tc.w.input(newRand(tc.seed), false)
-			r, err := driftcheck.Analyze(in, driftcheck.DefaultConfig())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, want := len(r.Lanes), len(tc.w.cands)*tc.w.collections*len(tc.w.lanes); got != want {
-				t.Fatalf("%d lane summaries, want %d", got, want)
-			}
-			for _, l := range r.Lanes {
-				if l.Verdict != tc.lanes[l.Arm] {
-					t.Errorf("lane %s %s collection %d: %s (%s), want %s", l.Lane, l.Arm, l.Collection, l.Verdict, l.Reason, tc.lanes[l.Arm])
-				}
-			}
-			aaWorld := len(tc.w.effect) == 0
-			ok := 0
-			for _, p := range r.Pairs {
-				if slices.Contains(tc.allowed, p.Verdict) {
-					ok++
-				}
-				if aaWorld && p.Verdict == driftcheck.Reproduced {
-					t.Errorf("A/A pair REPRODUCED: %+v", p)
-				}
-				if p.Verdict == driftcheck.Reproduced && p.Direction == "slower" && tc.w.effect[p.Arm] < 0 ||
-					p.Verdict == driftcheck.Reproduced && p.Direction == "faster" && tc.w.effect[p.Arm] > 0 {
-					t.Errorf("pair REPRODUCED in the wrong direction: %+v", p)
-				}
-			}
-			if share := float64(ok) / float64(len(r.Pairs)); share < tc.minShare {
-				t.Errorf("%.0f%% of pairs are %v, want at least %.0f%%", 100*share, tc.allowed, 100*tc.minShare)
-			}
-			t.Logf("pair verdicts: %v", verdictCounts(r.Pairs))
-		})
-	}
-}
-
-func verdictCounts(pairs []driftcheck.Pair) map[driftcheck.Verdict]int {
-	m := map[driftcheck.Verdict]int{}
-	for _, p := range pairs {
-		m[p.Verdict]++
-	}
-	return m
-}
-
-// TestHostBlip checks that one pass far outside the lane's spread is flagged and that
-// the median, not the mean, carries the lane verdict.
-func TestHostBlip(t *testing.T) {
-	w := aa(1)
-	w.effect = map[string]float64{"cand": -0.05}
-	in := w.input(newRand(9), false)
+// TestHugeEffectNoisyCandidate: a 100x slowdown measured with a noisy candidate side is
+// REPRODUCED in every pair and never drift-suspected.
+func TestHugeEffectNoisyCandidate(t *testing.T) {
+	w := sim.World{Lanes: 1, Collections: 2, Pairs: 3, Samples: 15, Within: 0.03, Between: 0.02, Effect: 99}
+	in := w.Input(sim.NewRand(7))
 	for i, o := range in.Observations {
-		if o.Collection == 1 && o.Pass == 5 && o.Arm == "cand" {
+		if o.Arm == sim.Cand { // the candidate's own samples spread 18%
 			for j := range o.Samples {
-				in.Observations[i].Samples[j] *= 1.45
+				in.Observations[i].Samples[j] *= 1 + 0.18*float64(j%3-1)/1.4826*1.7
 			}
 		}
 	}
-	r, err := driftcheck.Analyze(in, driftcheck.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
+	r := analyze(t, in, driftcheck.DefaultConfig())
+	for _, p := range r.Pairs {
+		if p.Verdict != driftcheck.Reproduced || p.Direction != driftcheck.DirectionSlower {
+			t.Errorf("collection %d pair %d: %s %q", p.Collection, p.Pair, p.Verdict, p.Reason)
+		}
 	}
-	l := r.Lanes[0]
-	if !slices.Equal(l.HostBlips, []int{5}) {
-		t.Errorf("host blips %v, want [5]", l.HostBlips)
+	for _, s := range append(r.Lanes, r.Pooled...) {
+		if s.Verdict != driftcheck.LaneReproducedSlower {
+			t.Errorf("collection %d: %s %q", s.Collection, s.Verdict, s.Reason)
+		}
 	}
-	if l.Verdict != driftcheck.LaneReproducedFaster {
-		t.Errorf("verdict %s (%s), want reproduced-faster", l.Verdict, l.Reason)
+	if len(r.Pooled) != 1 || r.Pooled[0].EstimatePct < 8000 {
+		t.Errorf("pooled %+v", r.Pooled)
 	}
-	if l.MeanDeltaPct-l.MedianDeltaPct < 2 {
-		t.Errorf("mean %.1f%% should sit well above median %.1f%%", l.MeanDeltaPct, l.MedianDeltaPct)
+}
+
+// TestOrderDependent: a lane whose value depends only on run order (the second run of a
+// pass is 20% slower) reads order-dependent, with the order effect measured.
+func TestOrderDependent(t *testing.T) {
+	w := sim.World{Lanes: 1, Collections: 2, Pairs: 4, Samples: 15, Within: 0.02, Order: 0.2}
+	r := analyze(t, w.Input(sim.NewRand(3)), driftcheck.DefaultConfig())
+	for _, s := range append(r.Lanes, r.Pooled...) {
+		if s.Verdict != driftcheck.LaneOrderDependent {
+			t.Errorf("collection %d: %s %q", s.Collection, s.Verdict, s.Reason)
+			continue
+		}
+		if s.OrderEffectPct < 15 || s.OrderLowPct <= 0 || math.Abs(s.EstimatePct) > 2 {
+			t.Errorf("collection %d: order %+.1f%% [%+.1f, %+.1f], effect %+.1f%%", s.Collection, s.OrderEffectPct, s.OrderLowPct, s.OrderHighPct, s.EstimatePct)
+		}
+	}
+}
+
+// TestLaneVerdicts checks neutral by equivalence, undecided with its MDE and the pairs it
+// needs, reproduced, and insufficient, each with its reason.
+func TestLaneVerdicts(t *testing.T) {
+	tests := []struct {
+		name   string
+		w      sim.World
+		want   driftcheck.LaneVerdict
+		reason string // a substring of every collection's reason
+	}{
+		{name: "quiet A/A is shown neutral", w: sim.World{Lanes: 1, Collections: 2, Pairs: 4, Samples: 15, Within: 0.02, Between: 0.005},
+			want: driftcheck.LaneNeutral, reason: "lies inside the +-3% floor"},
+		{name: "noisy A/A is undecided, with its MDE and the pairs it needs", w: sim.World{Lanes: 1, Collections: 2, Pairs: 3, Samples: 15, Within: 0.2, Between: 0.15},
+			want: driftcheck.LaneUndecided, reason: "more pairs per collection would resolve the floor"},
+		{name: "a 20% gain reproduces", w: sim.World{Lanes: 1, Collections: 2, Pairs: 3, Samples: 15, Within: 0.03, Between: 0.02, Effect: -0.2},
+			want: driftcheck.LaneReproducedFaster, reason: "excludes 0 and passes the 3% floor"},
+		{name: "one pair per collection has no noise estimate", w: sim.World{Lanes: 1, Collections: 1, Pairs: 1, Samples: 15, Within: 0.03, Effect: -0.2},
+			want: driftcheck.LaneInsufficient, reason: "no noise estimate"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := analyze(t, tc.w.Input(sim.NewRand(5)), driftcheck.DefaultConfig())
+			for _, s := range r.Lanes {
+				if s.Verdict != tc.want || !strings.Contains(s.Reason, tc.reason) {
+					t.Errorf("collection %d: %s %q, want %s with %q", s.Collection, s.Verdict, s.Reason, tc.want, tc.reason)
+				}
+				if tc.want == driftcheck.LaneUndecided && !(s.MDEPct > 3 && s.PairsNeeded > tc.w.Pairs) {
+					t.Errorf("undecided: MDE %.1f%%, pairs needed %d", s.MDEPct, s.PairsNeeded)
+				}
+			}
+		})
+	}
+}
+
+// TestEvidenceFields checks the interval arithmetic on hand-made pair means: with deltas
+// that make the pair means +10% and +14% and the order effects 0 and +2% (log scale, near
+// enough), the noise, interval and MDE follow the formulas of the package doc.
+func TestEvidenceFields(t *testing.T) {
+	in := handInput(laneL,
+		[2]side{rep(100, 6), rep(110, 6)}, [2]side{rep(100, 6), rep(110, 6)},
+		[2]side{rep(100, 6), rep(116, 6)}, [2]side{rep(100, 6), rep(112, 6)},
+	)
+	r := analyze(t, in, driftcheck.DefaultConfig())
+	s := r.Lanes[0]
+	l := func(x float64) float64 { return math.Log(x) }
+	m1, m2 := l(1.1), (l(1.16)+l(1.12))/2
+	o1, o2 := 0.0, (l(1.16)-l(1.12))/2
+	mm, mo := (m1+m2)/2, (o1+o2)/2
+	sigma := math.Sqrt((m1-mm)*(m1-mm) + (m2-mm)*(m2-mm) + (o1-mo)*(o1-mo) + (o2-mo)*(o2-mo)) // / (K-1) = 1
+	se := sigma / 2                                                                           // sigma / sqrt(2K), K = 2
+	q := 4.302652729911275                                                                    // t(0.975, 2)
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-6*math.Max(1, math.Abs(want)) }
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"df", float64(s.DF), 2},
+		{"estimate", s.EstimateLog, mm},
+		{"se", s.SELog, se},
+		{"noise", s.NoisePct, sigma * 100},
+		{"ci low", s.CILowPct, (math.Exp(mm-q*se) - 1) * 100},
+		{"ci high", s.CIHighPct, (math.Exp(mm+q*se) - 1) * 100},
+		{"order", s.OrderEffectPct, (math.Exp(mo) - 1) * 100},
+		{"mde", s.MDEPct, (math.Exp((q+1.0606601717798212)*se) - 1) * 100}, // t(0.8, 2)
+	}
+	for _, c := range checks {
+		if !near(c.got, c.want) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if lo, hi, ok := s.IntervalPct(0.05); !ok || !near(lo, s.CILowPct) || !near(hi, s.CIHighPct) {
+		t.Errorf("IntervalPct(0.05) = %v %v %v, want the summary's interval", lo, hi, ok)
+	}
+	if lo, hi, _ := s.IntervalPct(0.01); !(lo < s.CILowPct && hi > s.CIHighPct) {
+		t.Errorf("IntervalPct(0.01) = [%v, %v] is not wider than the 95%% interval", lo, hi)
+	}
+	if s.Verdict != driftcheck.LaneReproducedSlower {
+		t.Errorf("verdict %s %q", s.Verdict, s.Reason)
+	}
+}
+
+// TestLooks checks that more looks widen every interval (each look gets Alpha/Looks).
+func TestLooks(t *testing.T) {
+	w := sim.World{Lanes: 1, Collections: 2, Pairs: 6, Samples: 15, Within: 0.05, Between: 0.03, Effect: -0.1}
+	in := w.Input(sim.NewRand(9))
+	one := analyze(t, in, driftcheck.DefaultConfig())
+	cfg := driftcheck.DefaultConfig()
+	cfg.Looks = 20
+	many := analyze(t, in, cfg)
+	a, b := one.Pooled[0], many.Pooled[0]
+	if !(b.CILowPct < a.CILowPct && b.CIHighPct > a.CIHighPct && b.MDEPct > a.MDEPct) || b.Confidence != 1-0.05/20 {
+		t.Errorf("1 look [%v, %v] MDE %v; 20 looks [%v, %v] MDE %v at %v", a.CILowPct, a.CIHighPct, a.MDEPct, b.CILowPct, b.CIHighPct, b.MDEPct, b.Confidence)
+	}
+}
+
+// TestZeroMedian: a higher-is-better lane whose base delivers nothing and candidate
+// something is better in every pass, with the ratio capped and said so.
+func TestZeroMedian(t *testing.T) {
+	lane := driftcheck.Lane{Name: "usable", HigherIsBetter: true}
+	var passes [][2]side
+	for range 4 {
+		passes = append(passes, [2]side{rep(0, 8), spread(280, 5, 8)})
+	}
+	r := analyze(t, handInput(lane, passes...), driftcheck.DefaultConfig())
+	if s := r.Lanes[0]; s.Verdict != driftcheck.LaneReproducedFaster {
+		t.Errorf("lane %s %q", s.Verdict, s.Reason)
+	}
+	if n := r.Passes[0].Note; !strings.Contains(n, "capped") {
+		t.Errorf("pass note %q", n)
+	}
+	// Both sides zero: equal, not undefined.
+	r = analyze(t, handInput(lane, [2]side{rep(0, 8), rep(0, 8)}, [2]side{rep(0, 8), rep(0, 8)}, [2]side{rep(0, 8), rep(0, 8)}, [2]side{rep(0, 8), rep(0, 8)}), driftcheck.DefaultConfig())
+	if s := r.Lanes[0]; s.Verdict != driftcheck.LaneNeutral {
+		t.Errorf("all zero: %s %q", s.Verdict, s.Reason)
+	}
+}
+
+// TestHigherIsBetter checks that a throughput gain reads faster, with percentages of the
+// reciprocal (time per unit of throughput).
+func TestHigherIsBetter(t *testing.T) {
+	w := sim.World{Lanes: 1, Collections: 2, Pairs: 3, Samples: 15, Within: 0.02, Effect: -0.2, HigherIsBetter: true}
+	r := analyze(t, w.Input(sim.NewRand(4)), driftcheck.DefaultConfig())
+	s := r.Pooled[0]
+	// 25% more throughput is 20% less time per unit: shown as -20% (negative is better).
+	if s.Verdict != driftcheck.LaneReproducedFaster || s.EstimatePct > -18 || s.EstimatePct < -22 {
+		t.Errorf("pooled %s %+.1f%%: %s", s.Verdict, s.EstimatePct, s.Reason)
+	}
+}
+
+// TestUnrunPairs: pairs a lane did not run (a sequential run stopped it) are not
+// reported; partly missing pairs are insufficient with a warning.
+func TestUnrunPairs(t *testing.T) {
+	w := sim.World{Lanes: 2, Collections: 2, Pairs: 4, Samples: 10, Within: 0.03, Effect: -0.2}
+	in := w.Input(sim.NewRand(10))
+	in.Observations = slices.DeleteFunc(in.Observations, func(o driftcheck.Observation) bool {
+		return o.Lane == "L1" && o.Pass > 4 || // L1 stopped after two pairs
+			o.Lane == "L2" && o.Collection == 1 && o.Pass == 4 && o.Arm == sim.Base // one lost run
+	})
+	r := analyze(t, in, driftcheck.DefaultConfig())
+	got := map[string]int{}
+	for _, p := range r.Pairs {
+		got[fmt.Sprintf("%s/%d", p.Lane, p.Collection)]++
+	}
+	if d := cmp.Diff(map[string]int{"L1/1": 2, "L1/2": 2, "L2/1": 4, "L2/2": 4}, got); d != "" {
+		t.Errorf("pairs per lane and collection (-want +got):\n%s", d)
 	}
 	for _, pd := range r.Passes {
-		if pd.HostBlip != (pd.Collection == 1 && pd.Pass == 5) {
-			t.Errorf("collection %d pass %d: host blip %v", pd.Collection, pd.Pass, pd.HostBlip)
+		if pd.Lane == "L1" && pd.Pass > 4 {
+			t.Errorf("pass %+v of an unrun pair reported", pd)
 		}
 	}
-	if r.Lanes[1].Verdict != driftcheck.LaneReproducedFaster || len(r.Lanes[1].HostBlips) != 0 {
-		t.Errorf("collection 2: %s, blips %v", r.Lanes[1].Verdict, r.Lanes[1].HostBlips)
+	want := "lane L2, cand vs base, collection 1, pair 2: insufficient: pass 4: no base observation; rerun that pass-pair with at least 2 samples per side"
+	if !slices.Contains(r.Warnings, want) {
+		t.Errorf("missing warning %q in %q", want, r.Warnings)
 	}
-	want := "lane A, cand vs base, collection 1, pass 5: host blip: delta "
-	if !slices.ContainsFunc(r.Warnings, func(s string) bool { return strings.HasPrefix(s, want) }) {
-		t.Errorf("no host blip warning in %q", r.Warnings)
-	}
-}
-
-// TestMissingObservations checks that lost runs become insufficient verdicts and warnings.
-func TestMissingObservations(t *testing.T) {
-	w := aa(2)
-	w.effect = map[string]float64{"cand": -0.05}
-	in := w.input(newRand(10), false)
-	var kept []driftcheck.Observation
-	for _, o := range in.Observations {
-		switch {
-		case o.Lane == "A" && o.Collection == 1 && o.Pass == 4 && o.Arm == "base": // one lost run
-		case o.Lane == "B" && o.Collection == 2 && o.Arm == "cand": // a lane that crashed
-		default:
-			kept = append(kept, o)
+	for _, s := range r.Lanes {
+		if s.Verdict != driftcheck.LaneReproducedFaster {
+			t.Errorf("%s/%d: %s %q", s.Lane, s.Collection, s.Verdict, s.Reason)
 		}
-	}
-	in.Observations = kept
-	r, err := driftcheck.Analyze(in, driftcheck.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]driftcheck.LaneVerdict{}
-	for _, l := range r.Lanes {
-		got[fmt.Sprintf("%s/%d", l.Lane, l.Collection)] = l.Verdict
-	}
-	want := map[string]driftcheck.LaneVerdict{
-		"A/1": driftcheck.LaneReproducedFaster, "A/2": driftcheck.LaneReproducedFaster,
-		"B/1": driftcheck.LaneReproducedFaster, "B/2": driftcheck.LaneInsufficient,
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("lane verdicts (-want +got):\n%s", d)
-	}
-	for _, p := range r.Pairs {
-		if p.Lane == "A" && p.Collection == 1 && p.Pair == 2 {
-			if p.Verdict != driftcheck.Insufficient || p.Reason != "pass 4: no base observation" {
-				t.Errorf("pair A/1/2: %s %q", p.Verdict, p.Reason)
-			}
-		}
-	}
-	wantWarn := "lane A, cand vs base, collection 1, pair 2: insufficient: pass 4: no base observation; rerun that pass-pair with at least 2 samples per side"
-	if !slices.Contains(r.Warnings, wantWarn) {
-		t.Errorf("missing warning %q in %q", wantWarn, r.Warnings)
-	}
-	n := 0
-	for _, s := range r.Warnings {
-		if strings.HasPrefix(s, "lane B, cand vs base, collection 2, pair ") {
-			n++
-		}
-	}
-	if n != 6 {
-		t.Errorf("%d warnings for lane B collection 2, want one per pair (6)", n)
-	}
-	if _, err := json.Marshal(r); err != nil {
-		t.Errorf("report does not encode: %v", err)
 	}
 }
 
@@ -549,10 +357,7 @@ func TestSampleWarnings(t *testing.T) {
 	in := handInput(laneL,
 		[2]side{side{100, 101, 99, 100}, side{90, 91, 89, math.NaN(), 90, math.Inf(1)}},
 		[2]side{rep(100, 8), rep(90, 8)})
-	r, err := driftcheck.Analyze(in, driftcheck.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := analyze(t, in, driftcheck.DefaultConfig())
 	want := []string{
 		"lane L, arm cand, collection 1, pass 1: dropped 2 non-finite samples (NaN or Inf); check the lane's output",
 		"lane L: runs have as few as 4 samples (arm base, collection 1, pass 1); per-pass medians and CVs from so few samples are shaky, " +
@@ -563,48 +368,6 @@ func TestSampleWarnings(t *testing.T) {
 	}
 	if r.Passes[0].CandN != 4 || r.Pairs[0].Verdict != driftcheck.Reproduced {
 		t.Errorf("pass 1 cand n %d, pair %s", r.Passes[0].CandN, r.Pairs[0].Verdict)
-	}
-}
-
-// TestPooled checks the pooled Mann-Whitney p and confidence intervals.
-func TestPooled(t *testing.T) {
-	w := aa(1)
-	w.effect = map[string]float64{"cand": -0.05}
-	in := w.input(newRand(11), false)
-	before := slices.Clone(in.Observations[0].Samples)
-	r, err := driftcheck.Analyze(in, driftcheck.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(before, in.Observations[0].Samples) {
-		t.Error("Analyze reordered the caller's samples")
-	}
-	l := r.Lanes[0]
-	if l.P >= 1e-6 {
-		t.Errorf("p = %g for a 5%% effect over 240 samples per side", l.P)
-	}
-	if l.Base.N != 240 || l.Cand.N != 240 || !l.Base.Bounded || !(l.Cand.Lo < l.Cand.Median && l.Cand.Median < l.Cand.Hi) {
-		t.Errorf("summaries %+v %+v", l.Base, l.Cand)
-	}
-	if l.Cand.Hi >= l.Base.Lo {
-		t.Errorf("confidence intervals overlap: cand %+v base %+v", l.Cand, l.Base)
-	}
-	if l.PooledDeltaPct > -3 || l.PooledDeltaPct < -7 {
-		t.Errorf("pooled delta %.1f%%", l.PooledDeltaPct)
-	}
-	if l.Faster != 12 || l.Passes != 12 {
-		t.Errorf("faster %d/%d", l.Faster, l.Passes)
-	}
-	// Two samples per side: the interval is unbounded and said so, and still encodes.
-	r, err = driftcheck.Analyze(handInput(laneL, [2]side{side{1, 2}, side{3, 4}}, [2]side{side{1, 2}, side{3, 4}}), driftcheck.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := r.Lanes[0].Base; s.Bounded || s.Lo != 0 || s.Hi != 0 || s.N != 4 {
-		t.Errorf("small summary %+v", s)
-	}
-	if _, err := json.Marshal(r); err != nil {
-		t.Error(err)
 	}
 }
 
@@ -625,8 +388,6 @@ func TestMalformed(t *testing.T) {
 			errMsg: `observation 2: unknown arm "candB"`},
 		{name: "pass out of range", edit: func(in *driftcheck.Input) { in.Observations[3].Pass = 3 },
 			errMsg: `observation 3: pass 3 out of range 1..2`},
-		{name: "pass zero", edit: func(in *driftcheck.Input) { in.Observations[0].Pass = 0 },
-			errMsg: `observation 0: pass 0 out of range 1..2`},
 		{name: "collection out of range", edit: func(in *driftcheck.Input) { in.Observations[0].Collection = 2 },
 			errMsg: `observation 0: collection 2 out of range 1..1`},
 		{name: "duplicate", edit: func(in *driftcheck.Input) { in.Observations[2].Pass = 1 },
@@ -635,20 +396,20 @@ func TestMalformed(t *testing.T) {
 			errMsg: `passes: 3 per collection: want an even number >= 2`},
 		{name: "absurd protocol", edit: func(in *driftcheck.Input) { in.Collections = 1 << 40 },
 			errMsg: `protocol of 4.398046511104e+12 runs (collections x passes x lanes x arms): want at most 10000000`},
-		{name: "no collections", edit: func(in *driftcheck.Input) { in.Collections = 0 },
-			errMsg: `collections: 0: want at least 1`},
 		{name: "no candidates", edit: func(in *driftcheck.Input) { in.Candidates = nil },
 			errMsg: `no candidate arms`},
 		{name: "candidate named like the base", edit: func(in *driftcheck.Input) { in.Candidates = []string{"base"} },
 			errMsg: `candidates[0]: arm "base" listed twice`},
-		{name: "bad role", edit: func(in *driftcheck.Input) { in.Lanes[0].Role = "primray" },
-			errMsg: `lane "L": role "primray": want primary, secondary, guard or control`},
-		{name: "bad expect", edit: func(in *driftcheck.Input) { in.Lanes[0].Expect = "quicker" },
-			errMsg: `lane "L": expect "quicker": want faster, slower or neutral`},
+		{name: "negative lane floor", edit: func(in *driftcheck.Input) { in.Lanes[0].FloorPct = -2 },
+			errMsg: `lane "L": floor_pct -2: want a positive number`},
 		{name: "negative floor", cfg: driftcheck.Config{EffectFloorPct: -1},
 			errMsg: `config: effect_floor_pct -1: want a positive number`},
 		{name: "asymmetry below one", cfg: driftcheck.Config{CVAsymmetry: 0.5},
 			errMsg: `config: cv_asymmetry 0.5: want a ratio >= 1`},
+		{name: "alpha of one", cfg: driftcheck.Config{Alpha: 1},
+			errMsg: `config: alpha 1: want a probability between 0 and 1`},
+		{name: "negative looks", cfg: driftcheck.Config{Looks: -3},
+			errMsg: `config: looks -3: want 1 to 100000`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -667,11 +428,10 @@ func TestMalformed(t *testing.T) {
 // TestConfigDefaults checks that zero thresholds take the defaults and others are kept.
 func TestConfigDefaults(t *testing.T) {
 	in := handInput(laneL, [2]side{rep(100, 3), rep(96, 3)}, [2]side{rep(100, 3), rep(96, 3)})
-	r, err := driftcheck.Analyze(in, driftcheck.Config{EffectFloorPct: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := (driftcheck.Config{EffectFloorPct: 5, CleanCVPct: 8, CVAsymmetry: 4}); r.Config != want {
+	r := analyze(t, in, driftcheck.Config{EffectFloorPct: 5})
+	want := driftcheck.DefaultConfig()
+	want.EffectFloorPct = 5
+	if r.Config != want {
 		t.Errorf("config %+v, want %+v", r.Config, want)
 	}
 	if p := r.Pairs[0]; p.Verdict != driftcheck.Neutral || p.Reason != "both passes within the 5% floor: -4.0% then -4.0%" {
@@ -679,39 +439,48 @@ func TestConfigDefaults(t *testing.T) {
 	}
 }
 
-// TestReportJSON pins the JSON field names that scripts and other packages rely on.
+// TestReportJSON pins the JSON field names that scripts and other packages rely on
+// (docs/json.md documents each).
 func TestReportJSON(t *testing.T) {
-	in := handInput(laneL, [2]side{rep(100, 3), rep(90, 3)}, [2]side{rep(100, 3), rep(90, 3)})
-	r, err := driftcheck.Analyze(in, driftcheck.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := handInput(laneL, [2]side{rep(100, 3), rep(90, 3)}, [2]side{rep(100, 3), rep(91, 3)}, [2]side{rep(100, 3), rep(89, 3)}, [2]side{rep(100, 3), rep(90, 3)})
+	r := analyze(t, in, driftcheck.DefaultConfig())
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Config map[string]float64 `json:"config"`
-		Pairs  []map[string]any   `json:"pairs"`
-		Lanes  []map[string]any   `json:"lanes"`
+		Schema int              `json:"schema_version"`
+		Config map[string]any   `json:"config"`
+		Pairs  []map[string]any `json:"pairs"`
+		Lanes  []map[string]any `json:"lanes"`
+		Pooled []map[string]any `json:"pooled"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(map[string]float64{"effect_floor_pct": 3, "clean_cv_pct": 8, "cv_asymmetry": 4}, doc.Config); d != "" {
-		t.Errorf("config (-want +got):\n%s", d)
+	if doc.Schema != driftcheck.SchemaVersion {
+		t.Errorf("schema_version %d", doc.Schema)
 	}
-	for _, k := range []string{"lane", "arm", "collection", "pair", "verdict", "delta1_pct", "delta2_pct", "reason"} {
+	for _, k := range []string{"effect_floor_pct", "clean_cv_pct", "cv_asymmetry", "alpha", "power", "looks"} {
+		if _, ok := doc.Config[k]; !ok {
+			t.Errorf("config has no %q: %v", k, doc.Config)
+		}
+	}
+	for _, k := range []string{"lane", "arm", "collection", "pair", "verdict", "delta1_pct", "delta2_pct", "mean_pct", "order_pct", "material_pct", "reason"} {
 		if _, ok := doc.Pairs[0][k]; !ok {
 			t.Errorf("pairs[0] has no %q: %v", k, doc.Pairs[0])
 		}
 	}
-	if doc.Pairs[0]["verdict"] != "REPRODUCED" {
-		t.Errorf("verdict %v", doc.Pairs[0]["verdict"])
+	for _, k := range []string{"lane", "arm", "collection", "verdict", "reason", "estimate_pct", "ci_low_pct", "ci_high_pct",
+		"mde_pct", "noise_pct", "order_effect_pct", "pairs_needed", "median_delta_pct", "counts"} {
+		for _, l := range append(doc.Lanes, doc.Pooled...) {
+			if _, ok := l[k]; !ok {
+				t.Errorf("lane summary has no %q: %v", k, l)
+			}
+		}
 	}
-	counts, _ := doc.Lanes[0]["counts"].(map[string]any)
-	if counts["REPRODUCED"] != 1.0 || counts["drift-suspected"] != 0.0 {
-		t.Errorf("counts %v", counts)
+	if doc.Lanes[0]["verdict"] != "reproduced-faster" || doc.Pooled[0]["collection"] != 0.0 {
+		t.Errorf("lane %v, pooled %v", doc.Lanes[0]["verdict"], doc.Pooled[0]["collection"])
 	}
 }
 
@@ -735,5 +504,25 @@ func TestPairCounts(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestHostBlip checks that one pass far outside the lane's spread is flagged and warned.
+func TestHostBlip(t *testing.T) {
+	var passes [][2]side
+	for p := range 8 {
+		d := 90.0 + float64(p%3)
+		if p == 4 {
+			d = 145
+		}
+		passes = append(passes, [2]side{rep(100, 6), rep(d, 6)})
+	}
+	r := analyze(t, handInput(laneL, passes...), driftcheck.DefaultConfig())
+	if b := r.Lanes[0].HostBlips; !slices.Equal(b, []int{5}) {
+		t.Errorf("host blips %v, want [5]", b)
+	}
+	want := "lane L, cand vs base, collection 1, pass 5: host blip: delta "
+	if !slices.ContainsFunc(r.Warnings, func(s string) bool { return strings.HasPrefix(s, want) }) {
+		t.Errorf("no host blip warning in %q", r.Warnings)
 	}
 }

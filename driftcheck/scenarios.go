@@ -23,10 +23,10 @@ const (
 //	   "pass1": {"baseline": [12.1, 12.3], "candidate": [10.9, 11.0]},
 //	   "pass2": {"baseline": [...], "candidate": [...]}}]}
 //
-// Each scenario becomes a primary lower-is-better lane named by its label, measured on the
+// Each scenario becomes a lower-is-better lane named by its label, measured on the
 // arms ScenarioBase and ScenarioCandidate in one collection. Passes are pass1, pass2, ...
 // with no gap and in pairs (pass1 forward, pass2 reverse, pass3 forward, ...); the Input's
-// Passes is the largest count, and a scenario with fewer passes yields insufficient pairs.
+// Passes is the largest count, and a scenario with fewer passes has fewer pairs.
 // An empty sample array is a failed run. Errors name the scenario and the field.
 func ParseScenarios(data []byte) (Input, error) {
 	var top map[string]json.RawMessage
@@ -60,7 +60,7 @@ func ParseScenarios(data []byte) (Input, error) {
 			return Input{}, fmt.Errorf("scenario %q: label: duplicate of scenarios[%d]", label, j)
 		}
 		labels[label] = i
-		in.Lanes = append(in.Lanes, Lane{Name: label, Role: RolePrimary})
+		in.Lanes = append(in.Lanes, Lane{Name: label})
 		in.Observations = append(in.Observations, obs...)
 		in.Passes = max(in.Passes, passes)
 	}

@@ -3,8 +3,18 @@
 // rerun, not a failure, when what it sees is drift or too little data.
 //
 // Continuous-benchmarking gates on shared CI runners are known for false alarms, and a gate
-// that cries wolf gets switched off. This gate's evidence rule is the experiment's: a pass
-// delta counts only when it survives the order flip.
+// that cries wolf gets switched off. This gate reads the drift check's noise-calibrated
+// evidence: a lane passes when its pooled interval rules out a slowdown beyond the
+// threshold, fails when a slowdown beyond the threshold reproduced in every collection,
+// and asks for a rerun (with about how many more pairs would decide) otherwise.
+//
+// Many guard lanes are tested at once. A regression call needs every collection's
+// interval to exclude 0 at the family level alpha/N (N lanes x candidates, Bonferroni),
+// so the chance that any of N unchanged lanes fails the build is at most alpha/2 (2.5%
+// at the default alpha of 0.05) even if the collections were perfectly correlated, and
+// about N (alpha/2N)^C when they are independent (C collections). A pass uses each lane's
+// own interval at alpha: a regression beyond the threshold that a lane lets through is
+// missed at most alpha/2 of the time.
 //
 // A run that fails (a lane that crashes, hangs past its timeout or prints bad output) is
 // not noise: no rerun makes it pass. The gate calls the build broken then, whatever the
@@ -42,11 +52,22 @@ type Finding struct {
 	Lane    string  `json:"lane"`
 	Arm     string  `json:"arm"`
 	Outcome Outcome `json:"outcome"`
-	// DeltaPct is the lane's median pass delta, per collection (positive is slower).
+	// EstimatePct and CILowPct..CIHighPct are the lane's effect pooled over collections,
+	// with its interval (positive is slower); Bounded is false when there is none.
+	EstimatePct float64 `json:"estimate_pct"`
+	CILowPct    float64 `json:"ci_low_pct"`
+	CIHighPct   float64 `json:"ci_high_pct"`
+	Bounded     bool    `json:"bounded"`
+	// DeltaPct is the lane's effect estimate per collection.
 	DeltaPct []float64 `json:"delta_pct"`
 	// Verdicts are the lane verdicts, per collection.
 	Verdicts []driftcheck.LaneVerdict `json:"verdicts"`
-	Reason   string                   `json:"reason"`
+	// Pairs is the number of usable pass-pairs the lane used, over all collections.
+	Pairs int `json:"pairs"`
+	// MorePairs is about how many more pairs in all would decide a rerun (0 otherwise;
+	// -1 when it cannot be estimated).
+	MorePairs int    `json:"more_pairs"`
+	Reason    string `json:"reason"`
 }
 
 // Failure is one lane of one arm whose runs failed.
@@ -118,13 +139,13 @@ func lastLine(s string) string {
 // candidate:
 //
 //   - broken: a run of the lane failed, in the candidate or the base;
-//   - regression: the lane verdict is reproduced-slower in every collection and the median
-//     pass delta is at least thresholdPct in every collection;
-//   - rerun: a possible regression the data cannot settle: a drift or insufficient verdict
-//     in any collection, a mixed verdict leaning slower, or a reproduced slowdown beyond
-//     the threshold in only some collections;
-//   - pass: anything else (neutral, faster, or a reproduced slowdown below the threshold,
-//     which is reported but does not fail the build).
+//   - regression: reproduced slower in every collection, with every collection's estimate
+//     at or beyond thresholdPct and its interval above 0 at the family level (see the
+//     package doc);
+//   - pass: the pooled interval lies below +thresholdPct: a regression beyond the
+//     threshold is ruled out (a lane faster or unchanged passes this way);
+//   - rerun: anything else: the data cannot settle it yet; the finding says about how
+//     many more pairs would.
 //
 // The overall outcome is the worst lane's.
 func Evaluate(rep driftcheck.Report, runs []receipt.Record, thresholdPct float64) Result {
@@ -132,6 +153,7 @@ func Evaluate(rep driftcheck.Report, runs []receipt.Record, thresholdPct float64
 	type key struct{ lane, arm string }
 	var order []key
 	by := map[key][]driftcheck.LaneSummary{}
+	pooled := map[key]driftcheck.LaneSummary{}
 	for _, l := range rep.Lanes {
 		k := key{l.Lane, l.Arm}
 		if _, ok := by[k]; !ok {
@@ -139,8 +161,16 @@ func Evaluate(rep driftcheck.Report, runs []receipt.Record, thresholdPct float64
 		}
 		by[k] = append(by[k], l)
 	}
+	for _, l := range rep.Pooled {
+		pooled[key{l.Lane, l.Arm}] = l
+	}
+	alpha := rep.Config.LookAlpha()
+	if alpha == 0 {
+		alpha = driftcheck.DefaultConfig().LookAlpha()
+	}
+	family := alpha / float64(max(len(order), 1))
 	for _, k := range order {
-		f := judge(k.lane, k.arm, by[k], thresholdPct)
+		f := judge(k.lane, k.arm, by[k], pooled[k], thresholdPct, alpha, family)
 		if failed := failuresOf(res.Failures, k.lane, k.arm); len(failed) > 0 {
 			f.Outcome = Broken
 			f.Reason = "runs failed: " + strings.Join(failed, "; ")
@@ -173,37 +203,65 @@ func failuresOf(fs []Failure, lane, cand string) []string {
 	return out
 }
 
-func judge(lane, arm string, colls []driftcheck.LaneSummary, threshold float64) Finding {
-	f := Finding{Lane: lane, Arm: arm, Outcome: Pass}
-	slowAll, slowAny, unsettled := true, false, ""
+// judge decides one lane of one candidate from its collection summaries and its pooled
+// summary.
+func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, threshold, alpha, family float64) Finding {
+	f := Finding{Lane: lane, Arm: arm, Outcome: Rerun, Pairs: p.UsablePairs,
+		EstimatePct: p.EstimatePct, CILowPct: p.CILowPct, CIHighPct: p.CIHighPct, Bounded: p.Bounded}
+	slowAll := len(colls) > 0
 	for _, c := range colls {
-		f.DeltaPct = append(f.DeltaPct, c.MedianDeltaPct)
+		f.DeltaPct = append(f.DeltaPct, c.EstimatePct)
 		f.Verdicts = append(f.Verdicts, c.Verdict)
-		slow := c.Verdict == driftcheck.LaneReproducedSlower && c.MedianDeltaPct >= threshold
-		slowAll = slowAll && slow
-		slowAny = slowAny || slow
-		switch {
-		case c.Verdict == driftcheck.LaneDrift, c.Verdict == driftcheck.LaneInsufficient:
-			unsettled = fmt.Sprintf("collection %d: %s (%s)", c.Collection, c.Verdict, c.Reason)
-		case c.Verdict == driftcheck.LaneMixed && c.MedianDeltaPct > 0:
-			unsettled = fmt.Sprintf("collection %d: mixed, leaning slower at %s", c.Collection, report.Pct(c.MedianDeltaPct))
-		}
+		slowAll = slowAll && c.Verdict == driftcheck.LaneReproducedSlower && c.EstimateLog >= driftcheck.FloorLog(threshold) && c.LowerAbove(0, family)
 	}
-	deltas := formatDeltas(f.DeltaPct)
+	effect := fmt.Sprintf("%s [%s, %s]", report.Pct(p.EstimatePct), report.Pct(p.CILowPct), report.Pct(p.CIHighPct))
+	if !p.Bounded {
+		effect = "no interval yet"
+	}
+	thr := driftcheck.FloorLog(threshold)
 	switch {
-	case len(colls) > 0 && slowAll:
+	case slowAll:
 		f.Outcome = Regression
-		f.Reason = fmt.Sprintf("slower in every collection (%s), reproduced across order-flipped pairs, beyond the %g%% threshold", deltas, threshold)
-	case slowAny:
-		f.Outcome = Rerun
-		f.Reason = fmt.Sprintf("slower beyond the %g%% threshold in some collections but not all (%s); rerun to settle it", threshold, deltas)
-	case unsettled != "":
-		f.Outcome = Rerun
-		f.Reason = unsettled + "; rerun on a quieter runner"
+		f.Reason = fmt.Sprintf("reproduced slower in every collection (%s) beyond the %g%% threshold, each interval above 0 at the family level; pooled %s",
+			formatDeltas(f.DeltaPct), threshold, effect)
+	case p.UpperBelow(threshold, alpha):
+		f.Outcome = Pass
+		f.Reason = fmt.Sprintf("a regression beyond %g%% is ruled out: pooled effect %s", threshold, effect)
+		if p.Verdict == driftcheck.LaneOrderDependent {
+			f.Reason += fmt.Sprintf("; an order effect of %s [%s, %s] was measured (the host drifts, or the lane depends on which arm runs first), which the order-flipped pairs cancel",
+				report.Pct(p.OrderEffectPct), report.Pct(p.OrderLowPct), report.Pct(p.OrderHighPct))
+		}
+	case !p.Bounded:
+		f.MorePairs = -1
+		f.Reason = fmt.Sprintf("no interval yet (%s); run at least 2 pairs per collection", report.OrDash(p.Reason))
+	case p.EstimateLog >= thr:
+		// The estimate is past the threshold: more pairs would confirm the regression.
+		f.MorePairs = more(p.PairsFor(p.EstimateLog, family), p.UsablePairs)
+		f.Reason = fmt.Sprintf("slower beyond the %g%% threshold (%s) but not reproduced in every collection (%s); about %d more pairs would settle it",
+			threshold, effect, verdictList(f.Verdicts), f.MorePairs)
 	default:
-		f.Reason = fmt.Sprintf("no reproduced regression beyond %g%% (%s)", threshold, deltas)
+		f.MorePairs = more(p.PairsFor(thr-p.EstimateLog, alpha), p.UsablePairs)
+		f.Reason = fmt.Sprintf("a regression beyond %g%% is not ruled out: pooled effect %s reaches past it; about %d more pairs would rule it out if the estimate holds",
+			threshold, effect, f.MorePairs)
 	}
 	return f
+}
+
+// more returns how many pairs beyond have reach need (-1 when need is unknown).
+func more(need, have int) int {
+	if need < 0 {
+		return -1
+	}
+	return max(need-have, 1)
+}
+
+// verdictList joins lane verdicts: "reproduced-slower, undecided".
+func verdictList(vs []driftcheck.LaneVerdict) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = string(v)
+	}
+	return strings.Join(s, ", ")
 }
 
 // formatDeltas lists deltas with report.Pct: "+6.2%, +5.9%".
@@ -232,21 +290,21 @@ func rank(o Outcome) int {
 func Markdown(w io.Writer, res Result, base, candidate, receiptPath string) error {
 	title := map[Outcome]string{
 		Pass:       "pass: no reproduced regression",
-		Rerun:      "rerun advised: the data cannot settle it",
+		Rerun:      "rerun advised: the data cannot settle it yet",
 		Regression: "FAIL: a reproduced regression",
 		Broken:     "FAIL: runs failed, the build is broken",
 	}[res.Outcome]
 	fmt.Fprintf(w, "## flipbench gate: %s\n\n", title)
-	fmt.Fprintf(w, "Base `%s`, candidate `%s`; threshold %g%%. Positive deltas are slower.\n\n", base, candidate, res.ThresholdPct)
+	fmt.Fprintf(w, "Base `%s`, candidate `%s`; threshold %g%%. Positive effects are slower.\n\n", base, candidate, res.ThresholdPct)
 	rows := make([][]string, len(res.Findings))
 	for i, f := range res.Findings {
-		vs := make([]string, len(f.Verdicts))
-		for j, v := range f.Verdicts {
-			vs[j] = string(v)
+		pooled := "-"
+		if f.Bounded {
+			pooled = fmt.Sprintf("%s [%s, %s]", report.Pct(f.EstimatePct), report.Pct(f.CILowPct), report.Pct(f.CIHighPct))
 		}
-		rows[i] = []string{f.Lane, f.Arm, formatDeltas(f.DeltaPct), strings.Join(vs, ", "), string(f.Outcome), f.Reason}
+		rows[i] = []string{f.Lane, f.Arm, pooled, formatDeltas(f.DeltaPct), verdictList(f.Verdicts), fmt.Sprint(f.Pairs), string(f.Outcome), f.Reason}
 	}
-	if err := mdtable.Write(w, []string{"lane", "arm", "median delta per collection", "lane verdicts", "outcome", "reason"}, rows); err != nil {
+	if err := mdtable.Write(w, []string{"lane", "arm", "effect [95% CI]", "effect per collection", "lane verdicts", "pairs", "outcome", "reason"}, rows); err != nil {
 		return err
 	}
 	if len(res.Failures) > 0 {

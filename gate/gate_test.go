@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -9,8 +10,19 @@ import (
 	"github.com/flipbench/flipbench/receipt"
 )
 
-func lane(name string, c int, v driftcheck.LaneVerdict, delta float64) driftcheck.LaneSummary {
-	return driftcheck.LaneSummary{Lane: name, Arm: "cand", Collection: c, Verdict: v, MedianDeltaPct: delta, Reason: string(v)}
+// lane returns a summary of lane name for arm "cand" in collection c (0: pooled) with
+// verdict v and a consistent 95% interval: estimate est +- half, in log-percent.
+func lane(name string, c int, v driftcheck.LaneVerdict, est, half float64) driftcheck.LaneSummary {
+	const q = 2.1788128296672284 // t(0.975, 12)
+	x, h := est/100, half/100
+	return driftcheck.LaneSummary{Lane: name, Arm: "cand", Collection: c, Verdict: v, Reason: string(v),
+		EstimateLog: x, SELog: h / q, DF: 12, Bounded: v != driftcheck.LaneInsufficient, NoisePct: h / q * math.Sqrt(24) * 100,
+		EstimatePct: (math.Exp(x) - 1) * 100, CILowPct: (math.Exp(x-h) - 1) * 100, CIHighPct: (math.Exp(x+h) - 1) * 100, UsablePairs: 6}
+}
+
+// report returns a drift report of one lane "a" with two collections and a pooled summary.
+func report1(c1, c2, pooled driftcheck.LaneSummary) driftcheck.Report {
+	return driftcheck.Report{Config: driftcheck.DefaultConfig(), Lanes: []driftcheck.LaneSummary{c1, c2}, Pooled: []driftcheck.LaneSummary{pooled}}
 }
 
 func TestEvaluate(t *testing.T) {
@@ -18,37 +30,69 @@ func TestEvaluate(t *testing.T) {
 		slow    = driftcheck.LaneReproducedSlower
 		fast    = driftcheck.LaneReproducedFaster
 		neutral = driftcheck.LaneNeutral
-		drift   = driftcheck.LaneDrift
-		mixed   = driftcheck.LaneMixed
+		und     = driftcheck.LaneUndecided
 		insuff  = driftcheck.LaneInsufficient
 	)
 	tests := []struct {
 		name   string
-		lanes  []driftcheck.LaneSummary
+		rep    driftcheck.Report
 		want   Outcome
 		reason string
 	}{
-		{"all neutral", []driftcheck.LaneSummary{lane("a", 1, neutral, 1), lane("a", 2, neutral, -1)}, Pass, "no reproduced regression beyond 5% (+1.0%, -1.0%)"},
-		{"faster is fine", []driftcheck.LaneSummary{lane("a", 1, fast, -20), lane("a", 2, fast, -19)}, Pass, "no reproduced regression"},
-		{"slower in both collections", []driftcheck.LaneSummary{lane("a", 1, slow, 20), lane("a", 2, slow, 18)}, Regression, "slower in every collection (+20.0%, +18.0%)"},
-		{"slower below threshold passes", []driftcheck.LaneSummary{lane("a", 1, slow, 4), lane("a", 2, slow, 4)}, Pass, "no reproduced regression beyond 5%"},
-		{"slower in one collection only", []driftcheck.LaneSummary{lane("a", 1, slow, 20), lane("a", 2, neutral, 1)}, Rerun, "some collections but not all"},
-		{"drift", []driftcheck.LaneSummary{lane("a", 1, drift, 9), lane("a", 2, neutral, 0)}, Rerun, "collection 1: drift"},
-		{"insufficient", []driftcheck.LaneSummary{lane("a", 1, insuff, 0), lane("a", 2, neutral, 0)}, Rerun, "collection 1: insufficient"},
-		{"mixed leaning slower", []driftcheck.LaneSummary{lane("a", 1, mixed, 6), lane("a", 2, neutral, 0)}, Rerun, "mixed, leaning slower at +6.0%"},
-		{"mixed leaning faster", []driftcheck.LaneSummary{lane("a", 1, mixed, -6), lane("a", 2, neutral, 0)}, Pass, ""},
-		{"worst lane wins", []driftcheck.LaneSummary{lane("a", 1, drift, 0), lane("b", 1, slow, 30)}, Regression, ""},
+		{"neutral passes", report1(lane("a", 1, neutral, 1, 1.5), lane("a", 2, neutral, -1, 1.5), lane("a", 0, neutral, 0, 1)),
+			Pass, "a regression beyond 5% is ruled out: pooled effect +0.0% [-1.0%, +1.0%]"},
+		{"faster passes", report1(lane("a", 1, fast, -20, 3), lane("a", 2, fast, -19, 3), lane("a", 0, fast, -19.5, 2)), Pass, "ruled out"},
+		{"undecided but below the threshold passes", report1(lane("a", 1, und, 1, 6), lane("a", 2, und, 0, 6), lane("a", 0, und, 0.5, 4)), Pass, "ruled out"},
+		{"slower in both collections", report1(lane("a", 1, slow, 20, 4), lane("a", 2, slow, 18, 4), lane("a", 0, slow, 19, 3)),
+			Regression, "reproduced slower in every collection (+22.1%, +19.7%) beyond the 5% threshold"},
+		{"slower below the threshold passes", report1(lane("a", 1, slow, 3.5, 0.5), lane("a", 2, slow, 3.5, 0.5), lane("a", 0, slow, 3.5, 0.4)), Pass, "ruled out"},
+		{"slower in one collection only", report1(lane("a", 1, slow, 20, 4), lane("a", 2, und, 8, 9), lane("a", 0, slow, 14, 5)),
+			Rerun, "not reproduced in every collection (reproduced-slower, undecided); about"},
+		{"undecided reaching past the threshold", report1(lane("a", 1, und, 2, 8), lane("a", 2, und, 1, 8), lane("a", 0, und, 1.5, 6)),
+			Rerun, "a regression beyond 5% is not ruled out: pooled effect +1.5% [-4.4%, +7.8%] reaches past it; about"},
+		{"insufficient", report1(lane("a", 1, insuff, 0, 0), lane("a", 2, insuff, 0, 0), lane("a", 0, insuff, 0, 0)),
+			Rerun, "no interval yet"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := Evaluate(driftcheck.Report{Lanes: tt.lanes}, nil, 5)
+			res := Evaluate(tt.rep, nil, 5)
 			if res.Outcome != tt.want {
 				t.Fatalf("outcome %s, want %s (%+v)", res.Outcome, tt.want, res.Findings)
 			}
 			if tt.reason != "" && !strings.Contains(res.Findings[0].Reason, tt.reason) {
 				t.Fatalf("reason %q, want it to contain %q", res.Findings[0].Reason, tt.reason)
 			}
+			if res.Outcome == Rerun && res.Findings[0].MorePairs == 0 {
+				t.Errorf("a rerun says no more pairs")
+			}
 		})
+	}
+	// The worst lane wins.
+	rep := report1(lane("a", 1, neutral, 0, 1), lane("a", 2, neutral, 0, 1), lane("a", 0, neutral, 0, 1))
+	b := report1(lane("b", 1, slow, 30, 4), lane("b", 2, slow, 30, 4), lane("b", 0, slow, 30, 3))
+	rep.Lanes, rep.Pooled = append(rep.Lanes, b.Lanes...), append(rep.Pooled, b.Pooled...)
+	if res := Evaluate(rep, nil, 5); res.Outcome != Regression {
+		t.Errorf("worst lane: %s", res.Outcome)
+	}
+}
+
+// TestFamily: with many guard lanes, a regression call needs every collection's interval
+// above 0 at alpha/N; a slowdown that one lane alone would call is a rerun among six.
+func TestFamily(t *testing.T) {
+	wide := func(name string) driftcheck.Report {
+		return report1(lane(name, 1, driftcheck.LaneReproducedSlower, 20, 15), lane(name, 2, driftcheck.LaneReproducedSlower, 20, 15), lane(name, 0, driftcheck.LaneReproducedSlower, 20, 10))
+	}
+	if res := Evaluate(wide("a"), nil, 5); res.Outcome != Regression {
+		t.Fatalf("one lane: %s, want regression", res.Outcome)
+	}
+	rep := wide("a")
+	for _, n := range []string{"b", "c", "d", "e", "f"} {
+		q := report1(lane(n, 1, driftcheck.LaneNeutral, 0, 1), lane(n, 2, driftcheck.LaneNeutral, 0, 1), lane(n, 0, driftcheck.LaneNeutral, 0, 1))
+		rep.Lanes, rep.Pooled = append(rep.Lanes, q.Lanes...), append(rep.Pooled, q.Pooled...)
+	}
+	res := Evaluate(rep, nil, 5)
+	if res.Outcome != Rerun || res.Findings[0].Outcome != Rerun {
+		t.Fatalf("six lanes: %s (%+v), want rerun", res.Outcome, res.Findings[0])
 	}
 }
 
@@ -65,10 +109,10 @@ func run(lane, arm string, errMsg string) receipt.Record {
 // shows a reproduced regression.
 func TestEvaluateFailures(t *testing.T) {
 	rep := driftcheck.Report{Lanes: []driftcheck.LaneSummary{
-		lane("a", 1, driftcheck.LaneInsufficient, 0), lane("a", 2, driftcheck.LaneInsufficient, 0),
-		lane("b", 1, driftcheck.LaneReproducedSlower, 30), lane("b", 2, driftcheck.LaneReproducedSlower, 30),
-		lane("c", 1, driftcheck.LaneNeutral, 0), lane("c", 2, driftcheck.LaneNeutral, 0),
-	}}
+		lane("a", 1, driftcheck.LaneInsufficient, 0, 0), lane("a", 2, driftcheck.LaneInsufficient, 0, 0),
+		lane("b", 1, driftcheck.LaneReproducedSlower, 30, 4), lane("b", 2, driftcheck.LaneReproducedSlower, 30, 4),
+		lane("c", 1, driftcheck.LaneNeutral, 0, 1), lane("c", 2, driftcheck.LaneNeutral, 0, 1),
+	}, Pooled: []driftcheck.LaneSummary{lane("a", 0, driftcheck.LaneInsufficient, 0, 0), lane("b", 0, driftcheck.LaneReproducedSlower, 30, 3), lane("c", 0, driftcheck.LaneNeutral, 0, 1)}}
 	runs := []receipt.Record{
 		run("a", "base", ""), run("a", "cand", "exited with status 3"),
 		run("a", "base", ""), run("a", "cand", "exited with status 3"),
@@ -112,7 +156,7 @@ func TestMarkdown(t *testing.T) {
 	res := Result{Outcome: Broken, ThresholdPct: 5,
 		Findings: []Finding{
 			{Lane: "alpha", Arm: "cand", Outcome: Broken, Reason: "runs failed: arm cand: 1 of 1 runs failed (exited with status 3)"},
-			{Lane: "beta", Arm: "cand", Outcome: Pass, DeltaPct: []float64{1.04, -0.5},
+			{Lane: "beta", Arm: "cand", Outcome: Pass, DeltaPct: []float64{1.04, -0.5}, EstimatePct: 0.3, CILowPct: -1.2, CIHighPct: 1.8, Bounded: true, Pairs: 4,
 				Verdicts: []driftcheck.LaneVerdict{driftcheck.LaneNeutral, driftcheck.LaneNeutral}, Reason: "a | b"},
 		},
 		Failures: []Failure{{Lane: "alpha", Arm: "cand", Failed: 1, Runs: 1, Error: "exited with status 3"}},
@@ -122,11 +166,11 @@ func TestMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "## flipbench gate: FAIL: runs failed, the build is broken\n\n" +
-		"Base `abc`, candidate `HEAD`; threshold 5%. Positive deltas are slower.\n\n" +
-		"| lane  | arm  | median delta per collection | lane verdicts    | outcome | reason                                                           |\n" +
-		"|:------|:-----|:----------------------------|:-----------------|:--------|:-----------------------------------------------------------------|\n" +
-		"| alpha | cand |                             |                  | broken  | runs failed: arm cand: 1 of 1 runs failed (exited with status 3) |\n" +
-		"| beta  | cand | +1.0%, -0.5%                | neutral, neutral | pass    | a \\| b                                                           |\n" +
+		"Base `abc`, candidate `HEAD`; threshold 5%. Positive effects are slower.\n\n" +
+		"| lane  | arm  | effect [95% CI]      | effect per collection | lane verdicts    | pairs | outcome | reason                                                           |\n" +
+		"|:------|:-----|:---------------------|:----------------------|:-----------------|:------|:--------|:-----------------------------------------------------------------|\n" +
+		"| alpha | cand | -                    |                       |                  | 0     | broken  | runs failed: arm cand: 1 of 1 runs failed (exited with status 3) |\n" +
+		"| beta  | cand | +0.3% [-1.2%, +1.8%] | +1.0%, -0.5%          | neutral, neutral | 4     | pass    | a \\| b                                                           |\n" +
 		"\n### Failed runs\n\n" +
 		"A failed run is a real failure, not noise: a rerun will not fix it. The receipt has each run's error and stderr.\n\n" +
 		"- lane alpha, arm cand: 1 of 1 runs failed (exited with status 3)\n" +

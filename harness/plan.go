@@ -40,19 +40,15 @@ func NewPlan(in PlanInput) *receipt.Plan {
 			Seed:        r.Protocol.Seed,
 			Timeout:     time.Duration(r.Protocol.Timeout),
 		},
-		Drift: receipt.Drift{
-			EffectFloorPct: r.Drift.EffectFloorPct,
-			CleanCVPct:     r.Drift.CleanCVPct,
-			CVAsymmetry:    r.Drift.CVAsymmetry,
-		},
-		Arms: in.Arms,
+		Drift: r.Drift,
+		Arms:  in.Arms,
 	}
 	var arms, lanes []string
 	for _, a := range in.Arms {
 		arms = append(arms, a.Name)
 	}
 	for _, l := range r.Lanes {
-		p.Lanes = append(p.Lanes, receipt.Lane{Name: l.Name, Role: l.Role, Expect: l.Expect, Unit: l.Unit, Better: l.Better, NonZero: l.NonZero})
+		p.Lanes = append(p.Lanes, receipt.Lane{Name: l.Name, Role: l.Role, Expect: l.Expect, ExpectArms: l.ExpectArms, Unit: l.Unit, Better: l.Better, FloorPct: l.FloorPct, NonZero: l.NonZero})
 		lanes = append(lanes, l.Name)
 	}
 	p.Runs = Schedule(arms, lanes, p.Protocol.Collections, p.Protocol.Passes, p.Protocol.Seed)

@@ -3,6 +3,7 @@ package harness
 import (
 	"math/rand/v2"
 
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/receipt"
 )
 
@@ -21,9 +22,9 @@ func Schedule(arms, lanes []string, collections, passes int, seed int64) []recei
 	var runs []receipt.Run
 	for c := 1; c <= collections; c++ {
 		for p := 1; p <= passes; p++ {
-			order, armOrder := receipt.Forward, arms
+			order, armOrder := driftcheck.OrderForward, arms
 			if p%2 == 0 {
-				order, armOrder = receipt.Reverse, reversed
+				order, armOrder = driftcheck.OrderReverse, reversed
 			}
 			laneOrder := append([]string(nil), lanes...)
 			rng.Shuffle(len(laneOrder), func(i, j int) { laneOrder[i], laneOrder[j] = laneOrder[j], laneOrder[i] })

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/driftcheck"
 )
 
 func TestScheduleOrders(t *testing.T) {
@@ -17,9 +17,9 @@ func TestScheduleOrders(t *testing.T) {
 	}
 	for _, pass := range groupPasses(runs) {
 		p := pass[0].Pass
-		wantOrder, wantArms := receipt.Forward, arms
+		wantOrder, wantArms := driftcheck.OrderForward, arms
 		if p%2 == 0 {
-			wantOrder, wantArms = receipt.Reverse, []string{"candB", "candA", "base"}
+			wantOrder, wantArms = driftcheck.OrderReverse, []string{"candB", "candA", "base"}
 		}
 		seenLanes := map[string]bool{}
 		for i, r := range pass {
@@ -52,7 +52,7 @@ func TestSchedulePairs(t *testing.T) {
 		if a.Collection != b.Collection || a.Pass+1 != b.Pass || a.Pass%2 != 1 {
 			t.Fatalf("passes %d,%d do not form a pair: %+v %+v", i, i+1, a, b)
 		}
-		if a.Order != receipt.Forward || b.Order != receipt.Reverse {
+		if a.Order != driftcheck.OrderForward || b.Order != driftcheck.OrderReverse {
 			t.Fatalf("pair orders %s,%s", a.Order, b.Order)
 		}
 	}

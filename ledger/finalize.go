@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/flipbench/flipbench/decide"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -24,7 +25,7 @@ type FinalizeOptions struct {
 	Receipt string
 	// Incidence is the incidence measurement for the rule's incidence gate. Nil means
 	// the receipt's own: the incidence.json an ab run wrote into its data folder, if any.
-	Incidence *Incidence
+	Incidence *decide.Incidence
 }
 
 // Finalized is the outcome of Finalize.
@@ -36,7 +37,7 @@ type Finalized struct {
 	Content []byte
 	Changed bool
 	// Decision is the decision rule's verdict.
-	Decision Decision
+	Decision decide.Decision
 	// Status is the status the page now has. ByHand says a person set it, so finalize
 	// kept it; Disagrees says the rule would have set another one.
 	Status    string
@@ -88,7 +89,7 @@ func Finalize(path string, opts FinalizeOptions) (*Finalized, error) {
 			return nil, err
 		}
 	}
-	dec := Decide(e, d.Plan, d.Analysis, inc)
+	dec := decide.Decide(decide.Input{Spec: e, Plan: d.Plan, Analysis: d.Analysis, Incidence: inc})
 	f := &Finalized{Page: path, Receipt: d.Dir, Decision: dec, Status: dec.Status}
 	if e.Status != spec.StatusPlanned && e.Status != spec.StatusRunning && e.StatusBy == "" {
 		f.ByHand, f.Status = true, e.Status

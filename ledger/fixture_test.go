@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
@@ -97,7 +98,7 @@ func writeFixture(dir string, fr fixtureRun) error {
 		Stamp:      fr.stamp,
 		Command:    []string{"flipbench", "ab", "1"},
 		Protocol:   fr.protocol,
-		Drift:      receipt.Drift{EffectFloorPct: 3, CleanCVPct: 8, CVAsymmetry: 4},
+		Drift:      driftcheck.DefaultConfig(),
 	}
 	for _, a := range arms {
 		plan.Arms = append(plan.Arms, receipt.Arm{Name: a, Bin: "fakelane", SHA256: fmt.Sprintf("%064x", len(a)),

@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/flipbench/flipbench/decide"
 	"github.com/flipbench/flipbench/incidence"
 )
 
 // receiptIncidence reads the incidence report an ab run wrote into its receipt data folder
 // (incidence.json, see package incidence) as the decision rule's incidence input. It
 // returns nil when the receipt has none.
-func receiptIncidence(dir string) (*Incidence, error) {
+func receiptIncidence(dir string) (*decide.Incidence, error) {
 	r, err := incidence.Read(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -19,7 +20,7 @@ func receiptIncidence(dir string) (*Incidence, error) {
 	if err != nil {
 		return nil, fmt.Errorf("receipt %s: %w", dir, err)
 	}
-	in := &Incidence{Total: r.Total, Eligible: r.Eligible, TotalCounter: r.Gate.Total, EligibleCounter: r.Gate.Eligible,
+	in := &decide.Incidence{Total: r.Total, Eligible: r.Eligible, TotalCounter: r.Gate.Total, EligibleCounter: r.Gate.Eligible,
 		ControlFired: r.Control.Fired, Broken: r.Broken(), Source: incidence.File}
 	for _, f := range r.Findings {
 		if f.Level == incidence.LevelError {

@@ -273,7 +273,7 @@ func TestCheckCatches(t *testing.T) {
 			edit(t, root, fixturePage, func(s string) string {
 				return strings.Replace(s, "Take candA: the same gain", "<what we decided and why>: the same gain", 1)
 			})
-		}, "ROOT/experiments/001-fake.md:177: template placeholder <what we decided and why>: replace it with the real text"},
+		}, "ROOT/experiments/001-fake.md:192: template placeholder <what we decided and why>: replace it with the real text"},
 		{"template placeholder in the front matter", func(t *testing.T, root string) {
 			edit(t, root, fixturePage, func(s string) string {
 				return strings.Replace(s, "title: a fake lane", "title: <the question> a fake lane", 1)
@@ -307,7 +307,9 @@ func TestCheckCatches(t *testing.T) {
 			}
 		}, "ROOT/experiments/001-fake.md:21: receipt data ../" + fixtureReceipt + "/extra.txt: not in manifest.json"},
 		{"number retyped in the results block", func(t *testing.T, root string) {
-			edit(t, root, fixturePage, func(s string) string { return strings.Replace(s, "| 4/4 ", "| 3/4 ", 1) })
+			edit(t, root, fixturePage, func(s string) string {
+				return strings.Replace(s, "| 2 REPRODUCED faster ", "| 3 REPRODUCED faster ", 1)
+			})
 		}, "the results block, status or receipts differ from what finalize makes from receipt " + filepath.Base(fixtureReceipt)},
 		{"status by rule edited", func(t *testing.T, root string) {
 			edit(t, root, fixturePage, func(s string) string { return strings.Replace(s, "status: accepted", "status: rejected", 1) })

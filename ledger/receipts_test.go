@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flipbench/flipbench/decide"
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -53,11 +55,11 @@ func TestFinalizeUnderPowered(t *testing.T) {
 	root := copyLedger(t)
 	edit(t, root, fixturePage, func(s string) string {
 		return strings.Replace(s, "protocol: {samples: 6, warmup: 1, passes: 4, collections: 2, seed: 7}\n",
-			"protocol: {samples: 6, warmup: 1, passes: 4, collections: 2, seed: 7}\nprofiles: {quick: {samples: 4, passes: 2}}\n", 1)
+			"protocol: {samples: 6, warmup: 1, passes: 4, collections: 2, seed: 7}\nprofiles: {quick: {samples: 4, passes: 4}}\n", 1)
 	})
 	fr := defaultFixtureRun()
 	fr.stamp, fr.label, fr.profile = "2026-11-30T10-00-00Z", "quick", "quick"
-	fr.protocol = receipt.Protocol{Samples: 3, Warmup: 1, Passes: 2, Collections: 1, Seed: 7}
+	fr.protocol = receipt.Protocol{Samples: 3, Warmup: 1, Passes: 4, Collections: 1, Seed: 7}
 	dir := addFixtureReceipt(t, root, fr)
 
 	f := finalizeFrom(t, root, dir)
@@ -67,25 +69,25 @@ func TestFinalizeUnderPowered(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range d.Analysis.Lanes {
-		if s.Arm == "candA" && s.Lane == "alpha" && s.Verdict != rf {
-			t.Fatalf("fixture: candA alpha is %s, want %s so that only the power check stands in the way", s.Verdict, rf)
+		if s.Arm == "candA" && s.Lane == "alpha" && s.Verdict != driftcheck.LaneReproducedFaster {
+			t.Fatalf("fixture: candA alpha is %s, want reproduced-faster so that only the power check stands in the way", s.Verdict)
 		}
 	}
 	if f.Status != spec.StatusInconclusive || f.Decision.Status != spec.StatusInconclusive {
 		t.Errorf("status %s, rule %s, want inconclusive", f.Status, f.Decision.Summary())
 	}
-	want := "under-powered: 1 collection x 2 passes x 3 samples, the spec's quick profile asks for 2 x 2 x 4"
+	want := "under-powered: 1 collection x 4 passes x 3 samples, the spec's quick profile asks for 2 x 4 x 4"
 	for _, a := range f.Decision.Arms {
-		if a.Status != spec.StatusInconclusive || !slices.ContainsFunc(a.Reasons, func(r Reason) bool { return strings.HasPrefix(r.String(), want) }) {
+		if a.Status != spec.StatusInconclusive || !slices.ContainsFunc(a.Reasons, func(r decide.Reason) bool { return strings.HasPrefix(r.String(), want) }) {
 			t.Errorf("arm %s: %s %v, want inconclusive with %q", a.Arm, a.Status, a.Reasons, want)
 		}
 	}
-	if !strings.Contains(string(f.Content), "- **under-powered**: 1 collection x 2 passes x 3 samples, the spec's quick profile asks for 2 x 2 x 4") {
+	if !strings.Contains(string(f.Content), "- **under-powered**: 1 collection x 4 passes x 3 samples, the spec's quick profile asks for 2 x 4 x 4") {
 		t.Errorf("the results block does not say why:\n%s", f.Content)
 	}
 
 	// The same profile run in full decides.
-	fr.stamp, fr.protocol = "2026-11-30T11-00-00Z", receipt.Protocol{Samples: 4, Warmup: 1, Passes: 2, Collections: 2, Seed: 7}
+	fr.stamp, fr.protocol = "2026-11-30T11-00-00Z", receipt.Protocol{Samples: 4, Warmup: 1, Passes: 4, Collections: 2, Seed: 7}
 	full := finalizeFrom(t, root, addFixtureReceipt(t, root, fr))
 	if got := armReasons(full, "candA"); got != "accepted: " {
 		t.Errorf("candA at the quick profile's protocol: %s, want accepted", got)
@@ -165,7 +167,7 @@ func TestFinalizeReceiptShapes(t *testing.T) {
 			run:  func(fr *fixtureRun) {},
 			decision: map[string]string{
 				"candA": "accepted: ",
-				"candB": "rejected: tradeoff, tradeoff",
+				"candB": "rejected: tradeoff",
 			},
 			block: []string{"### candA vs base: accepted", "### candB vs base: rejected", "| lane  | base     | candB    | Δ       |",
 				"**Status: accepted**, set by the decision rule: accepted (candA)."},
@@ -175,11 +177,11 @@ func TestFinalizeReceiptShapes(t *testing.T) {
 			run:  func(fr *fixtureRun) { fr.fail = crashCandAAlpha2 },
 			decision: map[string]string{
 				"candA": "inconclusive: insufficient",
-				"candB": "rejected: tradeoff, tradeoff",
+				"candB": "rejected: tradeoff",
 			},
 			block: []string{
 				"- 4 runs failed; their errors are in the receipt; fix the lane and rerun",
-				"| alpha | 2          | 1    | -         | -         | insufficient |",
+				"| alpha | 2          | 1    | -         | -         | -         | insufficient |",
 				// The crashes' small peak RSS does not pull candA's median down.
 				"Median over the successful runs of each process's peak resident set size; failed runs are left out.",
 				"| alpha | 10.0 MiB | 20.0 MiB | +100.0% |",
@@ -190,21 +192,21 @@ func TestFinalizeReceiptShapes(t *testing.T) {
 		{
 			name: "one collection, as the spec asks",
 			page: func(s string) string {
-				return strings.Replace(s, "collections: 2, seed: 7", "collections: 1, seed: 7", 1)
+				return strings.Replace(s, "passes: 4, collections: 2, seed: 7", "passes: 8, collections: 1, seed: 7", 1)
 			},
-			run: func(fr *fixtureRun) { fr.protocol.Collections = 1 },
+			run: func(fr *fixtureRun) { fr.protocol.Collections, fr.protocol.Passes = 1, 8 },
 			decision: map[string]string{
 				"candA": "accepted: ",
 				"candB": "rejected: tradeoff",
 			},
-			block:    []string{"Protocol: 1 collection × 4 passes", "#### Collection 1"},
+			block:    []string{"Protocol: 1 collection × 8 passes", "#### Collection 1"},
 			notBlock: []string{"#### Collection 2", "collection 2"},
 		},
 		{
 			name: "one collection, the spec asks for two",
 			run:  func(fr *fixtureRun) { fr.protocol.Collections = 1 },
 			decision: map[string]string{
-				"candA": "inconclusive: under-powered",
+				"candA": "inconclusive: under-powered, under-powered",
 				"candB": "inconclusive: under-powered, tradeoff",
 			},
 			block: []string{"1 collection x 4 passes x 6 samples, the spec's protocol asks for 2 x 4 x 6",

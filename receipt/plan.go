@@ -3,6 +3,8 @@ package receipt
 import (
 	"errors"
 	"fmt"
+
+	"github.com/flipbench/flipbench/driftcheck"
 )
 
 // Validate checks that a plan can be run and analysed: at least a base and one candidate,
@@ -55,10 +57,7 @@ func (p *Plan) Validate() error {
 	}
 	seen := map[Key]bool{}
 	for i, r := range p.Runs {
-		order := Forward
-		if r.Pass%2 == 0 {
-			order = Reverse
-		}
+		order := driftcheck.OrderOf(r.Pass)
 		switch {
 		case !arms[r.Arm] || !lanes[r.Lane]:
 			bad("runs[%d]: unknown arm %q or lane %q", i, r.Arm, r.Lane)

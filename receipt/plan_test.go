@@ -3,6 +3,8 @@ package receipt
 import (
 	"strings"
 	"testing"
+
+	"github.com/flipbench/flipbench/driftcheck"
 )
 
 // validPlan is a small plan that Validate accepts: two arms, one lane, one collection of
@@ -14,9 +16,9 @@ func validPlan() *Plan {
 		Protocol: Protocol{Samples: 3, Passes: 2, Collections: 1},
 	}
 	for pass := 1; pass <= 2; pass++ {
-		order, arms := Forward, []string{"base", "cand"}
+		order, arms := driftcheck.OrderForward, []string{"base", "cand"}
 		if pass == 2 {
-			order, arms = Reverse, []string{"cand", "base"}
+			order, arms = driftcheck.OrderReverse, []string{"cand", "base"}
 		}
 		for _, a := range arms {
 			p.Runs = append(p.Runs, Run{Collection: 1, Pass: pass, Order: order, Lane: "alpha", Arm: a})

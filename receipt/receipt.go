@@ -16,6 +16,8 @@ package receipt
 
 import (
 	"time"
+
+	"github.com/flipbench/flipbench/driftcheck"
 )
 
 // File names inside a receipt data folder.
@@ -78,12 +80,12 @@ type Plan struct {
 	Profile    string `json:"profile,omitempty"`
 	Stamp      string `json:"stamp"`
 	// Command is the flipbench command line that made the plan.
-	Command  []string `json:"command"`
-	Protocol Protocol `json:"protocol"`
-	Drift    Drift    `json:"drift"`
-	Arms     []Arm    `json:"arms"` // base first, then candidates in spec order
-	Lanes    []Lane   `json:"lanes"`
-	Runs     []Run    `json:"runs"` // the schedule, in execution order
+	Command  []string          `json:"command"`
+	Protocol Protocol          `json:"protocol"`
+	Drift    driftcheck.Config `json:"drift"`
+	Arms     []Arm             `json:"arms"` // base first, then candidates in spec order
+	Lanes    []Lane            `json:"lanes"`
+	Runs     []Run             `json:"runs"` // the schedule, in execution order
 }
 
 // Protocol is the resolved protocol of a run.
@@ -94,13 +96,6 @@ type Protocol struct {
 	Collections int           `json:"collections"`
 	Seed        int64         `json:"seed"`
 	Timeout     time.Duration `json:"timeout_ns"`
-}
-
-// Drift holds the drift-check thresholds the run was planned with.
-type Drift struct {
-	EffectFloorPct float64 `json:"effect_floor_pct"`
-	CleanCVPct     float64 `json:"clean_cv_pct"`
-	CVAsymmetry    float64 `json:"cv_asymmetry"`
 }
 
 // Arm is one built arm as it was run.
@@ -124,15 +119,26 @@ type Arm struct {
 	Dir string `json:"dir,omitempty"`
 }
 
-// Lane is one lane as it was run.
+// Lane is one lane as it was run: its role, its expected direction (one for every
+// candidate, or one per candidate in ExpectArms), its unit, better direction and floor.
 type Lane struct {
-	Name   string `json:"name"`
-	Role   string `json:"role"`
-	Expect string `json:"expect,omitempty"`
-	Unit   string `json:"unit,omitempty"`
-	Better string `json:"better,omitempty"`
+	Name       string            `json:"name"`
+	Role       string            `json:"role"`
+	Expect     string            `json:"expect,omitempty"`
+	ExpectArms map[string]string `json:"expect_arms,omitempty"`
+	Unit       string            `json:"unit,omitempty"`
+	Better     string            `json:"better,omitempty"`
+	FloorPct   float64           `json:"floor_pct,omitempty"`
 	// NonZero names the lane's metrics that must not be exactly zero (spec.Lane.NonZero).
 	NonZero []string `json:"nonzero,omitempty"`
+}
+
+// ExpectFor returns the lane's expected direction for candidate arm arm, as run.
+func (l Lane) ExpectFor(arm string) string {
+	if l.ExpectArms != nil {
+		return l.ExpectArms[arm]
+	}
+	return l.Expect
 }
 
 // Run is one scheduled process.
@@ -146,9 +152,3 @@ type Run struct {
 
 // Key returns the run's place in the schedule.
 func (r Run) Key() Key { return Key{r.Collection, r.Pass, r.Lane, r.Arm} }
-
-// Orders of a pass.
-const (
-	Forward = "forward"
-	Reverse = "reverse"
-)

@@ -11,28 +11,26 @@ import (
 )
 
 // DriftMarkdown writes the drift check of r as markdown, meant to sit under a
-// second-level heading of a receipt: for each candidate and collection a pooled table
-// (one row per lane), then one table of every pass-pair verdict with its reason, then the
-// warnings as a bullet list. Sections use third-level headings.
-func DriftMarkdown(w io.Writer, r driftcheck.Report) error {
+// second-level heading of a receipt: for each candidate the lane evidence pooled over
+// collections and per collection (EvidenceTable), the pass statistics per collection,
+// then every pass-pair verdict with its reason (PairTable), then the warnings as a bullet
+// list. Sections use third-level headings. roles names the lanes' roles (nil shows none).
+func DriftMarkdown(w io.Writer, r driftcheck.Report, roles Roles) error {
 	ew := NewErrWriter(w)
-
-	for _, g := range driftGroups(r.Lanes) {
+	for _, g := range Groups(r.Pooled) {
+		fmt.Fprintf(ew, "### %s vs %s, pooled over collections\n\n", g[0].Arm, r.Base)
+		if err := EvidenceTable(ew, g, roles); err != nil {
+			return err
+		}
+		fmt.Fprintln(ew)
+	}
+	for _, g := range Groups(r.Lanes) {
 		fmt.Fprintf(ew, "### %s vs %s, collection %d\n\n", g[0].Arm, r.Base, g[0].Collection)
-		if ew.Err() != nil {
-			return ew.Err()
+		if err := EvidenceTable(ew, g, roles); err != nil {
+			return err
 		}
-		rows := make([][]string, 0, len(g))
-		for _, l := range g {
-			med, mean := SummaryDeltas(l)
-			rows = append(rows, []string{
-				l.Lane, l.Role, fmt.Sprint(l.Passes), med, mean,
-				fmt.Sprintf("%d/%d", l.Faster, l.Passes), OrDash(driftcheck.PairCounts(l)), driftP(l),
-				driftSummary(l.Base), driftSummary(l.Cand), driftBlips(l.HostBlips), string(l.Verdict), l.Reason,
-			})
-		}
-		if err := mdtable.Write(w, []string{"lane", "role", "passes", "median Δ", "mean Δ", "faster",
-			"pairs", "p", r.Base + " median (95% CI)", g[0].Arm + " median (95% CI)", "host blips", "verdict", "reason"}, rows); err != nil {
+		fmt.Fprintf(ew, "\nPass statistics (for comparison with benchstat; the verdicts use the pair means above):\n\n")
+		if err := passStats(ew, g, r.Base); err != nil {
 			return err
 		}
 		fmt.Fprintln(ew)
@@ -45,19 +43,7 @@ func DriftMarkdown(w io.Writer, r driftcheck.Report) error {
 	if len(r.Pairs) == 0 {
 		fmt.Fprintf(ew, "No pass-pairs.\n\n")
 	} else {
-		rows := make([][]string, 0, len(r.Pairs))
-		for _, p := range r.Pairs {
-			d1, d2 := Pct(p.Delta1Pct), Pct(p.Delta2Pct)
-			if !p.Usable1 {
-				d1 = "-"
-			}
-			if !p.Usable2 {
-				d2 = "-"
-			}
-			rows = append(rows, []string{p.Lane, p.Arm, fmt.Sprint(p.Collection), fmt.Sprint(p.Pair),
-				d1, d2, string(p.Verdict), p.Reason})
-		}
-		if err := mdtable.Write(w, []string{"lane", "arm", "collection", "pair", "delta 1 (fwd)", "delta 2 (rev)", "verdict", "reason"}, rows); err != nil {
+		if err := PairTable(ew, r.Pairs, true); err != nil {
 			return err
 		}
 		fmt.Fprintln(ew)
@@ -73,17 +59,18 @@ func DriftMarkdown(w io.Writer, r driftcheck.Report) error {
 	return ew.Err()
 }
 
-// driftGroups splits lane summaries into runs of the same candidate and collection,
-// keeping their order.
-func driftGroups(lanes []driftcheck.LaneSummary) [][]driftcheck.LaneSummary {
-	var out [][]driftcheck.LaneSummary
-	for i, l := range lanes {
-		if i == 0 || l.Arm != lanes[i-1].Arm || l.Collection != lanes[i-1].Collection {
-			out = append(out, nil)
-		}
-		out[len(out)-1] = append(out[len(out)-1], l)
+// passStats writes one collection's per-lane pass statistics: the median and mean pass
+// delta (side by side, so a host blip shows), passes faster, the pooled-sample
+// Mann-Whitney p and medians with their intervals, and host blips.
+func passStats(w io.Writer, g []driftcheck.LaneSummary, base string) error {
+	rows := make([][]string, 0, len(g))
+	for _, l := range g {
+		med, mean := SummaryDeltas(l)
+		rows = append(rows, []string{l.Lane, fmt.Sprint(l.Passes), med, mean, fmt.Sprintf("%d/%d", l.Faster, l.Passes),
+			driftP(l), driftSummary(l.Base), driftSummary(l.Cand), driftBlips(l.HostBlips)})
 	}
-	return out
+	return mdtable.Write(w, []string{"lane", "passes", "median Δ", "mean Δ", "faster", "p (samples)",
+		base + " median (95% CI)", g[0].Arm + " median (95% CI)", "host blips"}, rows)
 }
 
 // driftP formats the pooled p-value, or "-" when nothing was pooled.

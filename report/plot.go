@@ -15,6 +15,7 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/spec"
 )
 
 // PlotName returns the file name of the plot of one lane for one candidate arm inside a
@@ -38,7 +39,7 @@ func PlotName(arm, lane string) string {
 func PlotLanes(p *receipt.Plan) []receipt.Lane {
 	var out []receipt.Lane
 	for _, l := range p.Lanes {
-		if l.Role == driftcheck.RolePrimary || l.Role == driftcheck.RoleGuard {
+		if l.Role == spec.RolePrimary || l.Role == spec.RoleGuard {
 			out = append(out, l)
 		}
 	}

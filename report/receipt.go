@@ -28,6 +28,10 @@ type Data struct {
 	Records  []receipt.Record
 	Env      receipt.Env
 	Analysis driftcheck.Report
+	// Reanalyzed says that Open found an analysis.json of an older schema than this
+	// flipbench's drift check and computed the analysis afresh from the run's data (plan
+	// and raw runs, both under the manifest) instead.
+	Reanalyzed bool
 }
 
 // Load reads a receipt data folder and runs the drift check on it afresh: what Finish
@@ -37,7 +41,7 @@ func Load(dir string) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.Analysis, err = driftcheck.Analyze(DriftInput(d.Plan, d.Records), DriftConfig(d.Plan.Drift))
+	d.Analysis, err = driftcheck.Analyze(DriftInput(d.Plan, d.Records), d.Plan.Drift)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
@@ -47,7 +51,8 @@ func Load(dir string) (*Data, error) {
 // Open loads a finished receipt as its page shows it, for deciding on it: it verifies the
 // data folder against its manifest, refusing a receipt whose files changed since the run,
 // checks that the receipt page exists, and takes the drift analysis stored in
-// analysis.json rather than computing it again. dir is the data folder.
+// analysis.json rather than computing it again, unless that analysis is of an older
+// schema (Data.Reanalyzed). dir is the data folder.
 func Open(dir string) (*Data, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -68,6 +73,14 @@ func Open(dir string) (*Data, error) {
 	}
 	if err := receipt.ReadJSON(filepath.Join(dir, receipt.AnalysisFile), &d.Analysis); err != nil {
 		return nil, fmt.Errorf("receipt %s: %w", dir, err)
+	}
+	if d.Analysis.SchemaVersion != driftcheck.SchemaVersion {
+		// An analysis of another schema says what an older drift check concluded; the rule
+		// reads today's, computed from the same verified data.
+		if d.Analysis, err = driftcheck.Analyze(DriftInput(d.Plan, d.Records), d.Plan.Drift); err != nil {
+			return nil, fmt.Errorf("receipt %s: %w", dir, err)
+		}
+		d.Reanalyzed = true
 	}
 	return d, nil
 }
@@ -90,11 +103,6 @@ func readData(dir string) (*Data, error) {
 	return d, nil
 }
 
-// DriftConfig converts a plan's thresholds to the drift check's configuration.
-func DriftConfig(d receipt.Drift) driftcheck.Config {
-	return driftcheck.Config{EffectFloorPct: d.EffectFloorPct, CleanCVPct: d.CleanCVPct, CVAsymmetry: d.CVAsymmetry}
-}
-
 // DriftInput turns a plan and its records into the drift check's input. Failed runs are
 // left out, so their pairs come out insufficient. A lane is higher-is-better when the plan
 // says better: higher (spec.Resolve records every lane's better direction in the plan).
@@ -115,7 +123,7 @@ func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 		}
 	}
 	for _, l := range plan.Lanes {
-		in.Lanes = append(in.Lanes, driftcheck.Lane{Name: l.Name, Role: l.Role, HigherIsBetter: l.Better == spec.BetterHigher, Expect: l.Expect})
+		in.Lanes = append(in.Lanes, driftcheck.Lane{Name: l.Name, HigherIsBetter: l.Better == spec.BetterHigher, FloorPct: l.FloorPct})
 	}
 	return in
 }
@@ -221,9 +229,8 @@ func render(w *ErrWriter, d *Data) error {
 		return err
 	}
 	fmt.Fprintf(w, "\n## Drift check\n\n")
-	fmt.Fprintf(w, "Thresholds: effect floor %g%%, clean CV %g%%, CV asymmetry %gx. Negative deltas mean the candidate is better.\n\n",
-		d.Analysis.Config.EffectFloorPct, d.Analysis.Config.CleanCVPct, d.Analysis.Config.CVAsymmetry)
-	if err := DriftMarkdown(w, d.Analysis); err != nil {
+	fmt.Fprintf(w, "%s Negative deltas mean the candidate is better.\n\n", ConfigText(d.Analysis.Config))
+	if err := DriftMarkdown(w, d.Analysis, PlanRoles(d.Plan)); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\n## Per-pass medians\n\n")

@@ -40,7 +40,7 @@ func writeSynth(t *testing.T, s synthRun) string {
 	plan := &receipt.Plan{Experiment: 1, Title: "synthetic", Page: "experiments/001-x.md", Label: "synth",
 		Stamp: "2026-11-30T10-00-00Z", Command: []string{"flipbench", "ab", "1"},
 		Protocol: receipt.Protocol{Collections: s.collections, Passes: s.passes, Samples: s.samples, Warmup: 1, Seed: 1, Timeout: time.Minute},
-		Drift:    receipt.Drift{EffectFloorPct: 3, CleanCVPct: 8, CVAsymmetry: 4}}
+		Drift:    driftcheck.DefaultConfig()}
 	for _, a := range s.arms {
 		plan.Arms = append(plan.Arms, receipt.Arm{Name: a, Bin: "lane", SHA256: strings.Repeat("ab", 32), Source: "prebuilt", Kind: "exec",
 			Command: []string{"{bin}", "{lane}"}})
@@ -51,9 +51,9 @@ func writeSynth(t *testing.T, s synthRun) string {
 	}
 	for c := 1; c <= s.collections; c++ {
 		for p := 1; p <= s.passes; p++ {
-			order, arms := receipt.Forward, s.arms
+			order, arms := driftcheck.OrderForward, s.arms
 			if p%2 == 0 {
-				order, arms = receipt.Reverse, append([]string{}, s.arms...)
+				order, arms = driftcheck.OrderReverse, append([]string{}, s.arms...)
 				for i, j := 0, len(arms)-1; i < j; i, j = i+1, j-1 {
 					arms[i], arms[j] = arms[j], arms[i]
 				}
@@ -143,9 +143,10 @@ func TestRenderShapes(t *testing.T) {
 				// The crashes' 1 MiB peaks are not counted: 20.0 MiB median and max.
 				"| L    | 10.0 MiB    | 10.0 MiB | 20.0 MiB    | 20.0 MiB |",
 				// No usable pass: no delta, not +0.0%.
-				"| L    | primary | 0      | -        | -      | 0/0    | 1 insufficient |",
+				"| 1 insufficient | insufficient | no usable pair: all 1 pairs insufficient",
+				"| L    | 0      | -        | -      | 0/0    |",
 			},
-			absent: []string{"1.0 MiB", "| L    | primary | 0      | +0.0%"},
+			absent: []string{"1.0 MiB", "| L    | 0      | +0.0%"},
 		},
 		{
 			name: "three arms",

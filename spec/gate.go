@@ -3,6 +3,8 @@ package spec
 import (
 	"os"
 	"strings"
+
+	"github.com/flipbench/flipbench/driftcheck"
 )
 
 // Gate is a CI regression gate's spec (experiments/gate.yaml): which lanes guard the build
@@ -23,7 +25,7 @@ type Gate struct {
 	// Protocol is the gate's protocol; fields left out take DefaultGateProtocol's values.
 	Protocol Protocol `yaml:"protocol"`
 	// Drift holds the drift check thresholds; zero fields take their defaults.
-	Drift Drift `yaml:"drift"`
+	Drift driftcheck.Config `yaml:"drift"`
 	// Lanes are the guard lanes. Role may be left out (it is guard) or written as guard.
 	Lanes []Lane `yaml:"lanes"`
 	// ThresholdPct is the smallest reproduced slowdown, in percent, that fails the build;

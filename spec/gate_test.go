@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/flipbench/flipbench/driftcheck"
 )
 
 // gatePath is the path every test gate spec is parsed under.
@@ -58,7 +60,7 @@ func TestParseGate(t *testing.T) {
 	if r.Protocol != wantProto {
 		t.Errorf("protocol %+v, want %+v", r.Protocol, wantProto)
 	}
-	if r.Drift.EffectFloorPct != 2 || r.Drift.CleanCVPct != DefaultCleanCVPct {
+	if r.Drift.EffectFloorPct != 2 || r.Drift.CleanCVPct != driftcheck.DefaultConfig().CleanCVPct {
 		t.Errorf("drift %+v", r.Drift)
 	}
 	for _, l := range r.Lanes {

@@ -309,6 +309,11 @@ func (d *decoder) decodeStruct(n *yaml.Node, field string, v reflect.Value) {
 			return
 		}
 		d.lines[path] = d.line(k)
+		if key == "expect" && t == reflect.TypeFor[Lane]() && val.Kind == yaml.MappingNode {
+			// A prediction per candidate arm: expect: {candA: neutral, candB: faster}.
+			d.decode(val, path, v.FieldByName("ExpectArms"))
+			return
+		}
 		if val.Kind == yaml.ScalarNode && val.ShortTag() == "!!str" && val.Value == "" &&
 			t.Field(i).Type.Kind() == reflect.String && !emptyAllowed(path) {
 			d.add(d.line(val), path, "must not be empty")

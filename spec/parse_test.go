@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/lanekind"
 )
 
@@ -117,7 +118,7 @@ func TestParseErrors(t *testing.T) {
 		{name: "unknown arm field (transposed letters)", edits: []string{"candB: {ref: HEAD, patch:", "candB: {ref: HEAD, pacth:"},
 			want: page + ":13: arms.candB.pacth: unknown field (did you mean patch?)"},
 		{name: "unknown lane field", edits: []string{lane1, "{name: Bulk4Mixed, role: guard, weight: 2}"},
-			want: page + ":19: lanes[1].weight: unknown field (known: name, role, expect, unit, better, nonzero)"},
+			want: page + ":19: lanes[1].weight: unknown field (known: name, role, expect, floor-pct, unit, better, nonzero)"},
 		{name: "unknown drift field written with underscores", edits: []string{"clean-cv-pct", "clean_cv_pct"},
 			want: page + ":16: drift.clean_cv_pct: unknown field (did you mean clean-cv-pct?)"},
 		{name: "field given twice", edits: []string{"date: 2026-08-19\n", "date: 2026-08-19\ndate: 2026-08-20\n"},
@@ -274,6 +275,21 @@ func TestParseErrors(t *testing.T) {
 			want: page + ":16: drift.effect-floor-pct: must be positive"},
 		{name: "drift asymmetry negative", edits: []string{"cv-asymmetry: 4", "cv-asymmetry: -4"},
 			want: page + ":16: drift.cv-asymmetry: must be positive"},
+		{name: "drift asymmetry below one", edits: []string{"cv-asymmetry: 4", "cv-asymmetry: 0.5"},
+			want: page + ":16: drift.cv-asymmetry: must be a ratio >= 1, got 0.5"},
+		{name: "drift alpha of one", edits: []string{"cv-asymmetry: 4", "cv-asymmetry: 4, alpha: 1"},
+			want: page + ":16: drift.alpha: must be a probability between 0 and 1, got 1"},
+		{name: "drift power zero", edits: []string{"cv-asymmetry: 4", "cv-asymmetry: 4, power: 0"},
+			want: page + ":16: drift.power: must be a probability between 0 and 1, got 0"},
+		{name: "per-arm expect names an unknown arm", edits: []string{"expect: faster}", "expect: {candA: neutral, candC: faster}}"},
+			want: page + ":18: lanes[0].expect.candC: unknown candidate arm \"candC\" (did you mean candA?)\n" +
+				page + ":18: lanes[0].expect: names no expectation for candidate arm candB; a per-arm expectation lists every candidate"},
+		{name: "per-arm expect with a bad direction", edits: []string{"expect: faster}", "expect: {candA: neutral, candB: quicker}}"},
+			want: page + ":18: lanes[0].expect.candB: must be one of faster, slower, neutral; got \"quicker\""},
+		{name: "per-arm expect on a guard", edits: []string{lane1, "{name: Bulk4Mixed, role: guard, expect: {candA: faster, candB: faster}}"},
+			want: page + ":19: lanes[1].expect: only for primary and secondary lanes"},
+		{name: "lane floor zero", edits: []string{lane1, "{name: Bulk4Mixed, role: guard, floor-pct: 0}"},
+			want: page + ":19: lanes[1].floor-pct: must be a positive percentage up to 1000, got 0"},
 
 		// Lanes.
 		{name: "no lanes", edits: []string{"lanes:\n", "lanes: []\n", "  - {name: PointUnderLoad, role: primary, expect: faster}\n  - " + lane1 + "\n  - {name: Bulk4Cold, role: control}\n", ""},
@@ -402,7 +418,7 @@ func TestParseGotestSpec(t *testing.T) {
 		},
 		Protocol: Protocol{Samples: 41, Warmup: 10, Passes: 12, Collections: 2, Seed: 275},
 		Profiles: map[string]Protocol{"quick": {Samples: 15, Warmup: 3, Passes: 4}},
-		Drift:    Drift{EffectFloorPct: 3, CleanCVPct: 8, CVAsymmetry: 4},
+		Drift:    driftcheck.Config{EffectFloorPct: 3, CleanCVPct: 8, CVAsymmetry: 4},
 		Lanes: []Lane{
 			{Name: "PointUnderLoad", Line: 18, Role: RolePrimary, Expect: ExpectFaster},
 			{Name: "Bulk4Mixed", Line: 19, Role: RoleGuard},

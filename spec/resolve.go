@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"github.com/flipbench/flipbench/driftcheck"
 	"maps"
 	"regexp"
 	"regexp/syntax"
@@ -41,13 +42,6 @@ const (
 	MaxSavingNs = 1e12
 )
 
-// Drift check defaults, in percent and as a ratio.
-const (
-	DefaultEffectFloorPct = 3
-	DefaultCleanCVPct     = 8
-	DefaultCVAsymmetry    = 4
-)
-
 // Lane defaults.
 const (
 	// DefaultExpect is the expected direction of a primary lane that gives none.
@@ -67,16 +61,6 @@ func DefaultProtocol() Protocol {
 		Collections: DefaultCollections,
 		Seed:        DefaultSeed,
 		Timeout:     Duration(DefaultTimeout),
-	}
-}
-
-// DefaultDrift returns the drift check thresholds used when the spec sets none: a 3%
-// effect floor, an 8% clean CV and a 4x CV asymmetry.
-func DefaultDrift() Drift {
-	return Drift{
-		EffectFloorPct: DefaultEffectFloorPct,
-		CleanCVPct:     DefaultCleanCVPct,
-		CVAsymmetry:    DefaultCVAsymmetry,
 	}
 }
 
@@ -104,8 +88,8 @@ type Resolved struct {
 	// Protocol is the effective protocol: every field set, from (lowest first) the
 	// defaults, harness.timeout, the spec's protocol, the profile and the overrides.
 	Protocol Protocol
-	// Drift holds the drift check thresholds, defaults filled in.
-	Drift Drift
+	// Drift holds the drift check thresholds and error rates, defaults filled in.
+	Drift driftcheck.Config
 	// Lanes are the selected lanes in spec order, with Expect (primary lanes) and Better
 	// defaults filled in.
 	Lanes []Lane
@@ -121,7 +105,7 @@ const FullProfile = "full"
 // ("--passes 3: must be even", "--profile quick2: unknown profile; the spec has: quick").
 func (e *Experiment) Resolve(o Overrides) (Resolved, error) {
 	var probs problems
-	r := Resolved{Profile: o.Profile, Protocol: DefaultProtocol(), Drift: DefaultDrift()}
+	r := Resolved{Profile: o.Profile, Protocol: DefaultProtocol(), Drift: driftcheck.DefaultConfig()}
 	p := &r.Protocol
 	origin := map[string]string{} // protocol field -> spec field or flag that set it
 
@@ -182,6 +166,12 @@ func (e *Experiment) Resolve(o Overrides) (Resolved, error) {
 	}
 	if d.CVAsymmetry != 0 || e.set("drift.cv-asymmetry") {
 		r.Drift.CVAsymmetry = d.CVAsymmetry
+	}
+	if d.Alpha != 0 {
+		r.Drift.Alpha = d.Alpha
+	}
+	if d.Power != 0 {
+		r.Drift.Power = d.Power
 	}
 
 	lanes, err := e.selectLanes(o.Lanes)
@@ -261,7 +251,7 @@ func (e *Experiment) selectLanes(expr string) ([]Lane, *Error) {
 		if re != nil && !re.MatchString(l.Name) {
 			continue
 		}
-		if l.Expect == "" && l.Role == RolePrimary {
+		if l.Expect == "" && l.ExpectArms == nil && l.Role == RolePrimary {
 			l.Expect = DefaultExpect
 		}
 		if l.Better == "" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/lanekind"
 )
 
@@ -109,7 +110,7 @@ func TestResolveDefaultsDoNotMutate(t *testing.T) {
 	if _, err := e.Resolve(Overrides{}); err != nil {
 		t.Fatal(err)
 	}
-	if e.Protocol != (Protocol{}) || e.Drift != (Drift{}) || e.Lanes[0].Expect != "" || e.Lanes[0].Better != "" {
+	if e.Protocol != (Protocol{}) || e.Drift != (driftcheck.Config{}) || e.Lanes[0].Expect != "" || e.Lanes[0].Better != "" {
 		t.Errorf("Resolve changed the experiment: %+v %+v %+v", e.Protocol, e.Drift, e.Lanes[0])
 	}
 }
@@ -120,14 +121,14 @@ func TestResolveDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(Drift{EffectFloorPct: 3, CleanCVPct: 8, CVAsymmetry: 4}, r.Drift); diff != "" {
+	if diff := cmp.Diff(driftcheck.DefaultConfig(), r.Drift); diff != "" {
 		t.Errorf("default drift (-want +got):\n%s", diff)
 	}
 	e = mustParse(t, "12-exec.md", "lanes:", "drift: {clean-cv-pct: 5.5}\nlanes:")
 	if r, err = e.Resolve(Overrides{}); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(Drift{EffectFloorPct: 3, CleanCVPct: 5.5, CVAsymmetry: 4}, r.Drift); diff != "" {
+	if diff := cmp.Diff(driftcheck.Config{EffectFloorPct: 3, CleanCVPct: 5.5, CVAsymmetry: 4, Alpha: 0.05, Power: 0.8, Looks: 1}, r.Drift); diff != "" {
 		t.Errorf("spec drift (-want +got):\n%s", diff)
 	}
 }
@@ -265,9 +266,6 @@ func TestDefaults(t *testing.T) {
 	if p.Samples != 21 || p.Warmup != 5 || p.Passes != 4 || p.Collections != 2 || p.Seed != 1 ||
 		time.Duration(p.Timeout) != 10*time.Minute {
 		t.Errorf("DefaultProtocol() = %+v", p)
-	}
-	if d := DefaultDrift(); d != (Drift{EffectFloorPct: 3, CleanCVPct: 8, CVAsymmetry: 4}) {
-		t.Errorf("DefaultDrift() = %+v", d)
 	}
 	// The defaults must themselves be valid.
 	var msgs []string

@@ -14,7 +14,7 @@
 //     unknown fields, wrong types and empty values; then it calls Validate.
 //   - Validate checks every rule (vocabularies, arms, protocol, lanes, ...). It applies no
 //     defaults: a field left out stays zero.
-//   - Resolve applies defaults (DefaultProtocol, DefaultDrift), the spec, a profile and
+//   - Resolve applies defaults (DefaultProtocol, driftcheck.DefaultConfig), the spec, a profile and
 //     command-line Overrides, in that order, and selects the lanes of a run.
 //
 // Problems are *Error values (several joined with errors.Join); Errors lists them. The
@@ -27,6 +27,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/lanekind"
 )
 
@@ -63,8 +64,9 @@ type Experiment struct {
 	// Profiles are named protocol variants chosen with --profile; each sets only the
 	// fields it writes.
 	Profiles map[string]Protocol `yaml:"profiles,omitempty"`
-	// Drift holds the drift check thresholds; zero fields take their defaults in Resolve.
-	Drift Drift `yaml:"drift"`
+	// Drift holds the drift check's thresholds and error rates; zero fields take their
+	// defaults in Resolve.
+	Drift driftcheck.Config `yaml:"drift"`
 	// Lanes are the measurements, in spec order.
 	Lanes []Lane `yaml:"lanes"`
 	// Shape is an optional predicted shape of the effect, checked by the decision rule.
@@ -164,17 +166,6 @@ type Protocol struct {
 	Timeout Duration `yaml:"timeout,omitempty"`
 }
 
-// Drift holds the thresholds of the pass-pair drift check, in percent and as a ratio.
-type Drift struct {
-	// EffectFloorPct is the smallest |delta| in percent that counts as an effect (default 3).
-	EffectFloorPct float64 `yaml:"effect-floor-pct,omitempty"`
-	// CleanCVPct is the CV in percent above which a side may be contaminated (default 8).
-	CleanCVPct float64 `yaml:"clean-cv-pct,omitempty"`
-	// CVAsymmetry is how many times noisier than the clean side the flagged side must be
-	// to call a pass contaminated (default 4).
-	CVAsymmetry float64 `yaml:"cv-asymmetry,omitempty"`
-}
-
 // Lane is one named measurement.
 type Lane struct {
 	// Name is the lane's name: a benchmark name without "Benchmark" (gotest), or the
@@ -184,9 +175,16 @@ type Lane struct {
 	Line int `yaml:"-"`
 	// Role is primary, secondary, guard or control.
 	Role string `yaml:"role"`
-	// Expect is the predicted direction of a primary or secondary lane: faster, slower or
-	// neutral. Resolve fills in faster for a primary lane that gives none.
-	Expect string `yaml:"expect,omitempty"`
+	// Expect is the predicted direction of a primary or secondary lane for every
+	// candidate arm: faster, slower or neutral. Resolve fills in faster for a primary
+	// lane that gives none. ExpectArms holds a prediction per candidate arm instead,
+	// written as a mapping (expect: {candA: neutral, candB: faster}); then Expect is
+	// empty. Use ExpectFor to read either.
+	Expect     string            `yaml:"expect,omitempty"`
+	ExpectArms map[string]string `yaml:"-"`
+	// FloorPct, when set, replaces drift.effect-floor-pct for this lane (for example a
+	// smaller floor for an instruction-count lane, whose noise is tiny).
+	FloorPct float64 `yaml:"floor-pct,omitempty"`
 	// Unit selects the metric used as the lane's value (default: the first one printed).
 	Unit string `yaml:"unit,omitempty"`
 	// Better is "lower" (the default, for times) or "higher" (throughput).
@@ -195,6 +193,15 @@ type Lane struct {
 	// unit included) that must not be exactly zero: a receipt where one is, for some
 	// arm, carries a warning (package nonzero).
 	NonZero []string `yaml:"nonzero,omitempty"`
+}
+
+// ExpectFor returns the lane's expected direction for candidate arm arm: its per-arm
+// expectation when it has one, else Expect.
+func (l Lane) ExpectFor(arm string) string {
+	if l.ExpectArms != nil {
+		return l.ExpectArms[arm]
+	}
+	return l.Expect
 }
 
 // Lane roles.

@@ -320,6 +320,17 @@ func (v *validator) drift() {
 			v.bad("drift."+c.name, "must be at most %d", MaxDriftThreshold)
 		}
 	}
+	if d.CVAsymmetry > 0 && d.CVAsymmetry < 1 {
+		v.bad("drift.cv-asymmetry", "must be a ratio >= 1, got %g", d.CVAsymmetry)
+	}
+	for _, c := range []struct {
+		name  string
+		value float64
+	}{{"alpha", d.Alpha}, {"power", d.Power}} {
+		if c.value < 0 || c.value >= 1 || c.value == 0 && e.set("drift."+c.name) {
+			v.bad("drift."+c.name, "must be a probability between 0 and 1, got %g", c.value)
+		}
+	}
 }
 
 func (v *validator) lanes() {
@@ -355,12 +366,15 @@ func (v *validator) lanes() {
 			v.bad(f("role"), "%s", oneOf(l.Role, roles()))
 		}
 		primary = primary || l.Role == RolePrimary
-		if l.Expect != "" {
+		if l.Expect != "" || l.ExpectArms != nil {
 			if l.Role != RolePrimary && l.Role != RoleSecondary {
 				v.bad(f("expect"), "only for primary and secondary lanes")
-			} else if !slices.Contains(expects(), l.Expect) {
-				v.bad(f("expect"), "%s", oneOf(l.Expect, expects()))
+			} else {
+				v.expectations(f("expect"), l)
 			}
+		}
+		if l.FloorPct < 0 || l.FloorPct > MaxDriftThreshold || l.FloorPct == 0 && e.set(f("floor-pct")) {
+			v.bad(f("floor-pct"), "must be a positive percentage up to %d, got %g", MaxDriftThreshold, l.FloorPct)
 		}
 		if l.Better != "" && !slices.Contains(betters(), l.Better) {
 			v.bad(f("better"), "%s", oneOf(l.Better, betters()))
@@ -395,6 +409,39 @@ func (v *validator) nonzero(field string, units []string) {
 			v.bad(f, "%s listed twice", u)
 		}
 		seen[u] = true
+	}
+}
+
+// expectations checks a lane's expectation: one direction, or a mapping with exactly one
+// direction per candidate arm.
+func (v *validator) expectations(field string, l Lane) {
+	if l.ExpectArms == nil {
+		if !slices.Contains(expects(), l.Expect) {
+			v.bad(field, "%s", oneOf(l.Expect, expects()))
+		}
+		return
+	}
+	var cands []string
+	for _, a := range v.e.Candidates() {
+		cands = append(cands, a.Name)
+	}
+	for _, arm := range slices.Sorted(maps.Keys(l.ExpectArms)) {
+		dir := l.ExpectArms[arm]
+		switch {
+		case !slices.Contains(cands, arm):
+			msg := fmt.Sprintf("unknown candidate arm %q", arm)
+			if s := Suggest(arm, cands); s != "" {
+				msg += " (did you mean " + s + "?)"
+			}
+			v.bad(field+"."+arm, "%s", msg)
+		case !slices.Contains(expects(), dir):
+			v.bad(field+"."+arm, "%s", oneOf(dir, expects()))
+		}
+	}
+	for _, c := range cands {
+		if _, ok := l.ExpectArms[c]; !ok {
+			v.bad(field, "names no expectation for candidate arm %s; a per-arm expectation lists every candidate", c)
+		}
 	}
 }
 

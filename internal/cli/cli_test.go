@@ -20,6 +20,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/receipt"
 )
 
@@ -138,9 +139,9 @@ func cmdRawCheck(ts *testscript.TestScript, neg bool, args []string) {
 	byGroup := map[receipt.GroupKey][]string{}
 	for _, r := range recs {
 		byGroup[r.Group()] = append(byGroup[r.Group()], r.Arm)
-		wantOrder := receipt.Forward
+		wantOrder := driftcheck.OrderForward
 		if r.Pass%2 == 0 {
-			wantOrder = receipt.Reverse
+			wantOrder = driftcheck.OrderReverse
 		}
 		if r.Order != wantOrder {
 			ts.Fatalf("run %+v: recorded order %s in pass %d", r.Key(), r.Order, r.Pass)

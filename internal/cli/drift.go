@@ -74,8 +74,9 @@ prove an A/A run clean).`,
 
 func runDrift(s Streams, opts *driftOptions) error {
 	var (
-		in  driftcheck.Input
-		cfg = driftcheck.DefaultConfig()
+		in    driftcheck.Input
+		cfg   = driftcheck.DefaultConfig()
+		roles report.Roles
 	)
 	if opts.input != "" {
 		data, err := os.ReadFile(opts.input)
@@ -90,7 +91,7 @@ func runDrift(s Streams, opts *driftOptions) error {
 		if err != nil {
 			return err
 		}
-		in, cfg = report.DriftInput(d.Plan, d.Records), report.DriftConfig(d.Plan.Drift)
+		in, cfg, roles = report.DriftInput(d.Plan, d.Records), d.Plan.Drift, report.PlanRoles(d.Plan)
 	}
 	if opts.floor > 0 {
 		cfg.EffectFloorPct = opts.floor
@@ -113,10 +114,8 @@ func runDrift(s Streams, opts *driftOptions) error {
 			return err
 		}
 	} else {
-		c := rep.Config
-		fmt.Fprintf(&buf, "Thresholds: effect floor %g%%, clean CV %g%%, CV asymmetry %gx. Negative deltas mean the candidate is better.\n\n",
-			c.EffectFloorPct, c.CleanCVPct, c.CVAsymmetry)
-		if err := report.DriftMarkdown(&buf, rep); err != nil {
+		fmt.Fprintf(&buf, "%s Negative effects mean the candidate is better.\n\n", report.ConfigText(rep.Config))
+		if err := report.DriftMarkdown(&buf, rep, roles); err != nil {
 			return err
 		}
 	}

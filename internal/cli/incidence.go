@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flipbench/flipbench/armbuild"
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/lanekind"
@@ -287,7 +288,7 @@ func listLanes(ctx context.Context, st harness.Starter, kind lanekind.Kind, arm 
 // runSuiteLane runs one suite lane once (one sample, no warmup) and records it as the run
 // loop records a run.
 func runSuiteLane(ctx context.Context, st harness.Starter, arm receipt.Arm, lane string, timeout time.Duration) receipt.Record {
-	run := receipt.Run{Collection: 1, Pass: 1, Order: receipt.Forward, Lane: lane, Arm: arm.Name}
+	run := receipt.Run{Collection: 1, Pass: 1, Order: driftcheck.OrderForward, Lane: lane, Arm: arm.Name}
 	proto := receipt.Protocol{Samples: 1, Warmup: 0, Passes: 1, Collections: 1, Timeout: timeout}
 	return harness.RunOnce(ctx, st, run, arm, receipt.Lane{Name: lane}, proto)
 }

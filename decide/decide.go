@@ -1,0 +1,185 @@
+// Package decide is the decision rule of an experiment: given the page's spec, the plan a
+// receipt ran and the drift check of its data (and the incidence measurement, if the spec
+// gates on one), it accepts, rejects or leaves inconclusive every candidate arm, with
+// reasons from a closed vocabulary (vocab.go) that state the numbers.
+//
+// It works in two steps. Reconcile compares the receipt with the spec: what the page asks
+// for against what was run (arms, lanes, roles, expectations, better directions, floors,
+// the protocol) and gathers each lane's evidence for each arm; anything that does not match
+// makes the arm inconclusive (spec-changed, not-measured, under-powered). Judge then reads
+// the evidence lane by lane:
+//
+//   - a primary lane must reproduce its expected effect in every collection (its interval
+//     excludes 0 with the estimate beyond the floor); a primary shown neutral (its pooled
+//     interval inside +-floor) rejects the arm as below-signal; a primary reproduced the
+//     other way rejects it (regression, or premise-refuted);
+//   - a guard lane is cleared only by its pooled interval lying below +floor; a guard that
+//     reproduced slower in every collection is a regression (a tradeoff when every primary
+//     delivered);
+//   - a control lane must be shown neutral; one that reproduced an effect in every
+//     collection, or depends on run order, makes the measurement suspect;
+//   - the predicted decay must be shown (the gain shrinks from the first lane to the last
+//     by more than nothing, and no step rises by a shown amount beyond the floor);
+//   - the incidence gate: eligible/total at or above min-share, from a working probe.
+//
+// A lane the data cannot settle (undecided, insufficient) leaves the arm inconclusive and
+// says how far it is: "under-powered on Conc4: MDE 14.2% > floor 3%, about 40 more pairs
+// per collection". Drift is a reason only when an order effect was measured
+// (order-dependent). Decide is pure: it reads nothing but its input.
+package decide
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/spec"
+)
+
+// Input is what the rule decides on.
+type Input struct {
+	// Spec is the page's experiment.
+	Spec *spec.Experiment
+	// Plan is the receipt's plan.json; nil when the receipt has none.
+	Plan *receipt.Plan
+	// Analysis is the receipt's drift check (analysis.json).
+	Analysis driftcheck.Report
+	// Incidence is the incidence measurement, or nil when there is none.
+	Incidence *Incidence
+}
+
+// Incidence is the measured incidence of the situation an experiment optimises, over the
+// release suite: the input of the decision rule's incidence gate. The incidence probes
+// fill it; the rule only reads it.
+type Incidence struct {
+	// Total counts all events (the counter named TotalCounter).
+	Total float64
+	// Eligible counts the events the change helps (the counter named EligibleCounter).
+	Eligible float64
+	// TotalCounter and EligibleCounter name the counters the measurement read. The rule
+	// decides nothing on counts of other counters than the spec's incidence.total and
+	// incidence.eligible.
+	TotalCounter    string
+	EligibleCounter string
+	// ControlFired reports whether the suite's positive control lane made the eligible
+	// counter fire, proving the probe works; without it a zero proves nothing.
+	ControlFired bool
+	// Broken reports that the measurement found an error (a lane without a usable run, a
+	// counter no lane reported, a missing or silent control): its counts prove nothing.
+	// Errors holds those findings, for the reason.
+	Broken bool
+	Errors []string
+	// Source is shown in the results block next to the counts: the name of the file they
+	// come from; empty shows nothing.
+	Source string
+}
+
+// Share returns Eligible/Total, or 0 when Total is not positive.
+func (in Incidence) Share() float64 {
+	if in.Total <= 0 {
+		return 0
+	}
+	return in.Eligible / in.Total
+}
+
+// Reason is one reason for a verdict: a code from RejectionReasons (for a rejection) or
+// InconclusiveReasons (for an inconclusive arm), and a text with the numbers.
+type Reason struct {
+	Code string `json:"code"`
+	Text string `json:"text"`
+}
+
+// String formats the reason as "code: text".
+func (r Reason) String() string { return r.Code + ": " + r.Text }
+
+// ArmDecision is the decision rule's verdict for one candidate arm.
+type ArmDecision struct {
+	Arm string `json:"arm"`
+	// Status is spec.StatusAccepted, spec.StatusRejected or spec.StatusInconclusive.
+	Status string `json:"status"`
+	// Reasons say why the arm is rejected or inconclusive (empty when accepted). When a
+	// suspect control lane or a receipt that cannot settle the spec makes the arm
+	// inconclusive, the reasons it would otherwise have been rejected for are listed too.
+	Reasons []Reason `json:"reasons,omitempty"`
+	// Passed lists the rule's conditions that held, in words with the numbers.
+	Passed []string `json:"passed,omitempty"`
+	// Notes are observations that do not change the verdict but deserve a look.
+	Notes []string `json:"notes,omitempty"`
+	// Reference marks a reference arm (spec.Arm.Reference): decided and shown like any
+	// candidate, but its verdict does not count toward the experiment's status.
+	Reference bool `json:"reference,omitempty"`
+}
+
+// Decision is the decision rule's verdict for an experiment.
+type Decision struct {
+	// Status is accepted when any candidate arm is accepted, rejected when every arm is
+	// rejected, and inconclusive otherwise; reference arms do not count.
+	Status string `json:"status"`
+	// Accepted names the accepted arms.
+	Accepted []string      `json:"accepted,omitempty"`
+	Arms     []ArmDecision `json:"arms"`
+}
+
+// Summary says the decision in one line: "accepted (cand)", "rejected (candA rejected:
+// premise-refuted; candB rejected: tradeoff)", "inconclusive (cand inconclusive:
+// under-powered)".
+func (d Decision) Summary() string {
+	if d.Status == spec.StatusAccepted {
+		return fmt.Sprintf("%s (%s)", d.Status, strings.Join(d.Accepted, ", "))
+	}
+	var parts []string
+	for _, a := range d.Arms {
+		var codes []string
+		for _, r := range a.Reasons {
+			if !slices.Contains(codes, r.Code) {
+				codes = append(codes, r.Code)
+			}
+		}
+		if a.Reference {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s: %s", a.Arm, a.Status, strings.Join(codes, ", ")))
+	}
+	return fmt.Sprintf("%s (%s)", d.Status, strings.Join(parts, "; "))
+}
+
+// Decide applies the decision rule to every candidate arm: those the receipt measured and
+// those the spec has.
+func Decide(in Input) Decision {
+	cands := slices.Clone(in.Analysis.Candidates)
+	for _, a := range in.Spec.Candidates() {
+		if !slices.Contains(cands, a.Name) {
+			cands = append(cands, a.Name)
+		}
+	}
+	d := Decision{Arms: []ArmDecision{}}
+	for _, arm := range cands {
+		a := judge(reconcile(in, arm))
+		a.Reference = slices.ContainsFunc(in.Spec.Candidates(), func(c spec.Arm) bool { return c.Name == arm && c.Reference })
+		d.Arms = append(d.Arms, a)
+	}
+	rejected, counted := 0, 0
+	for _, a := range d.Arms {
+		if a.Reference {
+			continue
+		}
+		counted++
+		switch a.Status {
+		case spec.StatusAccepted:
+			d.Accepted = append(d.Accepted, a.Arm)
+		case spec.StatusRejected:
+			rejected++
+		}
+	}
+	switch {
+	case len(d.Accepted) > 0:
+		d.Status = spec.StatusAccepted
+	case rejected == counted && rejected > 0:
+		d.Status = spec.StatusRejected
+	default:
+		d.Status = spec.StatusInconclusive
+	}
+	return d
+}

@@ -1,0 +1,129 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/mdtable"
+	"github.com/flipbench/flipbench/receipt"
+)
+
+// Roles maps a lane name to its role, for the role column of tables; a lane it does not
+// know shows "-".
+type Roles map[string]string
+
+// PlanRoles returns the roles of the lanes of a run plan.
+func PlanRoles(p *receipt.Plan) Roles {
+	r := Roles{}
+	for _, l := range p.Lanes {
+		r[l.Name] = l.Role
+	}
+	return r
+}
+
+// EvidenceTable writes the lane evidence of summaries (one candidate, in one collection
+// or pooled) as a markdown table: role, effect estimate with its interval, MDE, noise,
+// order effect, pair verdict counts, the lane verdict and its reason. Receipts, drift
+// reports and experiment pages all show lanes with it.
+func EvidenceTable(w io.Writer, sums []driftcheck.LaneSummary, roles Roles) error {
+	rows := make([][]string, 0, len(sums))
+	for _, s := range sums {
+		rows = append(rows, []string{
+			s.Lane, OrDash(roles[s.Lane]), Effect(s), mdeText(s), noiseText(s), orderText(s),
+			OrDash(driftcheck.PairCounts(s)), string(s.Verdict), s.Reason,
+		})
+	}
+	conf := "95%"
+	if len(sums) > 0 && sums[0].Confidence > 0 {
+		conf = fmt.Sprintf("%.4g%%", sums[0].Confidence*100)
+	}
+	return mdtable.Write(w, []string{"lane", "role", "effect [" + conf + " CI]", "MDE", "noise (between / within)", "order effect", "pairs", "verdict", "reason"}, rows)
+}
+
+// Effect formats a summary's effect estimate with its interval: "-12.1% [-15.0%, -9.1%]",
+// or the estimate alone when there is no interval.
+func Effect(s driftcheck.LaneSummary) string {
+	switch {
+	case s.UsablePairs == 0:
+		return "-"
+	case !s.Bounded:
+		return Pct(s.EstimatePct) + " (no interval)"
+	}
+	return fmt.Sprintf("%s [%s, %s]", Pct(s.EstimatePct), Pct(s.CILowPct), Pct(s.CIHighPct))
+}
+
+func mdeText(s driftcheck.LaneSummary) string {
+	if !s.Bounded {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", s.MDEPct)
+}
+
+func noiseText(s driftcheck.LaneSummary) string {
+	if !s.Bounded {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%% (%.1f%% / %.1f%%)", s.NoisePct, s.BetweenPct, s.WithinCVPct)
+}
+
+func orderText(s driftcheck.LaneSummary) string {
+	if !s.Bounded {
+		return "-"
+	}
+	return fmt.Sprintf("%s [%s, %s]", Pct(s.OrderEffectPct), Pct(s.OrderLowPct), Pct(s.OrderHighPct))
+}
+
+// PairTable writes pass-pair verdicts as a markdown table: lane, (arm,) collection, pair,
+// both deltas, the pair mean, the verdict and its reason. Receipts, drift reports and
+// experiment pages all show pairs with it.
+func PairTable(w io.Writer, pairs []driftcheck.Pair, withArm bool) error {
+	rows := make([][]string, 0, len(pairs))
+	for _, p := range pairs {
+		d1, d2, m := Pct(p.Delta1Pct), Pct(p.Delta2Pct), Pct(p.MeanPct)
+		if !p.Usable1 {
+			d1 = "-"
+		}
+		if !p.Usable2 {
+			d2 = "-"
+		}
+		if !p.Usable1 || !p.Usable2 {
+			m = "-"
+		}
+		row := []string{p.Lane}
+		if withArm {
+			row = append(row, p.Arm)
+		}
+		rows = append(rows, append(row, fmt.Sprint(p.Collection), fmt.Sprint(p.Pair), d1, d2, m, string(p.Verdict), p.Reason))
+	}
+	head := []string{"lane"}
+	if withArm {
+		head = append(head, "arm")
+	}
+	return mdtable.Write(w, append(head, "collection", "pair", "Δ forward", "Δ reverse", "pair mean", "verdict", "reason"), rows)
+}
+
+// Groups splits lane summaries into runs of the same candidate and collection, keeping
+// their order.
+func Groups(lanes []driftcheck.LaneSummary) [][]driftcheck.LaneSummary {
+	var out [][]driftcheck.LaneSummary
+	for i, l := range lanes {
+		if i == 0 || l.Arm != lanes[i-1].Arm || l.Collection != lanes[i-1].Collection {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], l)
+	}
+	return out
+}
+
+// ConfigText states the thresholds and error rates a drift check used: "Effect floor 3%,
+// 95% intervals (alpha 0.05 over 1 look), MDE at 80% power; a pass is contaminated above
+// a clean CV of 8% with 4x asymmetry."
+func ConfigText(c driftcheck.Config) string {
+	looks := "1 look"
+	if c.Looks > 1 {
+		looks = fmt.Sprintf("%d looks, alpha/%d each", c.Looks, c.Looks)
+	}
+	return fmt.Sprintf("Effect floor %g%%; intervals at %.4g%% (alpha %g over %s); MDE at %g%% power; a pass is contaminated above a clean CV of %g%% with %gx asymmetry.",
+		c.EffectFloorPct, (1-c.Alpha/float64(max(c.Looks, 1)))*100, c.Alpha, looks, c.Power*100, c.CleanCVPct, c.CVAsymmetry)
+}
