@@ -26,8 +26,9 @@
 //
 // # Reaching the state
 //
-// Each sample starts from the same residency: the noisy tenant's four registrations each
-// hold an idle worker and nothing is queued (settle, untimed). The flood is 32 calls of
+// Each sample of the lanes with a flood (all but Thrash) starts from the same residency:
+// the noisy tenant's four registrations each hold an idle worker and nothing is queued
+// (settle, untimed). The flood is 32 calls of
 // the noisy tenant, eight to each of its four registrations, issued round-robin, each
 // accepted by the scheduler before the next is issued, so every sample queues them in the
 // same order (Thrash issues its calls the same way); the lane waits until the

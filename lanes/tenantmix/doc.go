@@ -27,8 +27,10 @@
 // # The lanes
 //
 //   - Steady: four tenants with two plugins each; every registration calls in a closed
-//     loop, 12 calls of 3 ms with 2 ms between them, so demand (eight registrations,
-//     three fifths busy) runs a little above the four slots, evenly across tenants.
+//     loop, 12 calls of 3 ms with 2 ms between them: a nominal demand (eight
+//     registrations, three fifths busy) a little above the four slots, evenly across
+//     tenants. Eight registrations on four slots restart a process for most calls, so
+//     in practice nearly every call waits.
 //   - Bursty: four tenants with two plugins each, mostly idle; each fires three bursts
 //     of six calls (three per plugin, at once) of 3 ms at seeded times over 240 ms, so
 //     bursts of different tenants sometimes overlap.
