@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flipbench/flipbench/internal/within"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -105,9 +106,15 @@ func Archive(ctx context.Context, o ArchiveOptions) (Archived, error) {
 	fmt.Fprintf(&b, "base-commit: %s\n\n", mb)
 	b.Write(diff)
 
-	dir := under(o.Root, o.Dir)
+	dir, err := under(o.Root, o.Dir)
+	if err != nil {
+		return Archived{}, err
+	}
 	patchRel := filepath.Join(o.Dir, o.Arm+".patch")
-	patchAbs := under(o.Root, patchRel)
+	patchAbs, err := under(o.Root, patchRel)
+	if err != nil {
+		return Archived{}, err
+	}
 	res := Archived{Patch: patchRel, README: filepath.Join(o.Dir, ArchiveREADME), BaseCommit: mb, Tip: tip,
 		Files: ParsePatch(b.Bytes()).Files}
 	if old, err := os.ReadFile(patchAbs); err == nil {
@@ -133,12 +140,15 @@ func Archive(ctx context.Context, o ArchiveOptions) (Archived, error) {
 	return res, nil
 }
 
-// under resolves p against root unless it is absolute.
-func under(root, p string) string {
-	if filepath.IsAbs(p) {
-		return p
+// under resolves p, the archive folder or a file in it, against the ledger root, and
+// refuses a path that leads out of it (through "..", an absolute path, or a symbolic
+// link): an archive is part of the ledger, and archiving must never write elsewhere.
+func under(root, p string) (string, error) {
+	abs, err := within.Path(root, p)
+	if err != nil {
+		return "", fmt.Errorf("archive folder: %w; the archive field names a folder inside the ledger", err)
 	}
-	return filepath.Join(root, p)
+	return abs, nil
 }
 
 func orUnknown(s string) string {
@@ -151,7 +161,10 @@ func orUnknown(s string) string {
 // WriteArchiveREADME regenerates the README.md of an archive folder (dir, relative to the
 // ledger root) from the patches in it.
 func WriteArchiveREADME(root, dir string, id int) error {
-	abs := under(root, dir)
+	abs, err := under(root, dir)
+	if err != nil {
+		return err
+	}
 	matches, err := filepath.Glob(filepath.Join(abs, "*.patch"))
 	if err != nil {
 		return err
@@ -242,7 +255,7 @@ type Restored struct {
 // index and current branch are not touched; an existing branch is never overwritten.
 func Restore(ctx context.Context, o RestoreOptions) (res Restored, err error) {
 	patchRel := filepath.Join(o.Dir, o.Arm+".patch")
-	patchAbs, err := filepath.Abs(under(o.Root, patchRel))
+	patchAbs, err := under(o.Root, patchRel)
 	if err != nil {
 		return Restored{}, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/flipbench/flipbench/internal/within"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
@@ -271,6 +272,17 @@ func (c *checker) receipts(p *Page) bool {
 		field := fmt.Sprintf("receipts[%d]", i)
 		line := e.Lines[field]
 		path := filepath.Join(filepath.Dir(p.Path), filepath.FromSlash(r.Path))
+		abs, err := filepath.Abs(path)
+		if err == nil {
+			_, err = within.Path(c.root, abs)
+		}
+		if err != nil {
+			// A page vouches for receipts of its ledger only; hashing any file the page
+			// names would read anything on the machine.
+			c.add(p.Path, line, "%s: receipt %s is not inside the ledger: %v", field, r.Path, err)
+			ok = false
+			continue
+		}
 		sum, err := receipt.HashFile(path)
 		switch {
 		case errors.Is(err, os.ErrNotExist):

@@ -45,6 +45,9 @@ type Finalized struct {
 	Disagrees bool
 	// Receipts are the receipts the page now lists.
 	Receipts []spec.ReceiptRef
+	// Unfinished are the receipts newer than the one used that are not finished (a run
+	// still measuring, or interrupted), which finalize passed over.
+	Unfinished []string
 }
 
 // Finalize computes the finalized form of the experiment page at path from a receipt: the
@@ -52,8 +55,11 @@ type Finalized struct {
 // set it by hand: a status other than planned or running with no status-by), status-by,
 // and the receipts list with SHA-256 hashes. Only those front matter keys change; every
 // other byte of the page is kept. It writes nothing: the caller writes Content when
-// Changed. The receipt must match its manifest and belong to the page's experiment.
-// Finalizing a finalized page from the same receipt changes nothing.
+// Changed. The receipt must be finished (the newest finished one is taken; newer
+// unfinished ones are passed over and named in Unfinished), match its manifest, have the
+// page its data rendered, belong to the page's experiment and, when the page lists it
+// already, still have the hashes listed (ListedChanges). Finalizing a finalized page from
+// the same receipt changes nothing.
 func Finalize(path string, opts FinalizeOptions) (*Finalized, error) {
 	p, err := ReadPage(path)
 	if err != nil {
@@ -67,10 +73,14 @@ func Finalize(path string, opts FinalizeOptions) (*Finalized, error) {
 	}
 	e := p.Spec
 	dir := opts.Receipt
+	var unfinished []string
 	if dir == "" {
-		if dir, err = NewestReceipt(opts.Root, e.ID); err != nil {
+		if dir, unfinished, err = NewestReceipt(opts.Root, e.ID); err != nil {
 			return nil, err
 		}
+	}
+	if err := ListedChanges(path, e, ReceiptDir(dir)); err != nil {
+		return nil, err
 	}
 	d, err := LoadReceipt(dir)
 	if err != nil {
@@ -90,7 +100,7 @@ func Finalize(path string, opts FinalizeOptions) (*Finalized, error) {
 		}
 	}
 	dec := decide.Decide(decide.Input{Spec: e, Plan: d.Plan, Analysis: d.Analysis, Incidence: inc})
-	f := &Finalized{Page: path, Receipt: d.Dir, Decision: dec, Status: dec.Status}
+	f := &Finalized{Page: path, Receipt: d.Dir, Decision: dec, Status: dec.Status, Unfinished: unfinished}
 	if e.Status != spec.StatusPlanned && e.Status != spec.StatusRunning && e.StatusBy == "" {
 		f.ByHand, f.Status = true, e.Status
 		f.Disagrees = e.Status != dec.Status

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
+	"github.com/flipbench/flipbench/spec"
 )
 
 // ReceiptPattern is what the name of a receipt data folder matches: the UTC stamp of the
@@ -74,18 +75,105 @@ func Receipts(root string, id int) ([]string, error) {
 	return out, nil
 }
 
-// NewestReceipt returns the newest receipt data folder of experiment id under
-// root/results.
-func NewestReceipt(root string, id int) (string, error) {
+// Finished reports whether a receipt data folder is finished: it has its manifest and its
+// page. A run still measuring, or one that was interrupted, has neither.
+func Finished(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, receipt.ManifestFile))
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	_, err = os.Stat(report.Path(dir))
+	return err == nil
+}
+
+// NewestReceipt returns the newest finished receipt data folder of experiment id under
+// root/results, and the unfinished ones newer than it (a run still measuring, or
+// interrupted), which it passed over.
+func NewestReceipt(root string, id int) (string, []string, error) {
 	all, err := Receipts(root, id)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	if len(all) == 0 {
-		return "", fmt.Errorf("experiment %d has no receipt under %s (names like <stamp>-exp%03d-<label>); run flipbench ab %d first",
-			id, filepath.Join(root, ResultsDir), id, id)
+	var unfinished []string
+	for i := len(all) - 1; i >= 0; i-- {
+		if Finished(all[i]) {
+			return all[i], unfinished, nil
+		}
+		unfinished = append(unfinished, all[i])
 	}
-	return all[len(all)-1], nil
+	if len(unfinished) > 0 {
+		return "", unfinished, fmt.Errorf("experiment %d has no finished receipt under %s: %s is still measuring or was interrupted (flipbench ab --resume %s finishes it)",
+			id, filepath.Join(root, ResultsDir), unfinished[0], unfinished[0])
+	}
+	return "", nil, fmt.Errorf("experiment %d has no receipt under %s (names like <stamp>-exp%03d-<label>); run flipbench ab %d first",
+		id, filepath.Join(root, ResultsDir), id, id)
+}
+
+// ListedChanges checks a receipt against what the page at pagePath (its spec e) recorded
+// of it: every entry of the page's receipts list that names the receipt's page or its
+// manifest must still have the listed SHA-256. A finished receipt is immutable, so a
+// receipt whose page or manifest changed since it was listed is refused, with every
+// difference named, even when its manifest matches its files again (a doctored raw.jsonl
+// with a recomputed manifest). It returns nil when the page does not list the receipt.
+func ListedChanges(pagePath string, e *spec.Experiment, dir string) error {
+	pageDir := filepath.Dir(pagePath)
+	mine := map[string]bool{}
+	for _, p := range []string{report.Path(dir), filepath.Join(dir, receipt.ManifestFile)} {
+		if abs, err := filepath.Abs(p); err == nil {
+			mine[abs] = true
+		}
+	}
+	var errs []error
+	for i, r := range e.Receipts {
+		abs, err := filepath.Abs(filepath.Join(pageDir, filepath.FromSlash(r.Path)))
+		if err != nil || !mine[abs] {
+			continue
+		}
+		sum, err := receipt.HashFile(abs)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s:%d: receipts[%d]: %s: %v", pagePath, e.Lines[fmt.Sprintf("receipts[%d]", i)], i, r.Path, err))
+		case sum != r.SHA256:
+			errs = append(errs, fmt.Errorf("%s:%d: receipts[%d]: %s changed since the page listed it (sha256 %s, the page lists %s)",
+				pagePath, e.Lines[fmt.Sprintf("receipts[%d]", i)], i, r.Path, receipt.ShortHash(sum), receipt.ShortHash(r.SHA256)))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("receipt %s is listed by %s and changed since; a finished receipt is immutable, so it is refused (restore it, e.g. with git checkout, or measure anew):\n%w",
+			dir, pagePath, errors.Join(errs...))
+	}
+	return nil
+}
+
+// ListingPage returns the experiment page of the ledger under root that a receipt's plan
+// names (plan.Page) when that page lists the receipt, with its parsed spec; "" when no
+// page lists it.
+func ListingPage(root, dir string, plan *receipt.Plan) (string, *spec.Experiment, error) {
+	if plan.Page == "" {
+		return "", nil, nil
+	}
+	page := filepath.Join(root, filepath.FromSlash(plan.Page))
+	p, err := ReadPage(page)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	if p.Spec == nil {
+		return "", nil, nil
+	}
+	abs, _ := filepath.Abs(dir)
+	for _, r := range p.Spec.Receipts {
+		ref, err := filepath.Abs(filepath.Join(filepath.Dir(page), filepath.FromSlash(r.Path)))
+		if err != nil {
+			continue
+		}
+		if ref == filepath.Join(abs, receipt.ManifestFile) || ref == report.Path(abs) {
+			return page, p.Spec, nil
+		}
+	}
+	return "", nil, nil
 }
 
 // ReceiptDir returns the data folder of a receipt given as its folder or as its .md page.

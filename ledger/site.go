@@ -21,6 +21,7 @@ import (
 	"github.com/yuin/goldmark/text"
 
 	"github.com/flipbench/flipbench/internal/mdtable"
+	"github.com/flipbench/flipbench/internal/within"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -313,6 +314,10 @@ func (s *site) link(src, dest string) string {
 		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("%s: %s points outside the ledger", src, dest))
 		return dest
 	}
+	if _, err := within.Path(s.root, filepath.FromSlash(full)); err != nil {
+		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("%s: %s points outside the ledger through a symbolic link; not published", src, dest))
+		return dest
+	}
 	st, err := os.Stat(filepath.Join(s.root, filepath.FromSlash(full)))
 	if err != nil {
 		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("%s: %s is broken", src, dest))
@@ -335,6 +340,10 @@ func (s *site) link(src, dest string) string {
 // with a listing, any other file is copied.
 func (s *site) target(rel string) error {
 	src := filepath.Join(s.root, filepath.FromSlash(rel))
+	if _, err := within.Path(s.root, filepath.FromSlash(rel)); err != nil {
+		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("%s: a symbolic link out of the ledger; not published", rel))
+		return nil
+	}
 	st, err := os.Stat(src)
 	if err != nil {
 		return err
@@ -348,8 +357,13 @@ func (s *site) target(rel string) error {
 	return s.copyFile(rel)
 }
 
-// copyFile copies one file of the ledger into the site.
+// copyFile copies one file of the ledger into the site. A file that is a symbolic link to
+// something outside the ledger is not copied: the site publishes the ledger, nothing else.
 func (s *site) copyFile(rel string) error {
+	if _, err := within.Path(s.root, filepath.FromSlash(rel)); err != nil {
+		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("%s: a symbolic link out of the ledger; not published", rel))
+		return nil
+	}
 	data, err := os.ReadFile(filepath.Join(s.root, filepath.FromSlash(rel)))
 	if err != nil {
 		return err
@@ -371,6 +385,10 @@ func (s *site) folder(rel string) error {
 			continue
 		}
 		child := path.Join(rel, e.Name())
+		if _, err := within.Path(s.root, filepath.FromSlash(child)); err != nil {
+			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("%s: a symbolic link out of the ledger; not published", child))
+			continue
+		}
 		if !s.done[child] {
 			s.done[child] = true
 			if err := s.copyFile(child); err != nil {

@@ -299,6 +299,61 @@ func Supersede(dir string, drop func(Record) bool) (int, error) {
 // SHA-256.
 type Manifest struct {
 	Files map[string]string `json:"files"`
+	// Page is the SHA-256 of the receipt page beside the folder (PagePath), as it was
+	// rendered from the folder's data; empty in a folder without a page (an incidence
+	// report) and in receipts finished before pages were hashed.
+	Page string `json:"page_sha256,omitempty"`
+}
+
+// PagePath returns the receipt page of a data folder: the folder's name plus ".md".
+func PagePath(dir string) string { return strings.TrimRight(dir, "/") + ".md" }
+
+// ReadManifest reads dir/manifest.json.
+func ReadManifest(dir string) (Manifest, error) {
+	var m Manifest
+	err := ReadJSON(filepath.Join(dir, ManifestFile), &m)
+	return m, err
+}
+
+// WriteManifestPage is WriteManifest for a finished receipt: the manifest also records
+// the hash of page, the receipt page about to be written beside the folder, so that a
+// page edited by hand is told from the one its data rendered (VerifyPage).
+func WriteManifestPage(dir string, page []byte) (Manifest, error) {
+	if _, err := RemoveStaleTemps(dir); err != nil {
+		return Manifest{}, err
+	}
+	m, err := hashDir(dir)
+	if err != nil {
+		return Manifest{}, err
+	}
+	sum := sha256.Sum256(page)
+	m.Page = hex.EncodeToString(sum[:])
+	return m, WriteJSON(filepath.Join(dir, ManifestFile), m)
+}
+
+// VerifyPage checks the receipt page beside dir against the hash its manifest recorded
+// when the page was rendered. A page edited since is an error: a receipt page is generated
+// from its data, never written by hand. A manifest without a page hash (a receipt
+// finished before pages were hashed) vouches for nothing here; the experiment page's
+// receipts list, which hashes the page, still does.
+func VerifyPage(dir string) error {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return err
+	}
+	if m.Page == "" {
+		return nil
+	}
+	page := PagePath(dir)
+	sum, err := HashFile(page)
+	if err != nil {
+		return err
+	}
+	if sum != m.Page {
+		return fmt.Errorf("%s: changed since it was rendered from its data (sha256 %s, %s says %s); a receipt page is generated, never edited: restore it, or render it again with flipbench ab --resume %s",
+			page, ShortHash(sum), filepath.Join(dir, ManifestFile), ShortHash(m.Page), dir)
+	}
+	return nil
 }
 
 // WriteManifest removes what killed writers left in dir (stale temporary files), hashes

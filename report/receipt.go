@@ -48,11 +48,12 @@ func Load(dir string) (*Data, error) {
 	return d, nil
 }
 
-// Open loads a finished receipt as its page shows it, for deciding on it: it verifies the
-// data folder against its manifest, refusing a receipt whose files changed since the run,
-// checks that the receipt page exists, and takes the drift analysis stored in
-// analysis.json rather than computing it again, unless that analysis is of an older
-// schema (Data.Reanalyzed). dir is the data folder.
+// Open loads a finished receipt as its page shows it, for deciding on it: it refuses an
+// unfinished receipt (no manifest yet), verifies the data folder against its manifest,
+// refusing a receipt whose files changed since the run, checks that the receipt page
+// exists and is the page rendered from the data (receipt.VerifyPage), and takes the drift
+// analysis stored in analysis.json rather than computing it again, unless that analysis
+// is of an older schema (Data.Reanalyzed). dir is the data folder.
 func Open(dir string) (*Data, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -61,11 +62,17 @@ func Open(dir string) (*Data, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("receipt %s: not a receipt data folder", dir)
 	}
+	if _, err := os.Stat(filepath.Join(dir, receipt.ManifestFile)); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("receipt %s is not finished (it has no %s): a run is still measuring into it, or was interrupted (flipbench ab --resume %s finishes it)", dir, receipt.ManifestFile, dir)
+	}
 	if err := receipt.VerifyManifest(dir); err != nil {
 		return nil, fmt.Errorf("receipt %s does not match its manifest; refusing a changed receipt:\n%w", dir, err)
 	}
 	if _, err := os.Stat(Path(dir)); err != nil {
 		return nil, fmt.Errorf("receipt %s: its page %s is missing: %w", dir, Path(dir), err)
+	}
+	if err := receipt.VerifyPage(dir); err != nil {
+		return nil, fmt.Errorf("receipt %s: refusing a receipt page edited by hand: %w", dir, err)
 	}
 	d, err := readData(dir)
 	if err != nil {
@@ -129,7 +136,7 @@ func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 }
 
 // Path returns the receipt page's path for a data folder: the folder's name plus ".md".
-func Path(dir string) string { return strings.TrimRight(dir, "/") + ".md" }
+func Path(dir string) string { return receipt.PagePath(dir) }
 
 // Finish completes a receipt from its data folder: the <arm>.bench files, analysis.json,
 // one SVG plot per primary and guard lane, manifest.json, and the markdown page beside the
@@ -154,11 +161,12 @@ func Finish(dir string) (string, error) {
 	if _, err := WritePlots(dir, d); err != nil {
 		return "", err
 	}
-	if _, err := receipt.WriteManifest(dir); err != nil {
-		return "", err
-	}
 	var buf bytes.Buffer
 	if err := Render(&buf, d); err != nil {
+		return "", err
+	}
+	// The manifest records the page's hash too, so a page edited by hand is refused.
+	if _, err := receipt.WriteManifestPage(dir, buf.Bytes()); err != nil {
 		return "", err
 	}
 	md := Path(dir)

@@ -3,6 +3,8 @@ package spec
 import (
 	"fmt"
 	"maps"
+	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -118,6 +120,11 @@ func (v *validator) top() {
 	for i, d := range e.Directions {
 		if d == "" {
 			v.bad(fmt.Sprintf("directions[%d]", i), "must not be empty")
+		}
+	}
+	if a := e.Archive; a != "" {
+		if c := path.Clean(filepath.ToSlash(a)); path.IsAbs(c) || filepath.IsAbs(a) || c == ".." || strings.HasPrefix(c, "../") {
+			v.bad("archive", "must be a folder inside the ledger, relative to its root (like archive/exp-%03d); got %q", e.ID, a)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -118,9 +119,13 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 			return fmt.Errorf("--resume %s: %w", opts.resume, err)
 		}
 		if _, err := os.Stat(filepath.Join(opts.resume, receipt.ManifestFile)); err == nil {
-			// A finished receipt: re-rendering it must not launder edits to its data.
+			// A finished receipt: re-rendering it must not launder edits to its data, nor
+			// change a receipt a page lists.
 			if err := receipt.VerifyManifest(opts.resume); err != nil {
 				return fmt.Errorf("--resume %s: the receipt was finished and its data changed since; refusing to rewrite its manifest:\n%w", opts.resume, err)
+			}
+			if err := finishedAndListed(opts.resume, plan); err != nil {
+				return fmt.Errorf("--resume %s: %w", opts.resume, err)
 			}
 		}
 		lock, err := acquireLockWait(ctx, s, opts.args, opts.resume, opts.wait.d)
@@ -185,6 +190,24 @@ func checkArmsUnchanged(plan *receipt.Plan) error {
 		}
 	}
 	return nil
+}
+
+// finishedAndListed refuses to resume a finished receipt that its experiment's page lists:
+// a finished receipt is immutable, and rendering it again would change what the page
+// vouches for. The error says whether it changed since it was listed.
+func finishedAndListed(dir string, plan *receipt.Plan) error {
+	root, err := ledger.FindRoot(filepath.Dir(filepath.Clean(dir)))
+	if err != nil {
+		return nil // not in a ledger: no page can list it
+	}
+	page, e, err := ledger.ListingPage(root, dir, plan)
+	if err != nil || page == "" {
+		return err
+	}
+	if err := ledger.ListedChanges(relPath(page), e, dir); err != nil {
+		return err
+	}
+	return fmt.Errorf("the receipt is finished and %s lists it; a finished receipt is immutable, so there is nothing to resume", relPath(page))
 }
 
 // relPath shortens an absolute path to one relative to the working directory, for

@@ -46,12 +46,13 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"receipt":  cmdReceipt,
-			"waitruns": cmdWaitRuns,
-			"rawcheck": cmdRawCheck,
-			"exitcode": cmdExitCode,
-			"tally":    cmdTally,
-			"dead":     cmdDead,
+			"receipt":    cmdReceipt,
+			"waitruns":   cmdWaitRuns,
+			"rawcheck":   cmdRawCheck,
+			"exitcode":   cmdExitCode,
+			"tally":      cmdTally,
+			"dead":       cmdDead,
+			"remanifest": cmdRemanifest,
 		},
 	})
 }
@@ -187,6 +188,22 @@ func cmdDead(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	fmt.Fprintf(ts.Stdout(), "%d processes, none running\n", len(pids))
+}
+
+// cmdRemanifest does what a careful forger would after editing a receipt's data: it
+// hashes the folder args[0] again and rewrites its manifest.json, keeping the page hash
+// the manifest holds: remanifest DIR.
+func cmdRemanifest(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: remanifest DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	old, err := receipt.ReadManifest(dir)
+	ts.Check(err)
+	m, err := receipt.WriteManifest(dir)
+	ts.Check(err)
+	m.Page = old.Page
+	ts.Check(receipt.WriteJSON(filepath.Join(dir, receipt.ManifestFile), m))
 }
 
 // cmdExitCode runs a program like exec does and checks its exact exit status:

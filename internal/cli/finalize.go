@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -52,7 +53,14 @@ func runFinalize(_ context.Context, s Streams, opts *finalizeOptions) error {
 	if err != nil {
 		return err
 	}
+	for _, u := range f.Unfinished {
+		fmt.Fprintf(s.Err, "flipbench: passed over %s: not finished (still measuring, or interrupted: flipbench ab --resume %s)\n", relPath(u), relPath(u))
+	}
 	if f.Changed {
+		// What a finalize killed while writing left beside the page goes first.
+		if _, err := receipt.RemoveStaleTemps(filepath.Dir(page)); err != nil {
+			return err
+		}
 		if err := receipt.WriteFile(page, f.Content); err != nil {
 			return err
 		}
