@@ -7,6 +7,7 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/nonzero"
+	"github.com/flipbench/flipbench/spec"
 )
 
 // MetricsTable writes the lane metrics of a receipt: for every lane of the plan, in plan
@@ -48,7 +49,7 @@ func MetricsTable(w io.Writer, d *Data, arms []string) (bool, error) {
 	for _, l := range d.Plan.Lanes {
 		unit := units[l.Name]
 		if unit == "" {
-			unit = l.Unit
+			unit = l.Unit // no successful run: the row shows "-" for every arm
 		}
 		names := slices.Sorted(slices.Values(metrics[l.Name]))
 		for _, m := range l.NonZero { // named but never reported: shown as "-"
@@ -59,7 +60,9 @@ func MetricsTable(w io.Writer, d *Data, arms []string) (bool, error) {
 		for i, m := range append([]string{unit}, names...) {
 			label := m
 			switch {
-			case i == 0 && l.Better == "higher":
+			case i == 0 && m == "":
+				label = "value"
+			case i == 0 && l.Better == spec.BetterHigher:
 				label += " (value, higher is better)"
 			case i == 0:
 				label += " (value)"
@@ -67,7 +70,7 @@ func MetricsTable(w io.Writer, d *Data, arms []string) (bool, error) {
 			if slices.Contains(l.NonZero, m) {
 				label += " (nonzero)"
 			}
-			row := []string{l.Name, OrDash(label)}
+			row := []string{l.Name, label}
 			for _, a := range arms {
 				xs := values[key{l.Name, a, m}]
 				if len(xs) == 0 {
