@@ -10,6 +10,10 @@ import (
 	"strings"
 )
 
+// MaxScenarioPasses bounds the passes of a hand-collected scenario, as the spec bounds a
+// run's: "pass100000000" would otherwise size the analysis.
+const MaxScenarioPasses = 1000
+
 // Arm names used by ParseScenarios.
 const (
 	ScenarioBase      = "baseline"
@@ -94,6 +98,9 @@ func parseScenario(i int, data json.RawMessage) ([]Observation, int, string, err
 		if !ok {
 			return nil, 0, "", fmt.Errorf("%s: field %q: unknown (want label or pass1, pass2, ...)", where, k)
 		}
+		if n > MaxScenarioPasses {
+			return nil, 0, "", fmt.Errorf("%s: %s: more than %d passes", where, k, MaxScenarioPasses)
+		}
 		last = max(last, n)
 	}
 	if last == 0 {
@@ -132,6 +139,13 @@ func parseScenario(i int, data json.RawMessage) ([]Observation, int, string, err
 			}
 			if xs == nil {
 				xs = []float64{}
+			}
+			for j, x := range xs {
+				// Scenarios are timings, as a lane's output is, and a lane printing a
+				// negative time fails its run: a hand-collected one is refused alike.
+				if x < 0 {
+					return nil, 0, "", fmt.Errorf("%s: %s.%s[%d]: negative time %v", where, key, arm, j, x)
+				}
 			}
 			obs = append(obs, Observation{Collection: 1, Pass: p, Lane: label, Arm: arm, Samples: xs})
 		}

@@ -96,6 +96,10 @@ func TestParseScenariosErrors(t *testing.T) {
 			errMsg: `scenario "x": pass1.candidate: missing`},
 		{name: "non-numeric sample", data: `{"scenarios": [{"label": "x", "pass1": {"baseline": [1], "candidate": [1]}, "pass2": {"baseline": [1, "2"], "candidate": [1]}}]}`,
 			errMsg: `scenario "x": pass2.baseline: want an array of numbers: json: cannot unmarshal string into Go value of type float64`},
+		{name: "negative sample", data: `{"scenarios": [{"label": "x", "pass1": {"baseline": [1], "candidate": [1]}, "pass2": {"baseline": [1, -2], "candidate": [1]}}]}`,
+			errMsg: `scenario "x": pass2.baseline[1]: negative time -2`},
+		{name: "too many passes", data: `{"scenarios": [{"label": "x", "pass100000000": {"baseline": [1], "candidate": [1]}}]}`,
+			errMsg: `scenario "x": pass100000000: more than 1000 passes`},
 		{name: "duplicate label", data: `{"scenarios": [
 			{"label": "x", "pass1": {"baseline": [1], "candidate": [1]}, "pass2": {"baseline": [1], "candidate": [1]}},
 			{"label": "x", "pass1": {"baseline": [1], "candidate": [1]}, "pass2": {"baseline": [1], "candidate": [1]}}]}`,

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -222,8 +223,9 @@ func tail(s string) string {
 
 // CleanUp ends what flipbench processes that were killed (kill -9, a crash, a machine
 // reset) left behind before a run starts: the processes their lanes and builds started
-// (package owner), and their temporary files in dir and in $TMPDIR (a run's scratch
-// folder). It returns one note per thing it
+// (package owner), their temporary files in dir, beside it and in $TMPDIR (a run's
+// scratch folder), and the receipt folders beside dir they made but never wrote a plan
+// into (receipt.RemoveAbandoned). It returns one note per thing it
 // did, to be shown as a warning.
 func CleanUp(dir string) ([]string, error) {
 	var notes []string
@@ -240,12 +242,16 @@ func CleanUp(dir string) ([]string, error) {
 		return notes, fmt.Errorf("ending what a killed run left running: %w", err)
 	}
 	var errs []error
-	for _, d := range []string{dir, os.TempDir()} {
+	for _, d := range []string{dir, filepath.Dir(dir), os.TempDir()} {
 		removed, err := receipt.RemoveStaleTemps(d)
 		if len(removed) > 0 {
 			notes = append(notes, fmt.Sprintf("removed %d temporary files that a killed flipbench left in %s", len(removed), d))
 		}
 		errs = append(errs, err)
 	}
-	return notes, errors.Join(errs...)
+	removed, err := receipt.RemoveAbandoned(filepath.Dir(dir))
+	if len(removed) > 0 {
+		notes = append(notes, fmt.Sprintf("removed %d receipt folders that runs killed before their plan was written left in %s (%s)", len(removed), filepath.Dir(dir), strings.Join(removed, ", ")))
+	}
+	return notes, errors.Join(append(errs, err)...)
 }

@@ -193,6 +193,44 @@ func CreateTemp(dir, base string) (*os.File, error) {
 // flipbench) left in dir, and returns their names.
 func RemoveStaleTemps(dir string) ([]string, error) { return owner.RemoveStaleTemps(dir) }
 
+// RemoveAbandoned removes the folders under resultsDir that a run killed before it wrote
+// its plan left behind: folders holding nothing but temporary files of writers no longer
+// alive. It returns their names.
+func RemoveAbandoned(resultsDir string) ([]string, error) {
+	entries, err := os.ReadDir(resultsDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(resultsDir, e.Name())
+		inner, err := os.ReadDir(dir)
+		if err != nil || len(inner) == 0 {
+			continue
+		}
+		abandoned := true
+		for _, f := range inner {
+			abandoned = abandoned && owner.StaleTemp(f.Name())
+		}
+		if !abandoned {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, e.Name())
+	}
+	return removed, errors.Join(errs...)
+}
+
 // ReadJSON reads the JSON document at path into v; errors name the file.
 func ReadJSON(path string, v any) error {
 	b, err := os.ReadFile(path)

@@ -131,3 +131,30 @@ func TestSupersedeAfterAKillAddsNoDuplicate(t *testing.T) {
 		t.Fatalf("raw.jsonl holds %+v, want only the pass-2 record", recs)
 	}
 }
+
+// A receipt folder that holds only a dead writer's temporary file (a run killed while it
+// wrote its plan) is removed; one with data, or a live writer's file, or nothing, is kept.
+func TestRemoveAbandoned(t *testing.T) {
+	results := t.TempDir()
+	dead := owner.TempPrefix + (owner.ID{PID: os.Getpid(), Start: owner.Self().Start + 1}).String() + "-1-plan.json"
+	for name, files := range map[string][]string{
+		"abandoned": {dead},
+		"measured":  {dead, "plan.json"},
+		"writing":   {owner.TempName("2", "plan.json")},
+		"empty":     nil,
+	} {
+		os.Mkdir(filepath.Join(results, name), 0o755)
+		for _, f := range files {
+			os.WriteFile(filepath.Join(results, name, f), []byte("{"), 0o644)
+		}
+	}
+	removed, err := RemoveAbandoned(results)
+	if err != nil || len(removed) != 1 || removed[0] != "abandoned" {
+		t.Fatalf("removed %v, %v; want only the abandoned folder", removed, err)
+	}
+	for _, keep := range []string{"measured", "writing", "empty"} {
+		if _, err := os.Stat(filepath.Join(results, keep)); err != nil {
+			t.Errorf("%s: %v", keep, err)
+		}
+	}
+}
