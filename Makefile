@@ -51,6 +51,27 @@ TRIALS ?= 1000
 sim:
 	$(GO) run ./internal/sim/simtables -trials $(TRIALS)
 
+## fuzz: every fuzz target for FUZZTIME each (make test runs their seed corpora only),
+## printing the executions each made; a crash stops it and is kept in testdata/fuzz/
+FUZZTIME ?= 60s
+FUZZ_TARGETS := spec:FuzzParse spec:FuzzParseGate lanekind:FuzzParseOutput \
+	receipt:FuzzParseRecords receipt:FuzzPlan receipt:FuzzManifest \
+	driftcheck:FuzzParseScenarios ledger:FuzzParsePage ledger:FuzzParseDirections
+fuzz:
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; out=$$(mktemp); \
+		if ! $(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) > $$out 2>&1; then \
+			cat $$out; rm -f $$out; echo "fuzz: $$fn ($$pkg) failed"; exit 1; fi; \
+		echo "$$fn ($$pkg): $$(grep -o 'execs: [0-9]*' $$out | tail -n 1 | cut -d' ' -f2) execs in $(FUZZTIME), no crash"; \
+		rm -f $$out; done
+
+## sweep: kill -9 of ab at SWEEP_POINTS seeded random points (during builds, runs and the
+## finish phase), each followed by --resume; checks that no run is lost or repeated and
+## that no process or temporary file of the runs is left (make test runs 4 points)
+SWEEP_POINTS ?= 20
+SWEEP_SEED   ?= 1
+sweep:
+	$(GO) test ./internal/cli -run '^TestKillSweep$$' -count=1 -v -timeout 30m -args -sweep-points=$(SWEEP_POINTS) -sweep-seed=$(SWEEP_SEED)
+
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags freshness_optimistic ./lanes/freshness/

@@ -88,8 +88,13 @@ func (s *Samples) add(res *benchfmt.Result, unit string) error {
 	if primary < 0 {
 		return fmt.Errorf("%s: no %q metric", res.Name.Full(), unit)
 	}
+	seen := map[string]bool{}
 	for i, v := range res.Values {
 		u, x := origUnit(v), origValue(v)
+		if seen[u] {
+			return fmt.Errorf("%s: %s given twice on one line", res.Name.Full(), u)
+		}
+		seen[u] = true
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return fmt.Errorf("%s: %s is %v", res.Name.Full(), u, x)
 		}

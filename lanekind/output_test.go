@@ -43,6 +43,7 @@ func TestParseOutput(t *testing.T) {
 		{name: "negative time", out: "BenchmarkA 1 -4 ns/op\n", want: 1, wantErr: "output line 1: A: negative time -4 ns/op"},
 		{name: "missing unit", out: "BenchmarkA 1 4 ns/op\n", want: 1, unit: "rows", wantErr: `output line 1: A: no "rows" metric`},
 		{name: "nothing", out: "hello\n", want: 1, wantErr: "printed 0 results, want 1"},
+		{name: "a unit twice", out: "BenchmarkA 1 100 ns/op 3 B/op 4 B/op\n", want: 1, wantErr: "output line 1: A: B/op given twice on one line"},
 		{name: "another benchmark's results", out: "BenchmarkA 1 100 ns/op\nBenchmarkSomethingElse 1 100 ns/op\n", want: 2,
 			wantErr: "output line 2: BenchmarkSomethingElse is not this lane's benchmark (want BenchmarkA)"},
 		{name: "a longer name with the lane's as prefix", out: "BenchmarkAB 1 100 ns/op\n", want: 1,

@@ -155,7 +155,10 @@ func yamlError(path string, frontLine int, src []byte, err error) error {
 		if slices.Contains(yamlParserProblems(), m[2]) {
 			n++
 		}
-		return &Error{File: path, Line: n + frontLine - 1, Msg: "invalid YAML: " + m[2]}
+		// A problem found at the end of the document (an unclosed "{") is placed on its
+		// last line, not on the one after it.
+		last := bytes.Count(src, []byte("\n")) + 1
+		return &Error{File: path, Line: min(max(n, 1), last) + frontLine - 1, Msg: "invalid YAML: " + m[2]}
 	}
 	return &Error{File: path, Line: frontLine, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
 }
