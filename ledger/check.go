@@ -38,6 +38,13 @@ func Check(root string) ([]*Problem, error) {
 		return nil, err
 	}
 	c.directions(len(pages) > 0)
+	outside, err := OutsidePages(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range outside {
+		c.add(p, 0, "a symbolic link out of the ledger; a page is a file of the ledger, so this one is not read")
+	}
 	ids := map[int]string{}
 	for _, path := range pages {
 		id, _ := PageID(path)

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/flipbench/flipbench/internal/within"
 )
 
 // ExperimentsDir is the folder of experiment pages under the ledger root.
@@ -65,7 +67,8 @@ func findByID(dir string, id int) (string, string, error) {
 	}
 }
 
-// Pages lists the experiment pages under root/experiments, sorted by name.
+// Pages lists the experiment pages under root/experiments, sorted by name. A page that is
+// a symbolic link out of the ledger is not one of them (OutsidePages lists those).
 func Pages(root string) ([]string, error) {
 	entries, err := os.ReadDir(filepath.Join(root, ExperimentsDir))
 	if err != nil {
@@ -76,11 +79,44 @@ func Pages(root string) ([]string, error) {
 	}
 	var pages []string
 	for _, e := range entries {
-		if !e.IsDir() && pageName.MatchString(e.Name()) {
-			pages = append(pages, filepath.Join(root, ExperimentsDir, e.Name()))
+		p := filepath.Join(root, ExperimentsDir, e.Name())
+		if !e.IsDir() && pageName.MatchString(e.Name()) && !leadsOut(root, p, e) {
+			pages = append(pages, p)
 		}
 	}
 	return pages, nil
+}
+
+// OutsidePages lists the files under root/experiments named like pages that are symbolic
+// links out of the ledger: never read as pages, and reported by Check.
+func OutsidePages(root string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(root, ExperimentsDir))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		p := filepath.Join(root, ExperimentsDir, e.Name())
+		if pageName.MatchString(e.Name()) && leadsOut(root, p, e) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// leadsOut reports whether the directory entry e at p is a symbolic link out of root.
+func leadsOut(root, p string, e os.DirEntry) bool {
+	if e.Type()&os.ModeSymlink == 0 {
+		return false
+	}
+	abs, err := filepath.Abs(p)
+	if err == nil {
+		_, err = within.Path(root, abs)
+	}
+	return err != nil
 }
 
 // PageID returns the experiment number in a page's file name.

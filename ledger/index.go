@@ -179,6 +179,10 @@ func WriteIndex(root string) (bool, error) {
 	if err == nil && bytes.Equal(old, data) {
 		return false, nil
 	}
+	// What a killed finalize or ledger left beside the pages goes first.
+	if _, err := receipt.RemoveStaleTemps(filepath.Dir(path)); err != nil {
+		return false, err
+	}
 	return true, receipt.WriteFile(path, data)
 }
 

@@ -194,6 +194,10 @@ func (s *site) index() error {
 func (s *site) markdown(rel string) error {
 	s.done[rel] = true
 	src := filepath.Join(s.root, filepath.FromSlash(rel))
+	if _, err := within.Path(s.root, filepath.FromSlash(rel)); err != nil {
+		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("%s: a symbolic link out of the ledger; not published", rel))
+		return nil
+	}
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
