@@ -183,3 +183,68 @@ func Decide(in Input) Decision {
 	}
 	return d
 }
+
+// Pending returns the lanes the decision still needs pairs for, in spec order: for some
+// candidate arm, a primary lane neither reproduced (either way) in every collection nor
+// shown neutral, a guard lane neither cleared nor reproduced slower in every collection, a
+// control lane neither shown neutral nor reproduced in every collection, or a lane of the
+// predicted decay while the decay is not shown either way. An order-dependent lane is not
+// pending (more pairs measure the same order effect), nor is a lane whose runs failed (more
+// runs fail too). A sequential run stops measuring a lane once it is not pending.
+func Pending(in Input) []string {
+	var out []string
+	need := map[string]bool{}
+	for _, arm := range in.Analysis.Candidates {
+		ev := reconcile(in, arm)
+		for _, l := range ev.lanes {
+			if laneOpen(l, ev) {
+				need[l.lane.Name] = true
+			}
+		}
+		if s := in.Spec.Shape; s != nil && len(s.Decay) > 0 {
+			v := &verdicts{evidence: ev}
+			v.decay(s.Decay)
+			if slices.ContainsFunc(v.opens, func(r Reason) bool { return r.Code == OpenUnderPowered }) {
+				for _, name := range s.Decay {
+					need[name] = true
+				}
+			}
+		}
+	}
+	for _, l := range in.Spec.Lanes {
+		if need[l.Name] {
+			out = append(out, l.Name)
+		}
+	}
+	return out
+}
+
+// laneOpen reports whether a lane's evidence for one arm leaves the rule wanting more
+// pairs.
+func laneOpen(l laneCase, ev *evidence) bool {
+	p := l.pooled
+	if p == nil || p.Verdict == driftcheck.LaneOrderDependent || failed(l) {
+		return false
+	}
+	either := all(l.colls, driftcheck.LaneReproducedFaster) || all(l.colls, driftcheck.LaneReproducedSlower)
+	switch l.lane.Role {
+	case spec.RolePrimary:
+		return !either && p.Verdict != driftcheck.LaneNeutral
+	case spec.RoleGuard:
+		return !p.UpperBelow(l.floor(ev.floorPct), ev.alpha) && !all(l.colls, driftcheck.LaneReproducedSlower)
+	case spec.RoleControl:
+		return !either && p.Verdict != driftcheck.LaneNeutral
+	}
+	return false
+}
+
+// failed reports whether a lane lacks data because its runs failed: a collection with
+// pairs but none usable.
+func failed(l laneCase) bool {
+	for _, s := range l.colls {
+		if s.Pairs > 0 && s.UsablePairs < s.Pairs {
+			return true
+		}
+	}
+	return false
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/mdtable"
@@ -162,13 +163,36 @@ func power(e *spec.Experiment, plan *receipt.Plan) *Reason {
 		return &Reason{OpenSpecChanged, fmt.Sprintf("cannot resolve %s to compare the receipt with: %s", what, mdtable.OneLine(err.Error()))}
 	}
 	got, want := plan.Protocol, res.Protocol
-	if got.Collections >= want.Collections && got.Passes >= want.Passes && got.Samples >= want.Samples {
+	ran, asked := "a fixed protocol", "a fixed protocol"
+	if s := got.Sequential; s != nil {
+		ran = ruleText(s.MinPairs, s.MaxPairs, s.Budget)
+	}
+	if s := want.Sequential; s != nil {
+		asked = ruleText(s.MinPairs, s.MaxPairs, time.Duration(s.Budget))
+	}
+	if ran != asked {
+		return &Reason{OpenSpecChanged, fmt.Sprintf("the receipt ran %s, but %s pre-registers %s: the stopping rule changed after the run; restore it or rerun",
+			ran, what, asked)}
+	}
+	if got.Sequential != nil {
+		// A sequential run stops each lane when it is decided: its evidence, not its
+		// pass count, says whether it can settle the experiment.
+		if got.Collections >= want.Collections && got.Samples >= want.Samples {
+			return nil
+		}
+	} else if got.Collections >= want.Collections && got.Passes >= want.Passes && got.Samples >= want.Samples {
 		return nil
 	}
 	return &Reason{OpenUnderPowered, fmt.Sprintf("%s x %s x %s, %s asks for %d x %d x %d (collections x passes x samples); "+
 		"too little evidence to decide either way; rerun without the --collections, --passes or --samples that lowered it",
 		count(got.Collections, "collection", "collections"), count(got.Passes, "pass", "passes"), count(got.Samples, "sample", "samples"),
 		what, want.Collections, want.Passes, want.Samples)}
+}
+
+// ruleText describes a sequential stopping rule: "a sequential rule (pairs 2 to 12,
+// budget 15m0s)".
+func ruleText(minPairs, maxPairs int, budget time.Duration) string {
+	return fmt.Sprintf("a sequential rule (pairs %d to %d, budget %s)", minPairs, maxPairs, budget)
 }
 
 // count formats a count with its noun: "1 pass", "4 passes".

@@ -191,6 +191,18 @@ func Evaluate(rep driftcheck.Report, runs []receipt.Record, thresholdPct float64
 	return res
 }
 
+// Pending returns the lanes a sequential gate run still needs pairs for: those whose
+// outcome would be a rerun. A lane that passes, regressed or broke is settled.
+func Pending(rep driftcheck.Report, thresholdPct float64) []string {
+	var out []string
+	for _, f := range Evaluate(rep, nil, thresholdPct).Findings {
+		if f.Outcome == Rerun && !slices.Contains(out, f.Lane) {
+			out = append(out, f.Lane)
+		}
+	}
+	return out
+}
+
 // failuresOf describes the failures of a lane in the base and in the candidate arm cand
 // (every arm when cand is empty): "arm cand: 8 of 8 runs failed (...)".
 func failuresOf(fs []Failure, lane, cand string) []string {

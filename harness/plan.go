@@ -43,6 +43,9 @@ func NewPlan(in PlanInput) *receipt.Plan {
 		Drift: r.Drift,
 		Arms:  in.Arms,
 	}
+	if s := r.Protocol.Sequential; s != nil {
+		p.Protocol.Sequential = &receipt.Sequential{MinPairs: s.MinPairs, MaxPairs: s.MaxPairs, Budget: time.Duration(s.Budget)}
+	}
 	var arms, lanes []string
 	for _, a := range in.Arms {
 		arms = append(arms, a.Name)
@@ -52,5 +55,8 @@ func NewPlan(in PlanInput) *receipt.Plan {
 		lanes = append(lanes, l.Name)
 	}
 	p.Runs = Schedule(arms, lanes, p.Protocol.Collections, p.Protocol.Passes, p.Protocol.Seed)
+	if p.Protocol.Sequential != nil {
+		p.Runs = InRounds(p.Runs)
+	}
 	return p
 }

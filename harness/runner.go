@@ -66,6 +66,24 @@ type Outcome struct {
 // on. Cancelling ctx stops at once; the run in flight is not recorded and will be repeated
 // by a resume.
 func (r *Runner) Run(ctx context.Context) (Outcome, error) {
+	given := false
+	return r.Sequence(ctx, func([]receipt.Record) []receipt.Run {
+		if given {
+			return nil
+		}
+		given = true
+		return r.Plan.Runs
+	})
+}
+
+// Next returns the runs to execute next, given every record on disk so far (resumed ones
+// included, in log order); nil or empty ends the run. Runs already on disk are skipped.
+type Next func(done []receipt.Record) []receipt.Run
+
+// Sequence executes the plan's runs in the batches next chooses, as Run does: a sequential
+// run looks at its data after every round and runs only the lanes that still need pairs.
+// Every run next returns must be in the plan.
+func (r *Runner) Sequence(ctx context.Context, next Next) (Outcome, error) {
 	var out Outcome
 	cleanUp := r.CleanUp
 	if cleanUp == nil {
@@ -166,7 +184,8 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 	}
 	first := true
 
-	for _, pass := range groupPasses(r.Plan.Runs) {
+	// runPass measures the runs of one pass that are not on disk yet.
+	runPass := func(pass []receipt.Run) error {
 		var todo []receipt.Run
 		for _, run := range pass {
 			if !done[run.Key()] {
@@ -174,12 +193,12 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 			}
 		}
 		if len(todo) == 0 {
-			continue
+			return nil
 		}
 		c, p := todo[0].Collection, todo[0].Pass
 		if r.CheckArms != nil {
 			if err := r.CheckArms(); err != nil {
-				return out, err
+				return err
 			}
 		}
 		before := capture("before", c, p, r.now(), r.Dir)
@@ -192,22 +211,22 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 			first = false
 		}
 		if err := snapshot(before); err != nil {
-			return out, err
+			return err
 		}
 		stopOthers := others()
 		for _, run := range todo {
 			if err := ctx.Err(); err != nil {
-				return out, err
+				return err
 			}
 			rec := r.runOne(ctx, run, arms[run.Arm], lanes[run.Lane])
 			if err := ctx.Err(); err != nil {
 				// Interrupted: this run did not finish, so it is not recorded.
-				return out, err
+				return err
 			}
 			if NoSpace(rec) {
 				// A full disk says nothing about the code: stop, and leave the run to be
 				// measured again by a resume.
-				return out, r.noSpace(rec, arms[run.Arm])
+				return r.noSpace(rec, arms[run.Arm])
 			}
 			if len(rec.Leftover) > 0 {
 				msg := fmt.Sprintf("arm %s, lane %s, collection %d pass %d: left %d processes running when it exited, which flipbench ended (%s); a lane must wait for what it starts, or it competes with the runs after it",
@@ -225,9 +244,10 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 				}
 			}
 			if err := log.Append(rec); err != nil {
-				return out, r.diskError(err)
+				return r.diskError(err)
 			}
 			done[run.Key()] = true
+			recs = append(recs, rec)
 			out.Ran++
 			finished++
 			if !rec.OK() {
@@ -240,10 +260,27 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 		after := capture("after", c, p, r.now(), r.Dir)
 		busyCheck(&after, stopOthers(), "while the pass ran")
 		if err := snapshot(after); err != nil {
-			return out, err
+			return err
+		}
+		return nil
+	}
+
+	for {
+		batch := next(recs)
+		if len(batch) == 0 {
+			return out, nil
+		}
+		for _, run := range batch {
+			if !planned[run.Key()] {
+				return out, fmt.Errorf("run %+v is not in the plan", run.Key())
+			}
+		}
+		for _, pass := range groupPasses(batch) {
+			if err := runPass(pass); err != nil {
+				return out, err
+			}
 		}
 	}
-	return out, nil
 }
 
 // busyCheck records in s the share of CPU other processes used and warns when it is high.

@@ -1,7 +1,9 @@
 package harness
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/receipt"
@@ -36,4 +38,15 @@ func Schedule(arms, lanes []string, collections, passes int, seed int64) []recei
 		}
 	}
 	return runs
+}
+
+// InRounds reorders a schedule for a sequential run: round by round (pass pair k of every
+// collection, collection 1 first), each pass keeping its lane order. Collections then
+// interleave pair by pair, so that a run stopped after round k has k pairs in each.
+func InRounds(runs []receipt.Run) []receipt.Run {
+	out := slices.Clone(runs)
+	slices.SortStableFunc(out, func(a, b receipt.Run) int {
+		return cmp.Or(cmp.Compare(receipt.Round(a.Pass), receipt.Round(b.Pass)), cmp.Compare(a.Collection, b.Collection), cmp.Compare(a.Pass, b.Pass))
+	})
+	return out
 }

@@ -220,7 +220,11 @@ func blockWarnings(d *report.Data) []string {
 	if failed > 0 {
 		out = append(out, fmt.Sprintf("%d runs failed; their errors are in the receipt; fix the lane and rerun", failed))
 	}
-	if n := len(d.Plan.Runs) - len(d.Records); n > 0 {
+	if last, stopped := report.Stopped(d); stopped {
+		if n := len(d.Plan.Runs) - len(d.Records); n > 0 {
+			out = append(out, fmt.Sprintf("sequential: stopped after %d rounds (%s); %d of %d planned runs were not needed", last.Round, last.Stop, n, len(d.Plan.Runs)))
+		}
+	} else if n := len(d.Plan.Runs) - len(d.Records); n > 0 {
 		out = append(out, fmt.Sprintf("%d of %d planned runs are missing; finish the run with flipbench ab --resume", n, len(d.Plan.Runs)))
 	}
 	out = append(out, d.Analysis.Warnings...)

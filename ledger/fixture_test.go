@@ -10,8 +10,8 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
 )
 
 var (
@@ -164,16 +164,6 @@ func writeFixture(dir string, fr fixtureRun) error {
 	if err := receipt.WriteJSON(filepath.Join(dir, receipt.EnvFile), env); err != nil {
 		return err
 	}
-	if _, err := report.Finish(dir); err != nil {
-		return err
-	}
-	d, err := report.Load(dir)
-	if err != nil {
-		return err
-	}
-	if _, err := report.WritePlots(dir, d); err != nil {
-		return err
-	}
-	_, err = receipt.WriteManifest(dir)
+	_, err = pipeline.Finish(dir)
 	return err
 }

@@ -96,7 +96,22 @@ type Protocol struct {
 	Collections int           `json:"collections"`
 	Seed        int64         `json:"seed"`
 	Timeout     time.Duration `json:"timeout_ns"`
+	// Sequential is the stopping rule of a sequential run; nil for a fixed protocol.
+	// Its runs are scheduled in rounds (Round) and Passes is 2 x MaxPairs.
+	Sequential *Sequential `json:"sequential,omitempty"`
 }
+
+// Sequential is a run's pre-registered stopping rule: look after every round (one pass
+// pair in every collection) from MinPairs on, stop when every lane the decision needs is
+// decided, after MaxPairs rounds, or when the measured wall time passes Budget.
+type Sequential struct {
+	MinPairs int           `json:"min_pairs"`
+	MaxPairs int           `json:"max_pairs"`
+	Budget   time.Duration `json:"budget_ns"`
+}
+
+// Round returns the round of pass p (1-based within its collection): its pass pair.
+func Round(p int) int { return (p + 1) / 2 }
 
 // Arm is one built arm as it was run.
 type Arm struct {

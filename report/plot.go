@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
-	"path/filepath"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -44,30 +43,6 @@ func PlotLanes(p *receipt.Plan) []receipt.Lane {
 		}
 	}
 	return out
-}
-
-// WritePlots writes one SVG plot per candidate arm and primary or guard lane into dir (the
-// receipt data folder d was loaded from): the per-pass delta against base by pass, forward
-// and reverse passes drawn differently, each collection's median delta as a dashed line,
-// and the effect floor as a shaded band around zero. It returns the names of the files
-// written (see PlotName). Call it before the manifest is written, so the plots are hashed
-// with the rest of the receipt; the output is deterministic, so rewriting it is harmless.
-func WritePlots(dir string, d *Data) ([]string, error) {
-	var names []string
-	for _, arm := range d.Analysis.Candidates {
-		for _, l := range PlotLanes(d.Plan) {
-			var buf bytes.Buffer
-			if err := Plot(&buf, d, arm, l.Name); err != nil {
-				return nil, fmt.Errorf("plotting lane %s of arm %s: %w", l.Name, arm, err)
-			}
-			name := PlotName(arm, l.Name)
-			if err := receipt.WriteFile(filepath.Join(dir, name), buf.Bytes()); err != nil {
-				return nil, err
-			}
-			names = append(names, name)
-		}
-	}
-	return names, nil
 }
 
 // plotFont is the font of every text in a plot.

@@ -28,6 +28,8 @@ type Data struct {
 	Records  []receipt.Record
 	Env      receipt.Env
 	Analysis driftcheck.Report
+	// Looks are a sequential run's looks (looks.jsonl); nil for a fixed protocol.
+	Looks []receipt.Look
 	// Reanalyzed says that Open found an analysis.json of an older schema than this
 	// flipbench's drift check and computed the analysis afresh from the run's data (plan
 	// and raw runs, both under the manifest) instead.
@@ -107,6 +109,9 @@ func readData(dir string) (*Data, error) {
 	if err := receipt.ReadJSON(filepath.Join(dir, receipt.EnvFile), &d.Env); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
+	if d.Looks, err = receipt.ReadLooks(dir); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -137,79 +142,6 @@ func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 
 // Path returns the receipt page's path for a data folder: the folder's name plus ".md".
 func Path(dir string) string { return receipt.PagePath(dir) }
-
-// Finish completes a receipt from its data folder: the <arm>.bench files, analysis.json,
-// one SVG plot per primary and guard lane, manifest.json, and the markdown page beside the
-// folder. It returns the page's path. Finishing a receipt again (after adding an
-// incidence report, or a resume that had nothing left to run) is allowed, but not over a
-// change: when the folder has a manifest, the run's own files (plan.json, raw.jsonl,
-// env.json) must still match it, or the new manifest would bless the change.
-func Finish(dir string) (string, error) {
-	if err := checkRunFiles(dir); err != nil {
-		return "", err
-	}
-	d, err := Load(dir)
-	if err != nil {
-		return "", err
-	}
-	if _, err := receipt.WriteBench(dir, d.Plan, d.Records); err != nil {
-		return "", err
-	}
-	if err := receipt.WriteJSON(filepath.Join(dir, receipt.AnalysisFile), d.Analysis); err != nil {
-		return "", err
-	}
-	if _, err := WritePlots(dir, d); err != nil {
-		return "", err
-	}
-	var buf bytes.Buffer
-	if err := Render(&buf, d); err != nil {
-		return "", err
-	}
-	// The manifest records the page's hash too, so a page edited by hand is refused.
-	if _, err := receipt.WriteManifestPage(dir, buf.Bytes()); err != nil {
-		return "", err
-	}
-	md := Path(dir)
-	return md, receipt.WriteFile(md, buf.Bytes())
-}
-
-// checkRunFiles checks the files a run writes (plan.json, raw.jsonl, env.json and, after a
-// resume that measured some runs again, superseded.jsonl), which Finish derives
-// everything else from or keeps as measured data, against the folder's manifest, if it
-// has one yet. A run file the manifest lists must be there unchanged, and one it does
-// not list must not be there.
-func checkRunFiles(dir string) error {
-	var m receipt.Manifest
-	err := receipt.ReadJSON(filepath.Join(dir, receipt.ManifestFile), &m)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil // finished for the first time
-	}
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, name := range []string{receipt.PlanFile, receipt.RawFile, receipt.EnvFile, receipt.SupersededFile} {
-		want, listed := m.Files[name]
-		path := filepath.Join(dir, name)
-		sum, err := receipt.HashFile(path)
-		switch {
-		case !listed && errors.Is(err, os.ErrNotExist):
-		case !listed && err == nil:
-			errs = append(errs, fmt.Errorf("%s: not in %s: added since the run", path, receipt.ManifestFile))
-		case errors.Is(err, os.ErrNotExist):
-			errs = append(errs, fmt.Errorf("%s: listed in %s but missing", path, receipt.ManifestFile))
-		case err != nil:
-			errs = append(errs, err)
-		case sum != want:
-			errs = append(errs, fmt.Errorf("%s: changed since the run (sha256 %s, manifest says %s)",
-				path, receipt.ShortHash(sum), receipt.ShortHash(want)))
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("receipt %s does not match its manifest; refusing to render it again over a changed run:\n%w", dir, errors.Join(errs...))
-	}
-	return nil
-}
 
 // Render writes the receipt page. It returns the first error, a write error included.
 func Render(w io.Writer, d *Data) error {
@@ -244,6 +176,12 @@ func render(w *ErrWriter, d *Data) error {
 	fmt.Fprintf(w, "\n## Per-pass medians\n\n")
 	if err := passTable(w, d); err != nil {
 		return err
+	}
+	if len(d.Looks) > 0 {
+		fmt.Fprintf(w, "\n## Sequential looks\n\n")
+		if err := LooksTable(w, d); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(w, "\n## Peak RSS\n\n")
 	failed := failedRuns(d.Records)

@@ -7,109 +7,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/receipttest"
 	"github.com/flipbench/flipbench/receipt"
 )
 
-// synthRun describes a small synthetic receipt: every arm runs every lane in every pass,
-// base first in odd passes. Values are deterministic.
-type synthRun struct {
-	arms                         []string // base first
-	lanes                        []string // the lanes the plan ran
-	collections, passes, samples int
-	factor                       map[string]float64 // per arm; 1 when absent
-	rssMiB                       map[string]float64 // per arm; 10 when absent
-	fail                         func(receipt.Run) bool
-}
-
-func defaultSynth() synthRun {
-	return synthRun{arms: []string{"base", "cand"}, lanes: []string{"L", "G"}, collections: 2, passes: 2, samples: 5,
-		factor: map[string]float64{"cand": 0.8}, rssMiB: map[string]float64{"cand": 20}}
-}
-
-// writeSynth writes the plan, raw.jsonl and env.json of s into a new data folder and
-// returns it; Finish completes it.
-func writeSynth(t *testing.T, s synthRun) string {
+// finishSynth writes a synthetic receipt, its derived files and its page, and returns its
+// folder and page.
+func finishSynth(t *testing.T, s receipttest.Synth) (string, string) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "2026-11-30T10-00-00Z-exp001-synth")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	plan := &receipt.Plan{Experiment: 1, Title: "synthetic", Page: "experiments/001-x.md", Label: "synth",
-		Stamp: "2026-11-30T10-00-00Z", Command: []string{"flipbench", "ab", "1"},
-		Protocol: receipt.Protocol{Collections: s.collections, Passes: s.passes, Samples: s.samples, Warmup: 1, Seed: 1, Timeout: time.Minute},
-		Drift:    driftcheck.DefaultConfig()}
-	for _, a := range s.arms {
-		plan.Arms = append(plan.Arms, receipt.Arm{Name: a, Bin: "lane", SHA256: strings.Repeat("ab", 32), Source: "prebuilt", Kind: "exec",
-			Command: []string{"{bin}", "{lane}"}})
-	}
-	roles := []string{"primary", "guard", "control"}
-	for i, l := range s.lanes {
-		plan.Lanes = append(plan.Lanes, receipt.Lane{Name: l, Role: roles[i%len(roles)]})
-	}
-	for c := 1; c <= s.collections; c++ {
-		for p := 1; p <= s.passes; p++ {
-			order, arms := driftcheck.OrderForward, s.arms
-			if p%2 == 0 {
-				order, arms = driftcheck.OrderReverse, append([]string{}, s.arms...)
-				for i, j := 0, len(arms)-1; i < j; i, j = i+1, j-1 {
-					arms[i], arms[j] = arms[j], arms[i]
-				}
-			}
-			for _, l := range s.lanes {
-				for _, a := range arms {
-					plan.Runs = append(plan.Runs, receipt.Run{Collection: c, Pass: p, Order: order, Lane: l, Arm: a})
-				}
-			}
-		}
-	}
-	if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
-		t.Fatal(err)
-	}
-	log, _, err := receipt.OpenLog(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
-	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	for i, run := range plan.Runs {
-		f, rss := 1.0, 10.0
-		if v, ok := s.factor[run.Arm]; ok && run.Lane == s.lanes[0] {
-			f = v
-		}
-		if v, ok := s.rssMiB[run.Arm]; ok {
-			rss = v
-		}
-		samples := make([]float64, s.samples)
-		for k := range samples {
-			samples[k] = 1000 * f * (1 + 0.002*float64(k%3-1))
-		}
-		rec := receipt.Record{Collection: run.Collection, Pass: run.Pass, Order: run.Order, Arm: run.Arm, Lane: run.Lane,
-			PID: 100 + i, Samples: samples, Unit: "ns/op", MaxRSSBytes: int64(rss * (1 << 20)),
-			Started: t0.Add(time.Duration(i) * time.Second), Ended: t0.Add(time.Duration(i)*time.Second + time.Second/2),
-			Command: []string{"lane", run.Lane}}
-		if s.fail != nil && s.fail(run) {
-			rec.Exit, rec.Samples, rec.Unit, rec.MaxRSSBytes = 2, nil, "", 1<<20
-			rec.Error, rec.StderrTail = "exit status 2", "starting\npanic: boom\n"
-		}
-		if err := log.Append(rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := receipt.Env{Snapshots: []receipt.Snapshot{{When: "before", Collection: 1, Pass: 1, Time: t0, Hostname: "h", CPUs: 2, GoVersion: "go1.26.0"}}}
-	if err := receipt.WriteJSON(filepath.Join(dir, receipt.EnvFile), env); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// finishSynth writes and finishes a synthetic receipt and returns its folder and page.
-func finishSynth(t *testing.T, s synthRun) (string, string) {
-	t.Helper()
-	dir := writeSynth(t, s)
-	md, err := Finish(dir)
+	dir := receipttest.Write(t, s)
+	md, err := renderAll(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,14 +33,14 @@ func finishSynth(t *testing.T, s synthRun) (string, string) {
 func TestRenderShapes(t *testing.T) {
 	tests := []struct {
 		name   string
-		adjust func(s *synthRun)
+		adjust func(s *receipttest.Synth)
 		want   []string // lines or parts of lines of the page
 		absent []string
 	}{
 		{
 			name: "failed runs: cand's L crashed in all of collection 2",
-			adjust: func(s *synthRun) {
-				s.fail = func(r receipt.Run) bool { return r.Arm == "cand" && r.Lane == "L" && r.Collection == 2 }
+			adjust: func(s *receipttest.Synth) {
+				s.Fail = func(r receipt.Run) bool { return r.Arm == "cand" && r.Lane == "L" && r.Collection == 2 }
 			},
 			want: []string{
 				"| runs             | 16 planned, 16 recorded, 2 failed",
@@ -150,9 +59,9 @@ func TestRenderShapes(t *testing.T) {
 		},
 		{
 			name: "three arms",
-			adjust: func(s *synthRun) {
-				s.arms = []string{"base", "candA", "candB"}
-				s.factor = map[string]float64{"candA": 0.8, "candB": 1.2}
+			adjust: func(s *receipttest.Synth) {
+				s.Arms = []string{"base", "candA", "candB"}
+				s.Factor = map[string]float64{"candA": 0.8, "candB": 1.2}
 			},
 			want: []string{
 				"candA median | candA max | candB median | candB max |",
@@ -162,20 +71,20 @@ func TestRenderShapes(t *testing.T) {
 		},
 		{
 			name:   "one collection",
-			adjust: func(s *synthRun) { s.collections = 1 },
+			adjust: func(s *receipttest.Synth) { s.Collections = 1 },
 			want:   []string{"| protocol         | 1 collection x 2 passes, 5 samples after 1 warmup per run", "### cand vs base, collection 1"},
 			absent: []string{"collection 2"},
 		},
 		{
 			name:   "lanes filtered: the plan ran L only",
-			adjust: func(s *synthRun) { s.lanes = []string{"L"} },
+			adjust: func(s *receipttest.Synth) { s.Lanes = []string{"L"} },
 			want:   []string{"| L    | 10.0 MiB    | 10.0 MiB | 20.0 MiB    | 20.0 MiB |"},
 			absent: []string{"| G "},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := defaultSynth()
+			s := receipttest.Default()
 			tt.adjust(&s)
 			_, page := finishSynth(t, s)
 			for _, w := range tt.want {
@@ -195,91 +104,10 @@ func TestRenderShapes(t *testing.T) {
 	}
 }
 
-// TestFinishAgain checks that a receipt can be finished again when it gains files (an
-// incidence report), but not over a change to the run's own files, whose new manifest
-// would hide the change.
-func TestFinishAgain(t *testing.T) {
-	tests := []struct {
-		name    string
-		change  func(t *testing.T, dir string)
-		wantErr string // "" for success
-	}{
-		{"unchanged", func(t *testing.T, dir string) {}, ""},
-		{"a file added", func(t *testing.T, dir string) {
-			write(t, filepath.Join(dir, "notes.txt"), "added later\n")
-		}, ""},
-		{"a derived file edited: rewritten from the run", func(t *testing.T, dir string) {
-			write(t, filepath.Join(dir, "cand.bench"), "BenchmarkL 1 1 ns/op\n")
-		}, ""},
-		{"raw.jsonl edited", func(t *testing.T, dir string) {
-			flip(t, filepath.Join(dir, receipt.RawFile))
-		}, "raw.jsonl: changed since the run"},
-		{"plan.json edited", func(t *testing.T, dir string) {
-			flip(t, filepath.Join(dir, receipt.PlanFile))
-		}, "plan.json: changed since the run"},
-		{"env.json removed", func(t *testing.T, dir string) {
-			if err := os.Remove(filepath.Join(dir, receipt.EnvFile)); err != nil {
-				t.Fatal(err)
-			}
-		}, "env.json: listed in manifest.json but missing"},
-		{"superseded.jsonl edited", func(t *testing.T, dir string) {
-			flip(t, filepath.Join(dir, receipt.SupersededFile))
-		}, "superseded.jsonl: changed since the run"},
-		{"superseded.jsonl removed", func(t *testing.T, dir string) {
-			if err := os.Remove(filepath.Join(dir, receipt.SupersededFile)); err != nil {
-				t.Fatal(err)
-			}
-		}, "superseded.jsonl: listed in manifest.json but missing"},
-		{"superseded runs added after the run", func(t *testing.T, dir string) {
-			write(t, filepath.Join(dir, receipt.SupersededFile), `{"collection":1,"pass":1,"lane":"L","arm":"base"}`+"\n")
-		}, "superseded.jsonl: not in manifest.json: added since the run"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := writeSynth(t, defaultSynth())
-			if strings.HasPrefix(tt.name, "superseded.jsonl") {
-				// A resumed run: a base run was measured again.
-				write(t, filepath.Join(dir, receipt.SupersededFile), `{"collection":1,"pass":1,"lane":"L","arm":"base"}`+"\n")
-			}
-			md, err := Finish(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := os.ReadFile(md)
-			if err != nil {
-				t.Fatal(err)
-			}
-			page := string(b)
-			bench, _ := os.ReadFile(filepath.Join(dir, "cand.bench"))
-			tt.change(t, dir)
-			_, err = Finish(dir)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "refusing to render it again") {
-					t.Fatalf("got %v, want an error containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := receipt.VerifyManifest(dir); err != nil {
-				t.Errorf("after Finish: %v", err)
-			}
-			again, _ := os.ReadFile(Path(dir))
-			if string(again) != page {
-				t.Errorf("the page changed on finishing again")
-			}
-			if got, _ := os.ReadFile(filepath.Join(dir, "cand.bench")); !bytes.Equal(got, bench) {
-				t.Errorf("cand.bench is not what the run says")
-			}
-		})
-	}
-}
-
 // TestOpen checks that Open refuses a receipt that does not match its manifest and
 // reads the stored analysis of one that does.
 func TestOpen(t *testing.T) {
-	dir, _ := finishSynth(t, defaultSynth())
+	dir, _ := finishSynth(t, receipttest.Default())
 	d, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -398,7 +226,7 @@ func TestDriftInputBetter(t *testing.T) {
 
 // TestRenderWriteError checks that Render reports a failing writer wherever it fails.
 func TestRenderWriteError(t *testing.T) {
-	dir := writeSynth(t, defaultSynth())
+	dir := receipttest.Write(t, receipttest.Default())
 	d, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -412,4 +240,28 @@ func TestRenderWriteError(t *testing.T) {
 			t.Errorf("writer failing after %d of %d bytes: no error", n, full.Len())
 		}
 	}
+}
+
+// renderAll writes what Finish derives and renders (the .bench files, analysis.json, the
+// manifest and the page) for a receipt folder, as pipeline.Finish does, so this package's
+// tests can read whole pages without importing the pipeline (which imports report).
+func renderAll(dir string) (string, error) {
+	d, err := Load(dir)
+	if err != nil {
+		return "", err
+	}
+	if _, err := receipt.WriteBench(dir, d.Plan, d.Records); err != nil {
+		return "", err
+	}
+	if err := receipt.WriteJSON(filepath.Join(dir, receipt.AnalysisFile), d.Analysis); err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, d); err != nil {
+		return "", err
+	}
+	if _, err := receipt.WriteManifestPage(dir, buf.Bytes()); err != nil {
+		return "", err
+	}
+	return Path(dir), receipt.WriteFile(Path(dir), buf.Bytes())
 }

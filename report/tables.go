@@ -3,6 +3,10 @@ package report
 import (
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/mdtable"
@@ -126,4 +130,52 @@ func ConfigText(c driftcheck.Config) string {
 	}
 	return fmt.Sprintf("Effect floor %g%%; intervals at %.4g%% (alpha %g over %s); MDE at %g%% power; a pass is contaminated above a clean CV of %g%% with %gx asymmetry.",
 		c.EffectFloorPct, (1-c.Alpha/float64(max(c.Looks, 1)))*100, c.Alpha, looks, c.Power*100, c.CleanCVPct, c.CVAsymmetry)
+}
+
+// Stopped returns a sequential receipt's last look when it says the run stopped (every
+// lane decided, max-pairs, or the budget), and false for a fixed protocol or a sequential
+// run cut short, whose missing runs a resume would measure.
+func Stopped(d *Data) (receipt.Look, bool) {
+	if len(d.Looks) == 0 {
+		return receipt.Look{}, false
+	}
+	last := d.Looks[len(d.Looks)-1]
+	return last, last.Stop != ""
+}
+
+// LooksTable writes a sequential run's stopping rule and its looks: per round, the
+// measured time, how many lanes were decided, the lanes the next round ran, and why the
+// run stopped.
+func LooksTable(w io.Writer, d *Data) error {
+	ew := NewErrWriter(w)
+	if s := d.Plan.Protocol.Sequential; s != nil {
+		fmt.Fprintf(ew, "Stopping rule: a look after every round (one pass pair in each collection) from round %d, "+
+			"each at alpha / %d; stop when every lane the decision needs is decided, after %d rounds, or before a round would end past %s.\n\n",
+			s.MinPairs, s.MaxPairs-s.MinPairs+1, s.MaxPairs, s.Budget)
+	}
+	rows := make([][]string, 0, len(d.Looks))
+	for _, l := range d.Looks {
+		decided := 0
+		lanes := map[string]bool{}
+		for _, ll := range l.Lanes {
+			lanes[ll.Lane] = true
+		}
+		for name := range lanes {
+			if !slices.Contains(l.Pending, name) {
+				decided++
+			}
+		}
+		next := strings.Join(l.Pending, ", ")
+		if l.Stop != "" {
+			next = "stop: " + l.Stop
+		}
+		rows = append(rows, []string{fmt.Sprint(l.Round), l.Elapsed.Round(time.Second).String(), fmt.Sprintf("%d of %d", decided, len(lanes)), OrDash(next)})
+	}
+	if err := mdtable.Write(ew, []string{"round", "measured", "lanes not pending", "next round runs"}, rows); err != nil {
+		return err
+	}
+	if _, ok := Stopped(d); !ok {
+		fmt.Fprintf(ew, "\nThe run was cut short after its last look; flipbench ab --resume %s goes on.\n", filepath.Base(d.Dir))
+	}
+	return ew.Err()
 }

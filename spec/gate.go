@@ -3,6 +3,7 @@ package spec
 import (
 	"os"
 	"strings"
+	"time"
 
 	"github.com/flipbench/flipbench/driftcheck"
 )
@@ -40,11 +41,19 @@ type Gate struct {
 // DefaultGateThresholdPct is the gate's regression threshold when the spec sets none.
 const DefaultGateThresholdPct = 5
 
-// DefaultGateProtocol returns the gate's short protocol, used for every protocol field
-// the gate spec leaves out: 10 samples after 2 warmup operations per run, 4 passes per
-// collection, 2 collections, seed 1 (the run timeout keeps its usual default).
+// DefaultGateProtocol returns the gate's protocol, used for every protocol field the gate
+// spec leaves out: 10 samples after 2 warmup operations per run, 2 collections, seed 1, and
+// the sequential stopping rule DefaultGateSequential (the run timeout keeps its usual
+// default). A gate spec that writes passes (and no sequential rule) runs a fixed protocol.
 func DefaultGateProtocol() Protocol {
-	return Protocol{Samples: 10, Warmup: 2, Passes: 4, Collections: 2, Seed: 1}
+	s := DefaultGateSequential()
+	return Protocol{Samples: 10, Warmup: 2, Collections: 2, Seed: 1, Sequential: &s}
+}
+
+// DefaultGateSequential is the gate's stopping rule: rounds of pass pairs until every lane
+// passes or fails, from 2 to 20 rounds, within a 10 minute budget.
+func DefaultGateSequential() Sequential {
+	return Sequential{MinPairs: 2, MaxPairs: 20, Budget: Duration(10 * time.Minute)}
 }
 
 // ParseGateFile reads and parses the gate spec at path; see ParseGate.
@@ -121,6 +130,23 @@ func (g *Gate) Experiment(base, candidate string) *Experiment {
 	e := g.view()
 	p := DefaultGateProtocol()
 	e.mergeProtocol(&p, g.Protocol, "protocol.", map[string]string{})
+	switch {
+	case g.Protocol.Sequential != nil:
+		// The spec's rule over the gate's: it sets only the fields it writes.
+		s := *p.Sequential
+		if g.Protocol.Sequential.MinPairs != 0 {
+			s.MinPairs = g.Protocol.Sequential.MinPairs
+		}
+		if g.Protocol.Sequential.MaxPairs != 0 {
+			s.MaxPairs = g.Protocol.Sequential.MaxPairs
+		}
+		if g.Protocol.Sequential.Budget != 0 {
+			s.Budget = g.Protocol.Sequential.Budget
+		}
+		p.Sequential = &s
+	case g.Protocol.Passes != 0 || e.set("protocol.passes"):
+		p.Sequential = nil // a fixed protocol
+	}
 	e.Protocol = p
 	e.Title = "regression gate"
 	e.Arms = []Arm{{Name: BaseArm, Ref: base}, {Name: "cand", Ref: candidate}}

@@ -83,7 +83,8 @@ func TestParseGate(t *testing.T) {
 	}
 	p := DefaultGateProtocol()
 	p.Timeout = Duration(DefaultTimeout)
-	if r.Protocol != p || g.Threshold() != DefaultGateThresholdPct {
+	p.Passes = 2 * p.Sequential.MaxPairs
+	if !cmp.Equal(r.Protocol, p) || g.Threshold() != DefaultGateThresholdPct {
 		t.Errorf("protocol %+v, threshold %g; want %+v, %d", r.Protocol, g.Threshold(), p, DefaultGateThresholdPct)
 	}
 	// Flags still override it.
@@ -195,7 +196,8 @@ func TestGateFromPage(t *testing.T) {
 	// timeout is kept.
 	want := DefaultGateProtocol()
 	want.Timeout = Duration(time.Minute)
-	if r.Protocol != want {
+	want.Passes = 2 * want.Sequential.MaxPairs
+	if !cmp.Equal(r.Protocol, want) {
 		t.Errorf("protocol %+v, want %+v", r.Protocol, want)
 	}
 

@@ -22,6 +22,11 @@ const (
 	DefaultCollections = 2
 	DefaultSeed        = 1
 	DefaultTimeout     = 10 * time.Minute
+	// DefaultMinPairs, DefaultMaxPairs and DefaultBudget are the stopping rule of a
+	// sequential run that sets none.
+	DefaultMinPairs = 2
+	DefaultMaxPairs = 20
+	DefaultBudget   = 15 * time.Minute
 )
 
 // Upper bounds of the protocol. Every count a spec, a profile or a flag gives is checked
@@ -79,6 +84,12 @@ type Overrides struct {
 	Lanes string
 	// Timeout overrides the per-run timeout (--timeout).
 	Timeout *time.Duration
+	// UntilDecided makes the run sequential (--until-decided), with the spec's stopping
+	// rule or the defaults; MaxPairs and Budget override its fields (--max-pairs,
+	// --budget) and imply it.
+	UntilDecided bool
+	MaxPairs     *int
+	Budget       *time.Duration
 }
 
 // Resolved is what a run of the experiment actually uses.
@@ -118,8 +129,10 @@ func (e *Experiment) Resolve(o Overrides) (Resolved, error) {
 		// "full" names the spec's own protocol, so scripts can always pass a profile.
 		o.Profile, r.Profile = "", ""
 	}
+	layers := []*Sequential{e.Protocol.Sequential}
 	if o.Profile != "" {
 		prof, ok := e.Profiles[o.Profile]
+		layers = append(layers, prof.Sequential)
 		if !ok {
 			msg := "unknown profile; the spec has none"
 			if len(e.Profiles) > 0 {
@@ -148,6 +161,7 @@ func (e *Experiment) Resolve(o Overrides) (Resolved, error) {
 		p.Timeout = Duration(*o.Timeout)
 		origin["timeout"] = "--timeout " + o.Timeout.String()
 	}
+	e.resolveSequential(p, layers, o, &probs)
 	checkProtocol(*p, func(string) bool { return true }, func(name, msg string) {
 		from := origin[name]
 		if strings.HasPrefix(from, "--") {
@@ -169,6 +183,9 @@ func (e *Experiment) Resolve(o Overrides) (Resolved, error) {
 	}
 	if d.Alpha != 0 {
 		r.Drift.Alpha = d.Alpha
+	}
+	if p.Sequential != nil {
+		r.Drift.Looks = p.Sequential.Looks()
 	}
 	if d.Power != 0 {
 		r.Drift.Power = d.Power
@@ -300,4 +317,71 @@ func (e *Experiment) Lane(name string) (Lane, bool) {
 		}
 	}
 	return Lane{}, false
+}
+
+// resolveSequential merges the stopping rule of the layers (spec protocol, profile) and the
+// overrides into p, and sets Passes from it. It returns problems named by the field or flag
+// that set them.
+func (e *Experiment) resolveSequential(p *Protocol, layers []*Sequential, o Overrides, probs *problems) {
+	var seq *Sequential
+	for _, l := range layers {
+		if l != nil {
+			s := *l
+			if seq != nil {
+				// A profile's rule sets only the fields it writes.
+				if s.MinPairs == 0 {
+					s.MinPairs = seq.MinPairs
+				}
+				if s.MaxPairs == 0 {
+					s.MaxPairs = seq.MaxPairs
+				}
+				if s.Budget == 0 {
+					s.Budget = seq.Budget
+				}
+			}
+			seq = &s
+		}
+	}
+	if seq == nil && !o.UntilDecided && o.MaxPairs == nil && o.Budget == nil {
+		p.Sequential = nil
+		return
+	}
+	if seq == nil {
+		seq = &Sequential{}
+	}
+	if o.Passes != nil {
+		probs.list = append(probs.list, &Error{Field: "--passes", Msg: "a sequential run sets its passes from max-pairs; give --max-pairs instead"})
+	}
+	if seq.MinPairs == 0 {
+		seq.MinPairs = DefaultMinPairs
+	}
+	if seq.MaxPairs == 0 {
+		seq.MaxPairs = max(DefaultMaxPairs, seq.MinPairs)
+	}
+	if seq.Budget == 0 {
+		seq.Budget = Duration(DefaultBudget)
+	}
+	if o.MaxPairs != nil {
+		seq.MaxPairs = *o.MaxPairs
+	}
+	if o.Budget != nil {
+		seq.Budget = Duration(*o.Budget)
+	}
+	field := func(name, flag string, set bool) string {
+		if set {
+			return flag
+		}
+		return "protocol.sequential." + name
+	}
+	switch {
+	case seq.MaxPairs < 1 || seq.MaxPairs > MaxPasses/2:
+		probs.list = append(probs.list, &Error{Field: field("max-pairs", "--max-pairs", o.MaxPairs != nil), Msg: fmt.Sprintf("must be between 1 and %d", MaxPasses/2)})
+	case seq.MinPairs > seq.MaxPairs:
+		probs.list = append(probs.list, &Error{Field: field("min-pairs", "--max-pairs", o.MaxPairs != nil), Msg: fmt.Sprintf("min-pairs %d is above max-pairs %d", seq.MinPairs, seq.MaxPairs)})
+	}
+	if seq.Budget <= 0 || time.Duration(seq.Budget) > MaxTimeout {
+		probs.list = append(probs.list, &Error{Field: field("budget", "--budget", o.Budget != nil), Msg: "must be positive and at most " + MaxTimeout.String()})
+	}
+	p.Sequential = seq
+	p.Passes = 2 * seq.MaxPairs
 }

@@ -288,3 +288,54 @@ func TestResolveFullProfile(t *testing.T) {
 		t.Fatalf("--profile full with a full profile: %+v, %v", r, err)
 	}
 }
+
+// TestResolveSequential checks the stopping rule's layers: defaults, the spec, a profile
+// and the flags, and the passes it sets.
+func TestResolveSequential(t *testing.T) {
+	e := mustParse(t, "275-gotest.md",
+		"protocol: {samples: 41, warmup: 10, passes: 12, collections: 2, seed: 275}",
+		"protocol: {samples: 41, warmup: 10, collections: 2, seed: 275, sequential: {max-pairs: 10, budget: 12m}}",
+		"profiles: {quick: {samples: 15, warmup: 3, passes: 4}}",
+		"profiles: {quick: {samples: 15, warmup: 3, sequential: {max-pairs: 4}}}")
+	tests := []struct {
+		name string
+		o    Overrides
+		want *Sequential
+		err  string
+	}{
+		{name: "the spec's rule", want: &Sequential{MinPairs: 2, MaxPairs: 10, Budget: Duration(12 * time.Minute)}},
+		{name: "a profile overrides max-pairs only", o: Overrides{Profile: "quick"}, want: &Sequential{MinPairs: 2, MaxPairs: 4, Budget: Duration(12 * time.Minute)}},
+		{name: "flags", o: Overrides{MaxPairs: ptr(6), Budget: ptr(time.Minute)}, want: &Sequential{MinPairs: 2, MaxPairs: 6, Budget: Duration(time.Minute)}},
+		{name: "--passes with a sequential rule", o: Overrides{Passes: ptr(4)}, err: "--passes: a sequential run sets its passes from max-pairs; give --max-pairs instead"},
+		{name: "--max-pairs zero", o: Overrides{MaxPairs: ptr(0)}, err: "--max-pairs: must be between 1 and 500"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := e.Resolve(tc.o)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, r.Protocol.Sequential); diff != "" {
+				t.Errorf("sequential (-want +got):\n%s", diff)
+			}
+			if r.Protocol.Passes != 2*tc.want.MaxPairs || r.Drift.Looks != tc.want.MaxPairs-tc.want.MinPairs+1 {
+				t.Errorf("passes %d, looks %d", r.Protocol.Passes, r.Drift.Looks)
+			}
+		})
+	}
+	// --until-decided on a page without a rule takes the defaults.
+	plain := mustParse(t, "275-gotest.md")
+	r, err := plain.Resolve(Overrides{UntilDecided: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.Protocol.Sequential; s == nil || *s != (Sequential{MinPairs: 2, MaxPairs: 20, Budget: Duration(15 * time.Minute)}) || r.Protocol.Passes != 40 {
+		t.Errorf("defaults: %+v, passes %d", s, r.Protocol.Passes)
+	}
+}

@@ -164,7 +164,25 @@ type Protocol struct {
 	Seed int64 `yaml:"seed,omitempty"`
 	// Timeout bounds one run (default 10m).
 	Timeout Duration `yaml:"timeout,omitempty"`
+	// Sequential, when set, makes the run sequential: pass pairs run in rounds (one pair in
+	// every collection) until every lane the decision rule needs is decided, max-pairs is
+	// reached or the budget is spent. Passes is then 2 x max-pairs.
+	Sequential *Sequential `yaml:"sequential,omitempty"`
 }
+
+// Sequential is a pre-registered stopping rule (docs/sequential.md).
+type Sequential struct {
+	// MinPairs is the number of rounds run before the first look (default 2).
+	MinPairs int `yaml:"min-pairs,omitempty"`
+	// MaxPairs is the most rounds (pass pairs per collection) the run may take (default 20).
+	MaxPairs int `yaml:"max-pairs,omitempty"`
+	// Budget bounds the measured wall time; no round starts after it is spent (default 15m).
+	Budget Duration `yaml:"budget,omitempty"`
+}
+
+// Looks returns how many looks the rule may take: one after each round from MinPairs to
+// MaxPairs.
+func (s Sequential) Looks() int { return s.MaxPairs - s.MinPairs + 1 }
 
 // Lane is one named measurement.
 type Lane struct {

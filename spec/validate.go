@@ -287,6 +287,28 @@ func checkProtocol(p Protocol, set func(name string) bool, bad func(name, msg st
 	case time.Duration(p.Timeout) > MaxTimeout:
 		bad("timeout", "must be at most "+MaxTimeout.String())
 	}
+	if s := p.Sequential; s != nil {
+		switch {
+		case s.MinPairs < 0 || s.MinPairs == 0 && set("sequential.min-pairs"):
+			bad("sequential.min-pairs", "must be at least 1")
+		case s.MinPairs > MaxPasses/2:
+			bad("sequential.min-pairs", atMost(MaxPasses/2))
+		}
+		switch {
+		case s.MaxPairs < 0 || s.MaxPairs == 0 && set("sequential.max-pairs"):
+			bad("sequential.max-pairs", "must be at least 1")
+		case s.MaxPairs > MaxPasses/2:
+			bad("sequential.max-pairs", atMost(MaxPasses/2))
+		case s.MaxPairs != 0 && s.MinPairs > s.MaxPairs:
+			bad("sequential.min-pairs", fmt.Sprintf("%d is above max-pairs %d", s.MinPairs, s.MaxPairs))
+		}
+		switch {
+		case s.Budget < 0 || s.Budget == 0 && set("sequential.budget"):
+			bad("sequential.budget", "must be positive")
+		case time.Duration(s.Budget) > MaxTimeout:
+			bad("sequential.budget", "must be at most "+MaxTimeout.String())
+		}
+	}
 }
 
 func (v *validator) protocols() {
@@ -295,6 +317,9 @@ func (v *validator) protocols() {
 		checkProtocol(p,
 			func(name string) bool { return e.set(prefix + name) },
 			func(name, msg string) { v.bad(prefix+name, "%s", msg) })
+		if p.Sequential != nil && p.Passes != 0 {
+			v.bad(prefix+"passes", "a sequential protocol sets its passes from max-pairs (2 x max-pairs); remove passes")
+		}
 	}
 	check("protocol.", e.Protocol)
 	name := regexp.MustCompile(NamePattern)
@@ -304,7 +329,7 @@ func (v *validator) protocols() {
 			v.bad(f, "invalid profile name (must match %s)", NamePattern)
 		}
 		if e.Profiles[n] == (Protocol{}) && !e.setUnder(f) {
-			v.bad(f, "sets nothing (give samples, warmup, passes, collections, seed or timeout)")
+			v.bad(f, "sets nothing (give samples, warmup, passes, collections, seed, timeout or sequential)")
 		}
 		check(f+".", e.Profiles[n])
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flipbench/flipbench/ledger"
+	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -34,9 +35,9 @@ type abOptions struct {
 func newAbCmd(s Streams) *cobra.Command {
 	opts := &abOptions{}
 	var (
-		samples, warmup, passes, collections int
-		seed                                 int64
-		timeout                              time.Duration
+		samples, warmup, passes, collections, maxPairs int
+		seed                                           int64
+		timeout, budget                                time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "ab PAGE|NNN",
@@ -83,6 +84,12 @@ an interrupted run. The receipt's path is the last line of stdout.`,
 			if f.Changed("timeout") {
 				o.Timeout = &timeout
 			}
+			if f.Changed("max-pairs") {
+				o.MaxPairs = &maxPairs
+			}
+			if f.Changed("budget") {
+				o.Budget = &budget
+			}
 			if opts.resume != "" && (o.Profile != "" || o.Lanes != "" || f.NFlag() > 1 && !(f.NFlag() == 2 && f.Changed("wait"))) {
 				return usageError("--resume: the plan is fixed by the interrupted run; drop the other flags")
 			}
@@ -99,6 +106,9 @@ an interrupted run. The receipt's path is the last line of stdout.`,
 	f.Int64Var(&seed, "seed", 0, "seed of the lane-order shuffle")
 	f.DurationVar(&timeout, "timeout", 0, "timeout of one run (one process)")
 	f.StringVar(&opts.overrides.Lanes, "lanes", "", "run only lanes matching this regular expression")
+	f.BoolVar(&opts.overrides.UntilDecided, "until-decided", false, "run pass pairs in rounds until every lane the decision needs is decided (docs/sequential.md)")
+	f.IntVar(&maxPairs, "max-pairs", 0, "sequential: the most rounds (pass pairs per collection); implies --until-decided")
+	f.DurationVar(&budget, "budget", 0, "sequential: the measured wall time after which no round starts; implies --until-decided")
 	f.StringVar(&opts.resume, "resume", "", "finish the interrupted run in this receipt data folder")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ beside experiments/)")
 	f.StringVar(&opts.label, "label", "", "receipt label (default: the profile name, or full)")
@@ -115,25 +125,22 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 		if err != nil {
 			return fmt.Errorf("--resume %s: %w", opts.resume, err)
 		}
-		if err := checkArmsUnchanged(plan); err != nil {
-			return fmt.Errorf("--resume %s: %w", opts.resume, err)
-		}
 		if _, err := os.Stat(filepath.Join(opts.resume, receipt.ManifestFile)); err == nil {
-			// A finished receipt: re-rendering it must not launder edits to its data, nor
-			// change a receipt a page lists.
-			if err := receipt.VerifyManifest(opts.resume); err != nil {
-				return fmt.Errorf("--resume %s: the receipt was finished and its data changed since; refusing to rewrite its manifest:\n%w", opts.resume, err)
-			}
+			// A finished receipt a page lists is immutable: rendering it again would change
+			// what the page vouches for.
 			if err := finishedAndListed(opts.resume, plan); err != nil {
 				return fmt.Errorf("--resume %s: %w", opts.resume, err)
 			}
 		}
-		lock, err := acquireLockWait(ctx, s, opts.args, opts.resume, opts.wait.d)
+		job, err := resumeJob(s, opts.resume)
 		if err != nil {
-			return err
+			return fmt.Errorf("--resume %s: %w", opts.resume, err)
 		}
-		defer lock.Release()
-		return finishAb(s, withIncidence(ctx, s, nil, "", measure(ctx, s, opts.resume, plan)))
+		res, err := runPipeline(ctx, s, job, opts.resume, opts.wait)
+		if err != nil && !interrupted(err) {
+			err = fmt.Errorf("--resume %s: %w", opts.resume, err)
+		}
+		return finishAb(s, res, err)
 	}
 
 	exp, page, root, err := findExperiment(opts.page)
@@ -152,42 +159,22 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 		label = spec.FullProfile
 	}
 	rel, _ := filepath.Rel(root, page)
-	run, err := prepare(ctx, s, preparation{
-		exp: exp, root: root, page: filepath.ToSlash(rel), resolved: res,
-		label: label, profile: res.Profile, resultsDir: opts.results, args: opts.args, wait: opts.wait.d,
-	})
-	if err != nil {
-		return err
-	}
-	defer run.lock.Release()
-	return finishAb(s, withIncidence(ctx, s, exp, root, measure(ctx, s, run.dir, run.plan)))
+	job := pipeline.Job{Spec: exp, Root: root, Page: filepath.ToSlash(rel), Resolved: res, Label: label,
+		Results: resultsDir(root, opts.results), Command: opts.args, Incidence: true}
+	out, err := runPipeline(ctx, s, job, "", opts.wait)
+	return finishAb(s, out, err)
 }
 
 // finishAb prints the outcome of ab's measurement: the receipt's path as the last line of
 // stdout, and exit 1 after the receipt is written when any run failed.
-func finishAb(s Streams, m measured) error {
-	if m.err != nil {
-		return m.err
+func finishAb(s Streams, res *pipeline.Result, err error) error {
+	if err != nil {
+		return err
 	}
-	fmt.Fprintln(s.Out, relPath(m.md))
-	if m.out.Failed > 0 {
-		fmt.Fprintf(s.Err, "flipbench: %d runs failed; their errors are in the receipt\n", m.out.Failed)
+	fmt.Fprintln(s.Out, relPath(res.Page))
+	if res.Outcome.Failed > 0 {
+		fmt.Fprintf(s.Err, "flipbench: %d runs failed; their errors are in the receipt\n", res.Outcome.Failed)
 		return silentExit(ExitError)
-	}
-	return nil
-}
-
-// checkArmsUnchanged refuses to resume when an arm's binary changed since the plan was
-// made: the resumed runs would measure a different build.
-func checkArmsUnchanged(plan *receipt.Plan) error {
-	for _, a := range plan.Arms {
-		sum, err := receipt.HashFile(a.Bin)
-		if err != nil {
-			return fmt.Errorf("arm %s: %w", a.Name, err)
-		}
-		if sum != a.SHA256 {
-			return fmt.Errorf("arm %s: %s changed since the run started (sha256 %.12s, plan says %.12s); resuming would mix two builds", a.Name, a.Bin, sum, a.SHA256)
-		}
 	}
 	return nil
 }

@@ -57,7 +57,7 @@ func runBuild(ctx context.Context, s Streams, opts *buildOptions) error {
 		return err
 	}
 	// Building competes with a measurement for the machine, so it takes the same lock.
-	lock, err := acquireLock(s, opts.args, "")
+	lock, err := acquireLockWait(ctx, s, opts.args, "", 0)
 	if err != nil {
 		return err
 	}

@@ -53,6 +53,7 @@ func TestScripts(t *testing.T) {
 			"tally":      cmdTally,
 			"dead":       cmdDead,
 			"remanifest": cmdRemanifest,
+			"looks":      cmdLooks,
 		},
 	})
 }
@@ -102,6 +103,46 @@ func cmdWaitRuns(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("timed out waiting for %d runs", n)
 }
 
+// cmdLooks prints $RECEIPT's looks, one line each: the round, the lanes the next round
+// runs (comma-separated, - for none), and the stop reason (- for none).
+func cmdLooks(ts *testscript.TestScript, neg bool, args []string) {
+	looks, err := receipt.ReadLooks(ts.Getenv("RECEIPT"))
+	ts.Check(err)
+	for _, l := range looks {
+		pending, stop := strings.Join(l.Pending, ","), l.Stop
+		if pending == "" {
+			pending = "-"
+		}
+		if stop == "" {
+			stop = "-"
+		}
+		fmt.Fprintf(ts.Stdout(), "%d %s %s\n", l.Round, pending, stop)
+	}
+}
+
+// expectedRuns returns the runs a finished receipt must hold: every run of a fixed plan; for
+// a sequential one, round 1 of every lane and each later round of the lanes its previous
+// look left pending, as looks.jsonl says.
+func expectedRuns(ts *testscript.TestScript, dir string, plan *receipt.Plan) []receipt.Run {
+	if plan.Protocol.Sequential == nil {
+		return plan.Runs
+	}
+	looks, err := receipt.ReadLooks(dir)
+	ts.Check(err)
+	pending := map[int][]string{}
+	for _, l := range looks {
+		pending[l.Round+1] = l.Pending
+	}
+	var out []receipt.Run
+	for _, r := range plan.Runs {
+		k := receipt.Round(r.Pass)
+		if k == 1 || slices.Contains(pending[k], r.Lane) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // cmdRawCheck checks $RECEIPT/raw.jsonl against its plan: every planned run exactly once,
 // a distinct pid per run, the arms of each (collection, pass, lane) back to back, base
 // first in odd passes and last in even ones, as recorded.
@@ -126,10 +167,14 @@ func cmdRawCheck(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		pids[r.PID] = true
 	}
-	for _, run := range plan.Runs {
+	for _, run := range expectedRuns(ts, dir, plan) {
 		if seen[run.Key()] != 1 {
 			ts.Fatalf("run %+v recorded %d times, want once", run.Key(), seen[run.Key()])
 		}
+		delete(seen, run.Key())
+	}
+	for k := range seen {
+		ts.Fatalf("run %+v recorded but not expected", k)
 	}
 	// The recorded order: within each group, the arms in spec order in odd passes (base
 	// first) and in reverse in even passes (base last).
@@ -157,8 +202,8 @@ func cmdRawCheck(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("collection %d pass %d lane %s: arms ran in order %v, want %v", g.Collection, g.Pass, g.Lane, got, want)
 		}
 	}
-	if len(recs) != len(plan.Runs) {
-		ts.Fatalf("%d records for %d planned runs", len(recs), len(plan.Runs))
+	if want := len(expectedRuns(ts, dir, plan)); len(recs) != want {
+		ts.Fatalf("%d records for %d expected runs", len(recs), want)
 	}
 	fmt.Fprintf(ts.Stdout(), "%d runs, each once, distinct pids\n", len(recs))
 }
@@ -254,7 +299,7 @@ func runStatus(ts *testscript.TestScript, name string, args []string, stdout, st
 		}
 	}
 	for _, k := range []string{"PATH", "HOME", "TMPDIR", "FLIPBENCH_LOCK", "GITHUB_STEP_SUMMARY",
-		"FAKE_NS", "FAKE_FACTOR", "FAKE_SLEEP_MS", "FAKE_NOISE_PCT", "FAKE_RAMP_PCT", "FAKE_COUNTER", "FAKE_SPAWN", "FAKE_NOSPACE",
+		"FAKE_NS", "FAKE_FACTOR", "FAKE_SLEEP_MS", "FAKE_NOISE_PCT", "FAKE_BETWEEN_PCT", "FAKE_ORDER_PCT", "FAKE_RAMP_PCT", "FAKE_COUNTER", "FAKE_SPAWN", "FAKE_NOSPACE",
 		"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
@@ -302,12 +347,22 @@ func fileExists(p string) bool {
 // start a child in a session of its own (setsid) that sleeps for an hour, and append the
 // child's pid to the file. FAKE_NOSPACE=N (with FAKE_COUNTER) makes the N-th process and every
 // later one fail as a lane does whose disk is full.
+//
+// Realistic noise: FAKE_BETWEEN_PCT scales each process's whole run by exp(N(0,1) x that
+// percent), the process-to-process noise of a shared machine; FAKE_NOISE_PCT is then the
+// noise within the process. FAKE_ORDER_PCT, with the optional flags -arm and -pass (the
+// {arm} and {pass} placeholders), slows the second arm run of each pass by that much: a
+// lane whose value depends on run order. Every FAKE_ setting can be given per lane as
+// FAKE_X_<lane> (FAKE_FACTOR_alpha=0.7), which wins over FAKE_X.
 func fakeLane() {
 	fs := flag.NewFlagSet("fakelane", flag.ExitOnError)
 	lane := fs.String("lane", "", "lane")
 	samples := fs.Int("samples", 1, "samples")
 	fs.Int("warmup", 0, "warmup")
+	arm := fs.String("arm", "", "arm")
+	pass := fs.Int("pass", 0, "pass")
 	fs.Parse(os.Args[1:])
+	envFloat := func(k string, def float64) float64 { return fakeEnv(k, *lane, def) }
 
 	ns := envFloat("FAKE_NS", 1e6) * envFloat("FAKE_FACTOR", 1)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
@@ -343,6 +398,10 @@ func fakeLane() {
 		f.Close()
 	}
 	noise := envFloat("FAKE_NOISE_PCT", 0) / 100
+	ns *= math.Exp(envFloat("FAKE_BETWEEN_PCT", 0) / 100 * rng.NormFloat64())
+	if *arm != "" && *pass > 0 && (*arm != "base") == (*pass%2 == 1) {
+		ns *= 1 + envFloat("FAKE_ORDER_PCT", 0)/100 // this arm runs second in its pass
+	}
 	if ms := envFloat("FAKE_SLEEP_MS", 0); ms > 0 {
 		time.Sleep(time.Duration(ms * float64(time.Millisecond)))
 	}
@@ -393,6 +452,18 @@ func fakeMetrics() string {
 		fmt.Fprintf(&b, " %s %s", value, unit)
 	}
 	return b.String()
+}
+
+// fakeEnv reads the fake lane's setting k for lane: FAKE_X_<lane>, else FAKE_X, else def.
+func fakeEnv(k, lane string, def float64) float64 {
+	if lane != "" {
+		if s := strings.TrimSpace(os.Getenv(k + "_" + lane)); s != "" {
+			if v, err := strconv.ParseFloat(s, 64); err == nil {
+				return v
+			}
+		}
+	}
+	return envFloat(k, def)
 }
 
 func envFloat(k string, def float64) float64 {

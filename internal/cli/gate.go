@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/gate"
 	"github.com/flipbench/flipbench/ledger"
+	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -37,16 +39,19 @@ const worktreeRef = "WORKTREE"
 
 func newGateCmd(s Streams) *cobra.Command {
 	opts := &gateOptions{}
-	var samples, passes, collections int
+	var samples, passes, collections, maxPairs int
+	var budget time.Duration
 	cmd := &cobra.Command{
 		Use:   "gate --base REF",
 		Short: "CI gate: fail only on a regression that reproduces across order-flipped pass pairs",
 		Long: `gate builds the merge base of --base and the candidate, runs the gate spec's guard
-lanes with a short order-flipped protocol, and decides:
+lanes in rounds of order-flipped pass pairs until every lane passes or fails, or the budget
+(10 minutes unless the gate spec or --budget says otherwise) is spent, and decides:
 
   exit 0  no reproduced regression
   exit 3  a regression beyond the threshold reproduced in every collection (lanes named)
-  exit 4  drift, too little data, or a regression in only some collections: rerun, do not fail
+  exit 4  not decided within the budget (the summary says how many more pairs would decide):
+          rerun, do not fail
   exit 1  error: a build failure (with the compiler output), or failed runs (a lane that
           crashes, hangs or prints bad output: the build is broken; lanes and arms named,
           after the receipt is written); exit 2 usage
@@ -83,6 +88,12 @@ $GITHUB_STEP_SUMMARY; --json prints the decision as JSON instead.`,
 			if f.Changed("collections") {
 				opts.overrides.Collections = &collections
 			}
+			if f.Changed("max-pairs") {
+				opts.overrides.MaxPairs = &maxPairs
+			}
+			if f.Changed("budget") {
+				opts.overrides.Budget = &budget
+			}
 			opts.args = append([]string{"flipbench"}, s.argv...)
 			return runGate(cmd.Context(), s, opts)
 		},
@@ -97,6 +108,8 @@ $GITHUB_STEP_SUMMARY; --json prints the decision as JSON instead.`,
 	f.IntVar(&samples, "samples", 0, "samples per run")
 	f.IntVar(&passes, "passes", 0, "passes per collection (even)")
 	f.IntVar(&collections, "collections", 0, "collections")
+	f.IntVar(&maxPairs, "max-pairs", 0, "the most rounds of pass pairs (the gate runs rounds until every lane passes or fails)")
+	f.DurationVar(&budget, "budget", 0, "the measured wall time after which no round starts (default: the gate spec's, or 10m)")
 	addWaitFlag(cmd, &opts.wait)
 	return cmd
 }
@@ -118,7 +131,7 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 		threshold = opts.threshold
 	}
 	// Flag values are checked before git is asked anything.
-	res, err := gs.Experiment("", opts.candidate).Resolve(opts.overrides)
+	res, err := gateExperiment(gs, "", opts).Resolve(opts.overrides)
 	if err != nil {
 		return flagProblem(err)
 	}
@@ -130,25 +143,23 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	if err != nil {
 		return err
 	}
-	exp := gs.Experiment(base, opts.candidate)
-	run, err := prepare(ctx, s, preparation{exp: exp, root: root, resolved: res, label: "gate", resultsDir: opts.results, args: opts.args, wait: opts.wait.d})
+	exp := gateExperiment(gs, base, opts)
+	job := pipeline.Job{Spec: exp, Root: root, Resolved: res, Label: "gate", Results: resultsDir(root, opts.results), Command: opts.args,
+		Pending: func(rep driftcheck.Report) []string { return gate.Pending(rep, threshold) }}
+	out, err := runPipeline(ctx, s, job, "", opts.wait)
 	if err != nil {
 		return err
 	}
-	defer run.lock.Release()
-	m := measure(ctx, s, run.dir, run.plan)
-	if m.err != nil {
-		return m.err
-	}
 	var rep driftcheck.Report
-	if err := receipt.ReadJSON(filepath.Join(run.dir, receipt.AnalysisFile), &rep); err != nil {
+	if err := receipt.ReadJSON(filepath.Join(out.Dir, receipt.AnalysisFile), &rep); err != nil {
 		return err
 	}
-	runs, err := receipt.ReadRecords(run.dir)
+	runs, err := receipt.ReadRecords(out.Dir)
 	if err != nil {
 		return err
 	}
 	decision := gate.Evaluate(rep, runs, threshold)
+	m := struct{ md string }{out.Page}
 
 	var summary bytes.Buffer
 	if err := gate.Markdown(&summary, decision, receipt.ShortHash(base)+" (merge base of "+opts.base+")", opts.candidate, relPath(m.md)); err != nil {
@@ -227,4 +238,14 @@ func appendFile(path string, data []byte) error {
 		return err
 	}
 	return f.Close()
+}
+
+// gateExperiment is the experiment the gate runs: the gate spec's, with a fixed protocol
+// when --passes asks for one and the spec has no stopping rule of its own.
+func gateExperiment(gs *spec.Gate, base string, opts *gateOptions) *spec.Experiment {
+	e := gs.Experiment(base, opts.candidate)
+	if opts.overrides.Passes != nil && gs.Protocol.Sequential == nil && opts.overrides.MaxPairs == nil && opts.overrides.Budget == nil {
+		e.Protocol.Sequential = nil
+	}
+	return e
 }

@@ -7,139 +7,109 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
-	"github.com/flipbench/flipbench/armbuild"
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/ledger"
+	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
 
-// preparation is what ab and gate share before measuring: a spec with its resolved
-// protocol, where receipts go, and the command line to record.
-type preparation struct {
-	exp        *spec.Experiment
-	root       string // ledger root
-	page       string // the page relative to root ("" for a gate)
-	resolved   spec.Resolved
-	label      string
-	profile    string
-	resultsDir string // "" means root/results
-	args       []string
-	wait       time.Duration // how long to wait for the machine lock (--wait)
-}
-
-// prepared is a run ready to measure: the machine lock held, the arms built, and plan.json
-// written into a new receipt data folder. The caller releases the lock.
-type prepared struct {
-	dir  string
-	plan *receipt.Plan
-	lock *harness.Lock
-}
-
-// prepare takes the machine lock, builds the arms and writes the plan. The lock comes
-// first: a build competing with another run's measurement contaminates it just as a
-// second measurement would.
-func prepare(ctx context.Context, s Streams, p preparation) (*prepared, error) {
-	resultsDir := p.resultsDir
-	if resultsDir == "" {
-		resultsDir = filepath.Join(p.root, ledger.ResultsDir)
-	}
-	lock, err := acquireLockWait(ctx, s, p.args, resultsDir, p.wait)
-	if err != nil {
-		return nil, err
-	}
-	arms, err := armbuild.Build(ctx, p.exp, armbuild.Options{Root: p.root, Log: s.Err})
-	if err != nil {
-		lock.Release()
-		return nil, err
-	}
-	stamp, dir, err := newReceiptDir(resultsDir, p.exp.ID, p.label)
-	if err != nil {
-		lock.Release()
-		return nil, err
-	}
-	lock.SetDir(dir)
-	plan := harness.NewPlan(harness.PlanInput{
-		Experiment: p.exp,
-		Page:       p.page,
-		Label:      p.label,
-		Profile:    p.profile,
-		Stamp:      stamp,
-		Command:    p.args,
-		Resolved:   p.resolved,
-		Arms:       arms,
-	})
-	if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
-		lock.Release()
-		return nil, err
-	}
-	return &prepared{dir: dir, plan: plan, lock: lock}, nil
-}
-
-// newReceiptDir creates a new, empty receipt data folder <stamp>-exp<NNN>-<label> under
-// resultsDir. The stamp has one-second resolution, so when a run of the same experiment
-// and label already took this second, it waits for the next one: every run gets a folder
-// of its own, and stamps keep sorting by time.
-func newReceiptDir(resultsDir string, id int, label string) (stamp, dir string, err error) {
-	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
-		return "", "", err
-	}
-	for try := 0; ; try++ {
-		stamp = time.Now().UTC().Format(receiptStampFormat)
-		dir = filepath.Join(resultsDir, fmt.Sprintf("%s-exp%03d-%s", stamp, id, label))
-		err = os.Mkdir(dir, 0o755)
-		if err == nil || !errors.Is(err, os.ErrExist) || try == 3 {
-			return stamp, dir, err
-		}
-		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+// pipelineOptions returns what the pipeline takes from this process: real processes,
+// progress on stderr, the machine lock ($FLIPBENCH_LOCK, waiting up to wait).
+func pipelineOptions(s Streams, args []string, wait waitFlag, events pipeline.Events) pipeline.Options {
+	return pipeline.Options{
+		Events: events,
+		Log:    s.Err,
+		Lock: func(ctx context.Context, dir string) (*harness.Lock, error) {
+			return acquireLockWait(ctx, s, args, dir, wait.d)
+		},
 	}
 }
 
-// receiptStampFormat is the UTC time stamp that starts every receipt's name.
-const receiptStampFormat = "2006-01-02T15-04-05Z"
-
-// acquireLock takes the machine-wide measurement lock ($FLIPBENCH_LOCK, or the default).
-func acquireLock(s Streams, args []string, dir string) (*harness.Lock, error) {
-	return acquireLockWait(context.Background(), s, args, dir, 0)
-}
-
-// measured is the result of measure.
-type measured struct {
-	md  string // the receipt page
-	out harness.Outcome
-	err error
-}
-
-// measure runs every unfinished run of the plan in dir with progress on stderr, then
-// writes the receipt.
-func measure(ctx context.Context, s Streams, dir string, plan *receipt.Plan) measured {
+// runPipeline runs job (or resumes the receipt folder resume, when set) with progress on
+// stderr, and says on stderr what became of the runs and the incidence suite.
+func runPipeline(ctx context.Context, s Streams, job pipeline.Job, resume string, wait waitFlag) (*pipeline.Result, error) {
 	events := newProgress(s)
-	runner := &harness.Runner{Dir: dir, Plan: plan, Starter: harness.ExecStarter{}, Events: events,
-		CheckArms: func() error {
-			if err := checkArmsUnchanged(plan); err != nil {
-				return fmt.Errorf("%w; the finished runs are kept: restore the binary, then flipbench ab --resume %s", err, dir)
-			}
-			return nil
-		}}
-	out, err := runner.Run(ctx)
+	opts := pipelineOptions(s, job.Command, wait, events)
+	var res *pipeline.Result
+	var err error
+	if resume != "" {
+		res, err = pipeline.Resume(ctx, resume, job, opts)
+	} else {
+		res, err = pipeline.Run(ctx, job, opts)
+	}
 	events.Finish()
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			err = fmt.Errorf("interrupted after %d runs; nothing finished is lost: flipbench ab --resume %s", out.Resumed+out.Ran, dir)
-		} else {
-			err = fmt.Errorf("%w (finished runs are kept: flipbench ab --resume %s)", err, dir)
-		}
-		return measured{out: out, err: err}
+		return res, err
 	}
-	md, err := report.Finish(dir)
-	if err != nil {
-		return measured{out: out, err: fmt.Errorf("writing the receipt for %s: %w", dir, err)}
-	}
+	out := res.Outcome
 	fmt.Fprintf(s.Err, "flipbench: %d runs (%d now, %d resumed), %d failed\n", out.Ran+out.Resumed, out.Ran, out.Resumed, out.Failed)
-	return measured{md: md, out: out}
+	if n := len(res.Looks); n > 0 {
+		last := res.Looks[n-1]
+		fmt.Fprintf(s.Err, "flipbench: sequential: stopped after %d rounds (%s), %s measured: %s\n",
+			last.Round, last.Stop, last.Elapsed.Round(1e9), stopText(last.Stop))
+	}
+	if res.IncidenceErr != nil && job.Spec != nil {
+		fmt.Fprintf(s.Err, "flipbench: warning: incidence not measured: %v; the A/B receipt is complete: measure it with flipbench incidence %d --receipt %s\n",
+			res.IncidenceErr, job.Spec.ID, relPath(res.Dir))
+	}
+	return res, nil
+}
+
+// stopText says why a sequential run stopped.
+func stopText(stop string) string {
+	switch stop {
+	case receipt.StopDecided:
+		return "every lane the decision needs is decided"
+	case receipt.StopMaxPairs:
+		return "the stopping rule's max-pairs rounds ran; the undecided lanes say their MDE"
+	case receipt.StopBudget:
+		return "the budget is spent; the undecided lanes say their MDE"
+	}
+	return stop
+}
+
+// resultsDir is where a job's receipts go: --results, or results/ beside experiments/.
+func resultsDir(root, flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return filepath.Join(root, ledger.ResultsDir)
+}
+
+// resumeJob finds the page a receipt's plan was made from, for its incidence suite and
+// decision rule; a page that cannot be found leaves the job without a spec, and the
+// resumed run measures without them, with a warning.
+func resumeJob(s Streams, dir string) (pipeline.Job, error) {
+	plan, err := receipt.ReadPlan(dir)
+	if err != nil {
+		return pipeline.Job{}, err
+	}
+	job := pipeline.Job{Command: plan.Command, Incidence: true}
+	page, root, err := pageOfPlan(dir, plan)
+	if err == nil {
+		var e *spec.Experiment
+		if e, err = spec.ParseFile(relPath(page)); err == nil {
+			job.Spec, job.Root = e, root
+			return job, nil
+		}
+	}
+	fmt.Fprintf(s.Err, "flipbench: warning: the page of %s is not found (%v): resuming without its incidence suite and stopping rule's lanes\n", relPath(dir), err)
+	return job, nil
+}
+
+// pageOfPlan finds the experiment page a receipt was made from: plan.Page under the ledger
+// root that holds the receipt folder (results/ beside experiments/), else the page with the
+// plan's number found from the working directory.
+func pageOfPlan(dir string, plan *receipt.Plan) (page, root string, err error) {
+	if r, err := ledger.FindRoot(dir); err == nil && plan.Page != "" {
+		p := filepath.Join(r, filepath.FromSlash(plan.Page))
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, r, nil
+		}
+	}
+	return ledger.FindPage(".", fmt.Sprint(plan.Experiment))
 }
 
 // findExperiment resolves a page argument (a path or an experiment number) and parses the
@@ -179,3 +149,6 @@ func flagProblem(err error) error {
 	}
 	return &exitError{code: ExitUsage, err: err}
 }
+
+// interrupted reports whether err is the pipeline's "interrupted, resume it" error.
+func interrupted(err error) bool { return errors.Is(err, pipeline.ErrInterrupted) }

@@ -3,7 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -83,4 +85,28 @@ func (p *progress) Finish() {
 		p.p.Wait()
 		p.p = nil
 	}
+}
+
+// Look prints a sequential run's look: the round, each lane's pooled verdict, and what
+// comes next.
+func (p *progress) Look(l receipt.Look) {
+	var parts []string
+	for _, ll := range l.Lanes {
+		parts = append(parts, fmt.Sprintf("%s/%s %s %s", ll.Lane, ll.Arm, ll.Verdict, report.Pct(ll.EstimatePct)))
+	}
+	next := fmt.Sprintf("next round: %s", strings.Join(l.Pending, ", "))
+	if l.Stop != "" {
+		next = "stop: " + l.Stop
+	}
+	p.Warnf("look after round %d (%s measured): %s; %s", l.Round, l.Elapsed.Round(time.Second), strings.Join(parts, ", "), next)
+}
+
+// Warnf prints a line above the live bar, or as a plain line.
+func (p *progress) Warnf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if p.live && p.p != nil {
+		p.p.Write([]byte("flipbench: " + msg + "\n"))
+		return
+	}
+	fmt.Fprintf(p.w, "flipbench: %s\n", msg)
 }

@@ -171,6 +171,12 @@ func Evaluate(c Cell, trials int, seed uint64) Result {
 // depend on the scheduling (each cell has its own seeds).
 func EvaluateGrid(cells []Cell, trials int) []Result {
 	out := make([]Result, len(cells))
+	parallel(len(cells), func(i int) { out[i] = Evaluate(cells[i], trials, uint64(i)*1_000_003) })
+	return out
+}
+
+// parallel calls f(0) .. f(n-1) on all CPUs and waits for them.
+func parallel(n int, f func(i int)) {
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range runtime.GOMAXPROCS(0) {
@@ -178,16 +184,15 @@ func EvaluateGrid(cells []Cell, trials int) []Result {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = Evaluate(cells[i], trials, uint64(i)*1_000_003)
+				f(i)
 			}
 		}()
 	}
-	for i := range cells {
+	for i := range n {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
-	return out
 }
 
 // Markdown renders results as the error-rate table of docs/methodology.md.

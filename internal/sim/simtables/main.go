@@ -40,6 +40,12 @@ func run(doc string, trials int, quick bool) error {
 		return fmt.Errorf("%s: %w", doc, err)
 	}
 	fmt.Fprintf(os.Stderr, "simtables: error-rate grid of %d cells x %d trials in %s\n", len(res), trials, time.Since(start).Round(time.Second))
+	start = time.Now()
+	seq := sim.EvaluateSeqGrid(sim.SeqGrid(quick), trials)
+	if text, err = splice(text, "sequential", fmt.Sprintf("%d seeded experiments per row; 2 collections, 15 samples per run, floor %g%%.\n\n", trials, sim.FloorPct)+sim.SeqMarkdown(seq)); err != nil {
+		return fmt.Errorf("%s: %w", doc, err)
+	}
+	fmt.Fprintf(os.Stderr, "simtables: sequential grid of %d cells x %d trials in %s\n", len(seq), trials, time.Since(start).Round(time.Second))
 	return os.WriteFile(doc, []byte(text), 0o644)
 }
 

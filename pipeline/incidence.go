@@ -1,0 +1,194 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/flipbench/flipbench/armbuild"
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/incidence"
+	"github.com/flipbench/flipbench/internal/mdtable"
+	"github.com/flipbench/flipbench/lanekind"
+	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/spec"
+)
+
+// ProbeTag is the build tag that compiles the incidence probes in (package probe).
+const ProbeTag = "flipbench_probe"
+
+// IncidenceRunsFile holds the suite's runs, one receipt.Record per line, next to
+// incidence.json.
+const IncidenceRunsFile = "incidence-runs.jsonl"
+
+// IncidenceJob is one measurement of an experiment's incidence suite.
+type IncidenceJob struct {
+	// Spec is the experiment (it has an incidence section); Root its ledger root.
+	Spec *spec.Experiment
+	Root string
+	// Dir is the folder the report goes into.
+	Dir string
+	// Ref is the ref the suite is built from; "" means incidence.suite.ref, harness.ref,
+	// or HEAD.
+	Ref string
+	// Command is the command line recorded in the report.
+	Command []string
+}
+
+// suiteRef returns the ref the suite is built from.
+func (j IncidenceJob) suiteRef() string {
+	for _, r := range []string{j.Ref, j.Spec.Incidence.Suite.Ref, j.Spec.Harness.Ref} {
+		if r != "" {
+			return r
+		}
+	}
+	return "HEAD"
+}
+
+// MeasureIncidence builds the suite with the probe tag, runs each of its lanes once in
+// its own process, computes the report and writes incidence.json, incidence.md and the
+// runs into j.Dir. It does not write a manifest. Progress goes to opts.Log. A measurement
+// that proves nothing (a failed lane, a silent positive control) is not an error: the
+// report says so (Report.Broken) and the decision rule then cannot accept an arm.
+func MeasureIncidence(ctx context.Context, j IncidenceJob, opts Options) (*incidence.Report, error) {
+	in := j.Spec.Incidence
+	if in == nil {
+		return nil, fmt.Errorf("the spec has no incidence section")
+	}
+	suite := in.Suite
+	kind, err := suite.LaneKind()
+	if err != nil {
+		return nil, fmt.Errorf("incidence.suite: %w", err)
+	}
+	if kind.ListArgs("") == nil {
+		return nil, fmt.Errorf("incidence.suite: kind %s cannot be run yet: its lanes cannot be listed; use a kind that lists them (gotest)", kind.Name())
+	}
+	log := opts.log()
+	ref := j.suiteRef()
+	suite.Ref = ref
+	suiteExp := &spec.Experiment{
+		ID:      j.Spec.ID,
+		Path:    j.Spec.Path,
+		Title:   j.Spec.Title,
+		Harness: suite,
+		Arms:    []spec.Arm{{Name: spec.BaseArm, Ref: ref, Tags: []string{ProbeTag}}},
+	}
+	fmt.Fprintf(log, "incidence: building the suite %s at %s with -tags %s\n", suite.Package, ref, ProbeTag)
+	arms, err := armbuild.Build(ctx, suiteExp, armbuild.Options{Root: j.Root, Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("building the incidence suite: %w", err)
+	}
+	arm := arms[0]
+	arm.Name = "probe"
+	st := opts.starter()
+	lanes, err := listLanes(ctx, st, kind, arm)
+	if err != nil {
+		return nil, err
+	}
+	if len(lanes) == 0 {
+		return nil, fmt.Errorf("the incidence suite %s has no benchmarks (lanes)", suite.Package)
+	}
+	timeout := time.Duration(suite.Timeout)
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	var recs []receipt.Record
+	for _, lane := range lanes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rec := runSuiteLane(ctx, st, arm, lane, timeout)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		recs = append(recs, rec)
+		fmt.Fprintf(log, "incidence: %s\n", laneLine(rec, in))
+	}
+	rep, err := incidence.Compute(incidence.Input{Experiment: j.Spec.ID, Gate: *in, Records: recs})
+	if err != nil {
+		return nil, err
+	}
+	rep.Build, rep.Command = &arm, j.Command
+	if err := writeIncidence(j.Dir, rep, recs); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "incidence: %s\n", IncidenceSummary(rep))
+	for _, f := range rep.Findings {
+		fmt.Fprintf(log, "incidence %s: %s\n", f.Level, mdtable.OneLine(f.Message))
+	}
+	return rep, nil
+}
+
+// listLanes lists the lanes of a suite binary.
+func listLanes(ctx context.Context, st harness.Starter, kind lanekind.Kind, arm receipt.Arm) ([]string, error) {
+	p := st.Start(ctx, kind.ListArgs(arm.Bin), arm.Env, arm.Dir, time.Minute)
+	if p.Err != nil {
+		return nil, fmt.Errorf("listing the lanes of the incidence suite %s: %v: %s", arm.Bin, p.Err, p.StderrTail)
+	}
+	return kind.Lanes(p.Stdout), nil
+}
+
+// runSuiteLane runs one suite lane once (one sample, no warmup) and records it as the run
+// loop records a run.
+func runSuiteLane(ctx context.Context, st harness.Starter, arm receipt.Arm, lane string, timeout time.Duration) receipt.Record {
+	run := receipt.Run{Collection: 1, Pass: 1, Order: driftcheck.OrderForward, Lane: lane, Arm: arm.Name}
+	proto := receipt.Protocol{Samples: 1, Warmup: 0, Passes: 1, Collections: 1, Timeout: timeout}
+	return harness.RunOnce(ctx, st, run, arm, receipt.Lane{Name: lane}, proto)
+}
+
+// laneLine is one progress line for a finished suite lane.
+func laneLine(rec receipt.Record, in *spec.Incidence) string {
+	if !rec.OK() {
+		return fmt.Sprintf("%s failed: %s", rec.Lane, mdtable.OneLine(rec.Error))
+	}
+	count := func(name string) string {
+		v, ok := rec.Metrics[name]
+		if !ok || len(v) == 0 {
+			return "no " + name
+		}
+		return fmt.Sprintf("%g %s", v[0], name)
+	}
+	took := rec.Ended.Sub(rec.Started).Round(time.Millisecond)
+	return fmt.Sprintf("%s: %s, %s (%s)", rec.Lane, count(in.Total), count(in.Eligible), took)
+}
+
+// writeIncidence writes the report (JSON and markdown) and the suite's runs into dir.
+func writeIncidence(dir string, rep *incidence.Report, recs []receipt.Record) error {
+	var runs bytes.Buffer
+	for _, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		runs.Write(append(b, '\n'))
+	}
+	if err := receipt.WriteFile(filepath.Join(dir, IncidenceRunsFile), runs.Bytes()); err != nil {
+		return err
+	}
+	var md bytes.Buffer
+	if err := incidence.Markdown(&md, rep); err != nil {
+		return err
+	}
+	if err := receipt.WriteFile(filepath.Join(dir, incidence.MarkdownFile), md.Bytes()); err != nil {
+		return err
+	}
+	return incidence.Write(dir, rep)
+}
+
+// IncidenceSummary says the gate's numbers in one line.
+func IncidenceSummary(r *incidence.Report) string {
+	g := r.Gate
+	control := "no positive control"
+	switch {
+	case r.Control.Fired:
+		control = fmt.Sprintf("positive control %s fired (%g)", r.Control.Lane, r.Control.Eligible)
+	case r.Control.Lane != "":
+		control = fmt.Sprintf("positive control %s did NOT fire", r.Control.Lane)
+	}
+	return fmt.Sprintf("%g %s of %g %s (%.3g%%, min-share %.3g%%); %s",
+		r.Eligible, g.Eligible, r.Total, g.Total, r.Share*100, g.MinShare*100, control)
+}

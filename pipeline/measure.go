@@ -1,0 +1,236 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/flipbench/flipbench/decide"
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/report"
+)
+
+// PendingFunc returns the lanes that still need pairs, given the drift check of the data
+// so far. Its result decides which lanes the next round runs.
+type PendingFunc func(rep driftcheck.Report) []string
+
+// measure runs every unfinished run of the plan in dir: all of them for a fixed protocol,
+// round by round with a look after each for a sequential one.
+func measure(ctx context.Context, dir string, plan *receipt.Plan, job Job, opts Options) (harness.Outcome, []receipt.Look, error) {
+	runner := &harness.Runner{Dir: dir, Plan: plan, Starter: opts.starter(), Events: opts.events(),
+		Now: opts.Now, Capture: opts.Capture, Others: opts.Others,
+		CheckArms: func() error {
+			if err := CheckArms(plan); err != nil {
+				return fmt.Errorf("%w; the finished runs are kept: restore the binary, then flipbench ab --resume %s", err, dir)
+			}
+			return nil
+		}}
+	if plan.Protocol.Sequential == nil {
+		out, err := runner.Run(ctx)
+		return out, nil, err
+	}
+	pending := job.Pending
+	if pending == nil {
+		e := job.Spec
+		pending = func(rep driftcheck.Report) []string {
+			if e == nil {
+				return lanesOf(plan)
+			}
+			return decide.Pending(decide.Input{Spec: e, Plan: plan, Analysis: rep})
+		}
+	}
+	seq := &sequence{dir: dir, plan: plan, pending: pending, events: opts.events()}
+	if err := seq.load(); err != nil {
+		return harness.Outcome{}, nil, err
+	}
+	out, err := runner.Sequence(ctx, seq.next)
+	if err == nil && seq.err != nil {
+		err = seq.err
+	}
+	return out, seq.looks, err
+}
+
+// lanesOf returns every lane of a plan.
+func lanesOf(plan *receipt.Plan) []string {
+	out := make([]string, len(plan.Lanes))
+	for i, l := range plan.Lanes {
+		out[i] = l.Name
+	}
+	return out
+}
+
+// sequence is the controller of a sequential run: it hands the runner one round at a
+// time, for the lanes that still need pairs. Every decision is made from the data on
+// disk, so a resumed run replays the same looks and goes on where it stopped: no finished
+// run is repeated, none is lost.
+type sequence struct {
+	dir     string
+	plan    *receipt.Plan
+	pending PendingFunc
+	events  Events
+
+	round    int            // the next round to run (1-based)
+	lanes    []string       // the lanes the next round runs
+	logged   map[int]bool   // rounds whose look is in looks.jsonl
+	looks    []receipt.Look // every look, this session's and resumed ones
+	err      error          // a failure to write a look, returned after the run
+	byRound  map[int][]receipt.Run
+	maxRound int
+}
+
+// load reads the looks a previous session wrote.
+func (s *sequence) load() error {
+	s.round, s.lanes = 1, lanesOf(s.plan)
+	s.logged = map[int]bool{}
+	s.byRound = map[int][]receipt.Run{}
+	for _, r := range s.plan.Runs {
+		k := receipt.Round(r.Pass)
+		s.byRound[k] = append(s.byRound[k], r)
+		s.maxRound = max(s.maxRound, k)
+	}
+	looks, err := receipt.ReadLooks(s.dir)
+	if err != nil {
+		return err
+	}
+	for _, l := range looks {
+		s.logged[l.Round] = true
+	}
+	return nil
+}
+
+// next is the runner's harness.Next: after each round it looks at the data of the rounds
+// so far and returns the next round's runs for the pending lanes, or nil to stop.
+func (s *sequence) next(done []receipt.Record) []receipt.Run {
+	for {
+		if s.round > 1 {
+			look, ok := s.look(done, s.round-1)
+			if !ok {
+				return nil
+			}
+			s.lanes = look.Pending
+			if look.Stop != "" {
+				return nil
+			}
+		}
+		if s.round > s.maxRound {
+			return nil
+		}
+		var batch []receipt.Run
+		for _, r := range s.byRound[s.round] {
+			if slices.Contains(s.lanes, r.Lane) {
+				batch = append(batch, r)
+			}
+		}
+		s.round++
+		if !allDone(batch, done) {
+			return batch
+		}
+		// A round a previous session finished: replay its look and go on.
+	}
+}
+
+// look analyses the records of rounds 1..round and decides what comes next.
+func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
+	var recs []receipt.Record
+	for _, r := range done {
+		if receipt.Round(r.Pass) <= round {
+			recs = append(recs, r)
+		}
+	}
+	rep, err := driftcheck.Analyze(report.DriftInput(s.plan, recs), s.plan.Drift)
+	if err != nil {
+		s.err = fmt.Errorf("look after round %d: %w", round, err)
+		return receipt.Look{}, false
+	}
+	l := receipt.Look{Round: round, Elapsed: elapsed(recs), Pending: []string{}}
+	for _, p := range rep.Pooled {
+		l.Lanes = append(l.Lanes, receipt.LookLane{Lane: p.Lane, Arm: p.Arm, Pairs: p.UsablePairs, Verdict: p.Verdict,
+			EstimatePct: p.EstimatePct, CILowPct: p.CILowPct, CIHighPct: p.CIHighPct, MDEPct: p.MDEPct})
+	}
+	seq := s.plan.Protocol.Sequential
+	switch {
+	case round < seq.MinPairs:
+		l.Pending = s.lanes
+	default:
+		// Only lanes that ran this round can still be pending: a stopped lane stays
+		// stopped.
+		for _, name := range s.pending(rep) {
+			if slices.Contains(s.lanes, name) {
+				l.Pending = append(l.Pending, name)
+			}
+		}
+	}
+	switch {
+	case len(l.Pending) == 0:
+		l.Stop = receipt.StopDecided
+	case round >= seq.MaxPairs || round >= s.maxRound:
+		l.Stop = receipt.StopMaxPairs
+	case seq.Budget > 0 && l.Elapsed+perRound(l.Elapsed, round) > seq.Budget:
+		// The next round would end past the budget: stop before starting it.
+		l.Stop = receipt.StopBudget
+	}
+	if l.Stop != "" {
+		l.Pending = []string{}
+	}
+	if !s.logged[round] {
+		if err := receipt.AppendLook(s.dir, l); err != nil {
+			s.err = err
+			return l, false
+		}
+		s.logged[round] = true
+	}
+	s.looks = append(s.looks, l)
+	s.events.Look(l)
+	return l, true
+}
+
+// perRound estimates one more round's wall time from the rounds so far.
+func perRound(elapsed time.Duration, rounds int) time.Duration {
+	if rounds == 0 {
+		return 0
+	}
+	return elapsed / time.Duration(rounds)
+}
+
+// elapsed is the measured wall time of records: per round, from its first run's start to
+// its last run's end, summed.
+func elapsed(recs []receipt.Record) time.Duration {
+	type span struct{ start, end time.Time }
+	byRound := map[int]*span{}
+	for _, r := range recs {
+		k := receipt.Round(r.Pass)
+		sp := byRound[k]
+		if sp == nil {
+			sp = &span{r.Started, r.Ended}
+			byRound[k] = sp
+		}
+		if r.Started.Before(sp.start) {
+			sp.start = r.Started
+		}
+		if r.Ended.After(sp.end) {
+			sp.end = r.Ended
+		}
+	}
+	var total time.Duration
+	for _, sp := range byRound {
+		total += sp.end.Sub(sp.start)
+	}
+	return total
+}
+
+// allDone reports whether every run of batch has a record.
+func allDone(batch []receipt.Run, done []receipt.Record) bool {
+	have := map[receipt.Key]bool{}
+	for _, r := range done {
+		have[r.Key()] = true
+	}
+	for _, r := range batch {
+		if !have[r.Key()] {
+			return false
+		}
+	}
+	return true
+}

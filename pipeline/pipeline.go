@@ -1,0 +1,285 @@
+// Package pipeline runs an experiment from its spec to its receipt, in one code path that
+// flipbench's measuring verbs share (ab, gate, incidence, calibrate):
+//
+//	lock -> build the arms (armbuild) -> plan.json (harness.NewPlan) -> measure (harness.Runner:
+//	fixed, or sequential rounds with a look after each) -> incidence suite (if the spec has
+//	one) -> analyse (driftcheck) -> derived files (.bench, analysis.json, plots, manifest)
+//	-> the receipt page (report.Render)
+//
+// Everything a run needs from outside comes in Options: how processes start, how the
+// machine lock is taken, where progress goes, the clock. A test passes a fake starter and
+// runs the whole pipeline without processes. The package prints nothing itself: progress
+// and warnings go to Options.Events, build logs to Options.Log.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/flipbench/flipbench/armbuild"
+	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/incidence"
+	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/spec"
+)
+
+// Events receives a run's progress: the run loop's events and the sequential protocol's
+// looks.
+type Events interface {
+	harness.Events
+	// Look is called after every look of a sequential run.
+	Look(l receipt.Look)
+}
+
+// Options are what a run takes from outside.
+type Options struct {
+	// Starter starts lane processes; nil means harness.ExecStarter{}.
+	Starter harness.Starter
+	// Events receives progress; nil discards it.
+	Events Events
+	// Log receives build and incidence logs; nil discards them.
+	Log io.Writer
+	// Lock takes the machine lock for a run whose receipts go to dir; nil takes none
+	// (tests).
+	Lock func(ctx context.Context, dir string) (*harness.Lock, error)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Capture and Others replace the host snapshot and the busy-host meter (tests); nil
+	// means the real ones.
+	Capture func(when string, collection, pass int, now time.Time, dir string) receipt.Snapshot
+	Others  harness.OthersMeter
+}
+
+func (o Options) starter() harness.Starter {
+	if o.Starter == nil {
+		return harness.ExecStarter{}
+	}
+	return o.Starter
+}
+
+func (o Options) log() io.Writer {
+	if o.Log == nil {
+		return io.Discard
+	}
+	return o.Log
+}
+
+func (o Options) events() Events {
+	if o.Events == nil {
+		return discard{}
+	}
+	return o.Events
+}
+
+func (o Options) now() time.Time {
+	if o.Now == nil {
+		return time.Now()
+	}
+	return o.Now()
+}
+
+// discard is the Events of a run nobody watches.
+type discard struct{}
+
+func (discard) Begin(int, int)                   {}
+func (discard) RunDone(int, int, receipt.Record) {}
+func (discard) Warn(string)                      {}
+func (discard) Look(receipt.Look)                {}
+
+// Job is one run of an experiment.
+type Job struct {
+	// Spec is the experiment; Root its ledger root; Page the page relative to Root ("" for
+	// a gate).
+	Spec *spec.Experiment
+	Root string
+	Page string
+	// Resolved is the protocol and lanes of this run (spec.Resolve).
+	Resolved spec.Resolved
+	// Label names the receipt (quick, full, gate, calibrate).
+	Label string
+	// Results is where the receipt folder goes.
+	Results string
+	// Command is the command line recorded in the plan.
+	Command []string
+	// Incidence measures the spec's release suite into the receipt after the A/B runs.
+	Incidence bool
+	// Pending, for a sequential run, returns the lanes that still need pairs after a look
+	// (see Look); nil means the decision rule's (decide.Pending) for the job's spec.
+	Pending PendingFunc
+	// Build, when set, replaces armbuild.Build (tests, and calibrate's A/A arms).
+	Build func(ctx context.Context, e *spec.Experiment, o armbuild.Options) ([]receipt.Arm, error)
+}
+
+// Result is what a run produced.
+type Result struct {
+	// Dir is the receipt data folder and Page the receipt page.
+	Dir, Page string
+	// Outcome counts the runs.
+	Outcome harness.Outcome
+	// Looks are a sequential run's looks, the last one saying why it stopped.
+	Looks []receipt.Look
+	// IncidenceErr is set when the incidence suite could not be measured: the A/B receipt
+	// is complete without it.
+	IncidenceErr error
+}
+
+// ErrInterrupted is wrapped by the error of a run whose context was cancelled: every
+// finished run is on disk, and Resume finishes it.
+var ErrInterrupted = errors.New("interrupted")
+
+// Run builds the job's arms, plans, measures and writes the receipt. The machine lock is
+// taken first, since a build competing with another run's measurement contaminates it as
+// a second measurement would, and held until the receipt is written.
+func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
+	results := job.Results
+	lock, err := takeLock(ctx, opts, results)
+	if err != nil {
+		return nil, err
+	}
+	defer release(lock)
+	build := job.Build
+	if build == nil {
+		build = armbuild.Build
+	}
+	arms, err := build(ctx, job.Spec, armbuild.Options{Root: job.Root, Log: opts.log()})
+	if err != nil {
+		return nil, err
+	}
+	stamp, dir, err := NewReceiptDir(results, job.Spec.ID, job.Label, opts.now)
+	if err != nil {
+		return nil, err
+	}
+	if lock != nil {
+		lock.SetDir(dir)
+	}
+	plan := harness.NewPlan(harness.PlanInput{
+		Experiment: job.Spec, Page: job.Page, Label: job.Label, Profile: job.Resolved.Profile,
+		Stamp: stamp, Command: job.Command, Resolved: job.Resolved, Arms: arms,
+	})
+	if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
+		return nil, err
+	}
+	return measureAndFinish(ctx, dir, plan, job, opts)
+}
+
+// Resume finishes the interrupted run in receipt data folder dir: it measures what is
+// missing (a sequential run replays its looks from the data and goes on where it stopped),
+// then measures the incidence suite if job.Spec asks for it, and writes the receipt. job
+// holds the page the plan was made from (Spec, Root; nil Spec when it is not found) and
+// the options of the measurement; its Resolved and Label are not used. A finished receipt
+// is re-rendered only when its data still match its manifest.
+func Resume(ctx context.Context, dir string, job Job, opts Options) (*Result, error) {
+	plan, err := receipt.ReadPlan(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckArms(plan); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, receipt.ManifestFile)); err == nil {
+		// A finished receipt: re-rendering it must not launder edits to its data.
+		if err := receipt.VerifyManifest(dir); err != nil {
+			return nil, fmt.Errorf("the receipt was finished and its data changed since; refusing to rewrite its manifest:\n%w", err)
+		}
+	}
+	lock, err := takeLock(ctx, opts, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer release(lock)
+	return measureAndFinish(ctx, dir, plan, job, opts)
+}
+
+// takeLock takes the machine lock through opts.Lock.
+func takeLock(ctx context.Context, opts Options, dir string) (*harness.Lock, error) {
+	if opts.Lock == nil {
+		return nil, nil
+	}
+	return opts.Lock(ctx, dir)
+}
+
+// release releases a lock takeLock took, if it took one.
+func release(l *harness.Lock) {
+	if l != nil {
+		l.Release()
+	}
+}
+
+// measureAndFinish measures the plan in dir, then the incidence suite, then writes the
+// receipt.
+func measureAndFinish(ctx context.Context, dir string, plan *receipt.Plan, job Job, opts Options) (*Result, error) {
+	res := &Result{Dir: dir}
+	out, looks, err := measure(ctx, dir, plan, job, opts)
+	res.Outcome, res.Looks = out, looks
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return res, fmt.Errorf("%w after %d runs; nothing finished is lost: flipbench ab --resume %s", ErrInterrupted, out.Resumed+out.Ran, dir)
+		}
+		return res, fmt.Errorf("%w (finished runs are kept: flipbench ab --resume %s)", err, dir)
+	}
+	if job.Incidence && job.Spec != nil && job.Spec.Incidence != nil && !incidence.Exists(dir) {
+		ij := IncidenceJob{Spec: job.Spec, Root: job.Root, Dir: dir, Command: plan.Command}
+		if _, err := MeasureIncidence(ctx, ij, opts); err != nil {
+			if ctx.Err() != nil {
+				return res, fmt.Errorf("%w while measuring the incidence; the A/B runs are complete: flipbench incidence %d --receipt %s", ErrInterrupted, job.Spec.ID, dir)
+			}
+			res.IncidenceErr = err
+		}
+	}
+	md, err := Finish(dir)
+	if err != nil {
+		return res, fmt.Errorf("writing the receipt for %s: %w", dir, err)
+	}
+	res.Page = md
+	return res, nil
+}
+
+// CheckArms refuses a plan whose arm binaries changed since it was made: resumed runs
+// would measure a different build.
+func CheckArms(plan *receipt.Plan) error {
+	for _, a := range plan.Arms {
+		sum, err := receipt.HashFile(a.Bin)
+		if err != nil {
+			return fmt.Errorf("arm %s: %w", a.Name, err)
+		}
+		if sum != a.SHA256 {
+			return fmt.Errorf("arm %s: %s changed since the run started (sha256 %.12s, plan says %.12s); resuming would mix two builds", a.Name, a.Bin, sum, a.SHA256)
+		}
+	}
+	return nil
+}
+
+// NewReceiptDir creates a new, empty receipt data folder <stamp>-exp<NNN>-<label> under
+// resultsDir. The stamp has one-second resolution, so when a run of the same experiment
+// and label already took this second, it waits for the next one: every run gets a folder
+// of its own, and stamps keep sorting by time.
+func NewReceiptDir(resultsDir string, id int, label string, now func() time.Time) (stamp, dir string, err error) {
+	if now == nil {
+		now = time.Now
+	}
+	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
+		return "", "", err
+	}
+	for try := 0; ; try++ {
+		t := now().UTC()
+		stamp = t.Format(StampFormat)
+		dir = filepath.Join(resultsDir, fmt.Sprintf("%s-exp%03d-%s", stamp, id, label))
+		err = os.Mkdir(dir, 0o755)
+		if err == nil || !errors.Is(err, os.ErrExist) || try == 3 {
+			return stamp, dir, err
+		}
+		time.Sleep(time.Until(t.Truncate(time.Second).Add(time.Second)))
+	}
+}
+
+// StampFormat is the UTC time stamp that starts every receipt's name.
+const StampFormat = "2006-01-02T15-04-05Z"
+
+// ReceiptDirOf returns the data folder of a receipt page path (or the folder itself).
+func ReceiptDirOf(path string) string { return strings.TrimSuffix(path, ".md") }

@@ -1,0 +1,102 @@
+package receipt
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/flipbench/flipbench/driftcheck"
+)
+
+// LooksFile holds a sequential run's looks, one JSON object per line, appended and
+// fsynced after every round.
+const LooksFile = "looks.jsonl"
+
+// Stop reasons of a sequential run (Look.Stop).
+const (
+	StopDecided  = "decided"   // every lane the decision needs is decided
+	StopMaxPairs = "max-pairs" // the rule's max-pairs rounds ran
+	StopBudget   = "budget"    // the next round would end past the budget
+)
+
+// Look is one look of a sequential run, after a round: how far it got, each lane's pooled
+// evidence, and what happens next.
+type Look struct {
+	// Round is the number of rounds measured (pass pairs per collection).
+	Round int `json:"round"`
+	// Elapsed is the measured wall time of the rounds so far.
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// Lanes is each lane's pooled evidence for each candidate.
+	Lanes []LookLane `json:"lanes"`
+	// Pending are the lanes the next round runs; empty when the run stops.
+	Pending []string `json:"pending"`
+	// Stop is why the run stops after this look (StopDecided, StopMaxPairs, StopBudget),
+	// or "" when it goes on.
+	Stop string `json:"stop,omitempty"`
+}
+
+// LookLane is one lane's pooled evidence for one candidate at a look.
+type LookLane struct {
+	Lane        string                 `json:"lane"`
+	Arm         string                 `json:"arm"`
+	Pairs       int                    `json:"pairs"`
+	Verdict     driftcheck.LaneVerdict `json:"verdict"`
+	EstimatePct float64                `json:"estimate_pct"`
+	CILowPct    float64                `json:"ci_low_pct"`
+	CIHighPct   float64                `json:"ci_high_pct"`
+	MDEPct      float64                `json:"mde_pct"`
+}
+
+// AppendLook appends a look to dir's looks.jsonl and syncs it to disk.
+func AppendLook(dir string, l Look) error {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, LooksFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ReadLooks reads dir's looks; a missing file is no looks. A torn last line (a kill in the
+// middle of a write) is dropped: the look is made again from the data.
+func ReadLooks(dir string) ([]Look, error) {
+	path := filepath.Join(dir, LooksFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Look
+	lines := bytes.Split(data, []byte("\n"))
+	for i, line := range lines {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var l Look
+		if err := json.Unmarshal(line, &l); err != nil {
+			if i == len(lines)-1 {
+				break // a torn last line, with no newline after it
+			}
+			return nil, fmt.Errorf("%s:%d: %v", path, i+1, err)
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
