@@ -73,6 +73,29 @@ func DiskSpace(paths ...string) string {
 	return strings.Join(parts, "; ")
 }
 
+// FullBytes is the free space below which a file system counts as full: a lane that
+// fails while one it writes to has less has most likely failed for want of space.
+const FullBytes = 1 << 20
+
+// FullDisks describes the file systems holding paths that have less than FullBytes free,
+// as DiskSpace does, or returns "" when none is that full.
+func FullDisks(paths ...string) string {
+	var full []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		var st syscall.Statfs_t
+		if syscall.Statfs(p, &st) == nil && uint64(st.Bavail)*uint64(st.Bsize) < FullBytes {
+			full = append(full, p)
+		}
+	}
+	if len(full) == 0 {
+		return ""
+	}
+	return DiskSpace(full...)
+}
+
 func mebibytes(b uint64) string {
 	if b < 1<<20 {
 		return fmt.Sprintf("%d bytes", b)

@@ -223,10 +223,14 @@ func (r *Runner) Sequence(ctx context.Context, next Next) (Outcome, error) {
 				// Interrupted: this run did not finish, so it is not recorded.
 				return err
 			}
-			if NoSpace(rec) {
+			if !rec.OK() {
 				// A full disk says nothing about the code: stop, and leave the run to be
-				// measured again by a resume.
-				return r.noSpace(rec, arms[run.Arm])
+				// measured again by a resume. The lane may say so, or not (a shell's echo
+				// says "I/O error"): a file system it uses that is full says it too.
+				full := FullDisks(laneDirs(r.Dir, arms[run.Arm])...)
+				if NoSpace(rec) || full != "" {
+					return r.noSpace(rec, arms[run.Arm], full)
+				}
 			}
 			if len(rec.Leftover) > 0 {
 				msg := fmt.Sprintf("arm %s, lane %s, collection %d pass %d: left %d processes running when it exited, which flipbench ended (%s); a lane must wait for what it starts, or it competes with the runs after it",
@@ -325,13 +329,29 @@ func (r *Runner) supersedePartialGroups() (int, error) {
 }
 
 // noSpace is the error that stops a run whose lane ran out of disk space.
-func (r *Runner) noSpace(rec receipt.Record, arm receipt.Arm) error {
+func (r *Runner) noSpace(rec receipt.Record, arm receipt.Arm, full string) error {
 	said := rec.Error
 	if l := lastLine(rec.StderrTail); l != "" {
 		said = l
 	}
+	where := DiskSpace(laneDirs(r.Dir, arm)...)
+	if full != "" {
+		where = full
+	}
 	return fmt.Errorf("arm %s, lane %s, collection %d pass %d: no space left on device (the lane said %q); the run stopped without recording it, so a resume measures it again; free space on %s",
-		rec.Arm, rec.Lane, rec.Collection, rec.Pass, said, DiskSpace(os.TempDir(), r.Dir, arm.Dir))
+		rec.Arm, rec.Lane, rec.Collection, rec.Pass, said, where)
+}
+
+// laneDirs are the folders whose file systems a lane of arm writes to: its $TMPDIR (the
+// arm's own, when its env sets one), its working folder and the receipt folder.
+func laneDirs(receiptDir string, arm receipt.Arm) []string {
+	tmp := os.TempDir()
+	for _, kv := range arm.Env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && v != "" {
+			tmp = v
+		}
+	}
+	return []string{tmp, arm.Dir, receiptDir}
 }
 
 // diskError names the file system when err is a write that failed for want of space.

@@ -424,3 +424,25 @@ func TestRunnerRemeasuresRecordedNoSpaceRuns(t *testing.T) {
 		t.Fatalf("warnings %q", ev.warnings)
 	}
 }
+
+// A lane that fails without saying why, while a file system it writes to is full, stops
+// the run as a full disk does: /proc, the lane's $TMPDIR here, always has 0 bytes free.
+func TestRunnerStopsWhenALaneFailsOnAFullFileSystem(t *testing.T) {
+	dir := t.TempDir()
+	plan := testPlan()
+	for i := range plan.Arms {
+		plan.Arms[i].Env = []string{"TMPDIR=/proc"}
+	}
+	fs := &fakeStarter{fail: map[string]bool{"a/cand": true, "b/cand": true}}
+	r := &Runner{Dir: dir, Plan: plan, Starter: fs, Events: &nopEvents{}, Capture: quietHost, Others: quietOthers, CleanUp: noCleanUp}
+	_, err := r.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `no space left on device (the lane said "boom")`) || !strings.Contains(err.Error(), "free space on /proc: 0 bytes free of 0 bytes") {
+		t.Fatalf("err = %v, want the full file system named", err)
+	}
+	recs, _ := receipt.ReadRecords(dir)
+	for _, rec := range recs {
+		if !rec.OK() {
+			t.Fatalf("a failed run was recorded: %+v", rec)
+		}
+	}
+}
