@@ -333,3 +333,38 @@ func (s LaneSummary) PairsFor(halfWidthLog, alpha float64) int {
 	k := math.Ceil(q * q * sigma * sigma / (2 * halfWidthLog * halfWidthLog))
 	return int(math.Min(k, maxPairsNeeded))
 }
+
+// Power is what a protocol can resolve at a measured noise: the MDE of one collection's
+// effect with a given number of usable pairs per collection, and about how many pairs per
+// collection would bring the MDE to the floor.
+type Power struct {
+	MDEPct      float64
+	PairsNeeded int // maxPairsNeeded (100000) when the floor is out of reach
+}
+
+// PowerAt returns the power of a protocol of pairs usable pairs per collection over
+// collections collections, for pass deltas whose noise (standard deviation, in percent on
+// the log scale: LaneSummary.NoisePct) is noisePct, under cfg (its Alpha, Looks and
+// Power; defaults filled in) and an effect floor of floorPct. It needs pairs x collections
+// >= 2 (a noise estimate) and returns a zero Power otherwise.
+func PowerAt(noisePct, floorPct float64, pairs, collections int, cfg Config) Power {
+	cfg, err := cfg.resolve()
+	if err != nil || pairs < 1 || collections < 1 || pairs*collections < 2 || noisePct < 0 {
+		return Power{}
+	}
+	sigma := noisePct / 100
+	df := collections*(pairs-1) + collections*pairs - 1
+	level := cfg.level()
+	se := sigma / math.Sqrt(2*float64(pairs))
+	mde := (tQuantile(1-(1-level)/2, df) + tQuantile(cfg.Power, df)) * se
+	return Power{MDEPct: toPct(mde), PairsNeeded: pairsNeeded(sigma, cfg, floorLog(floorPct), pairs, collections)}
+}
+
+// NoiseOf returns the noise of one pass delta (percent, log scale) that a run with the
+// given between-process noise and within-run CV (both percent) and n samples per run
+// would have: sqrt(2 (between^2 + (pi/2) within^2 / n)), the variance components of
+// LaneSummary.fill.
+func NoiseOf(betweenPct, withinCVPct float64, n int) float64 {
+	b, w := betweenPct/100, withinCVPct/100
+	return math.Sqrt(2*(b*b+math.Pi/2*w*w/float64(max(n, 1)))) * 100
+}

@@ -54,6 +54,7 @@ func CaptureEnv(when string, collection, pass int, now time.Time, dir string) re
 	}
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		sc := bufio.NewScanner(bytes.NewReader(b))
+		var swapTotal, swapFree int64
 		for sc.Scan() {
 			f := strings.Fields(sc.Text())
 			if len(f) < 2 {
@@ -65,8 +66,13 @@ func CaptureEnv(when string, collection, pass int, now time.Time, dir string) re
 				s.MemTotalBytes = kb * 1024
 			case "MemAvailable:":
 				s.MemAvailBytes = kb * 1024
+			case "SwapTotal:":
+				swapTotal = kb * 1024
+			case "SwapFree:":
+				swapFree = kb * 1024
 			}
 		}
+		s.SwapUsedBytes = max(0, swapTotal-swapFree)
 	}
 	var st syscall.Statfs_t
 	if syscall.Statfs(dir, &st) == nil {

@@ -42,6 +42,7 @@ type Snapshot struct {
 	BusyPct       float64 `json:"busy_pct"`
 	MemTotalBytes int64   `json:"mem_total_bytes,omitempty"`
 	MemAvailBytes int64   `json:"mem_available_bytes,omitempty"`
+	SwapUsedBytes int64   `json:"swap_used_bytes,omitempty"`
 	DiskFreeBytes int64   `json:"disk_free_bytes,omitempty"`
 	GoVersion     string  `json:"go_version"`
 	// Warnings says what about the host may have disturbed the measurement.

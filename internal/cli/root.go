@@ -122,6 +122,9 @@ pass-pair REPRODUCED or drift-suspected, and writes receipts that benchstat can 
 		newCheckCmd(s),
 		newSiteCmd(s),
 		newIncidenceCmd(s),
+		newCalibrateCmd(s),
+		newPlanCmd(s),
+		newDoctorCmd(s),
 	)
 	return root
 }
