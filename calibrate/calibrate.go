@@ -132,7 +132,9 @@ func (f *File) Merge(lanes []Lane) {
 		f.Lanes = slices.DeleteFunc(f.Lanes, func(o Lane) bool { return o.Experiment == l.Experiment && o.Lane == l.Lane })
 		f.Lanes = append(f.Lanes, l)
 	}
-	slices.SortFunc(f.Lanes, func(a, b Lane) int { return cmp.Or(cmp.Compare(a.Experiment, b.Experiment), cmp.Compare(a.Lane, b.Lane)) })
+	slices.SortFunc(f.Lanes, func(a, b Lane) int {
+		return cmp.Or(cmp.Compare(a.Experiment, b.Experiment), cmp.Compare(a.Lane, b.Lane))
+	})
 }
 
 // Write writes the calibration file under root (creating the folder).
