@@ -49,8 +49,20 @@ type Options struct {
 	Log io.Writer
 	// Rebuild ignores cached binaries; the new builds replace them.
 	Rebuild bool
+	// Warn receives the build's warnings (what a killed run left, worktrees that could not
+	// be removed); nil prints them to Log.
+	Warn func(receipt.Warning)
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+}
+
+// warn reports a build warning through Warn, or on Log.
+func (o Options) warn(msg string) {
+	if o.Warn != nil {
+		o.Warn(receipt.Warning{Stage: receipt.StageBuild, Text: msg})
+		return
+	}
+	fmt.Fprintf(o.Log, "warning: %s\n", msg)
 }
 
 // Build resolves or builds every arm of exp, base first, and returns them ready to run.
@@ -85,7 +97,7 @@ func Build(ctx context.Context, exp *spec.Experiment, opts Options) ([]receipt.A
 			}
 			defer func() {
 				if cerr := g.cleanup(ctx); cerr != nil {
-					fmt.Fprintf(opts.Log, "warning: %v (remove them by hand, then run git worktree prune)\n", cerr)
+					opts.warn(fmt.Sprintf("%v (remove them by hand, then run git worktree prune)", cerr))
 				}
 			}()
 		}

@@ -67,12 +67,12 @@ func newGitBuild(ctx context.Context, exp *spec.Experiment, kind lanekind.Kind, 
 	// A killed flipbench's build (a go test -c and its compilers) may still run, writing
 	// into the worktree about to be removed: end it first.
 	if ended, err := owner.EndOrphans(); err != nil {
-		fmt.Fprintf(opts.Log, "warning: ending what a killed run left running: %v\n", err)
+		opts.warn(fmt.Sprintf("ending what a killed run left running: %v", err))
 	} else if len(ended) > 0 {
-		fmt.Fprintf(opts.Log, "warning: ended %d processes that a killed flipbench left running\n", len(ended))
+		opts.warn(fmt.Sprintf("ended %d processes that a killed flipbench left running", len(ended)))
 	}
 	if err := r.removeStale(ctx); err != nil {
-		fmt.Fprintf(opts.Log, "warning: %v\n", err)
+		opts.warn(err.Error())
 	}
 	g := &gitBuild{exp: exp, opts: opts, repo: r, kind: kind}
 	b, problem := kind.Build(exp.Harness.ForKind())

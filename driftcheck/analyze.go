@@ -318,6 +318,7 @@ func analyzeLane(rep *Report, in Input, cfg Config, runs []run, lay layout, l, a
 		signs[evs[c].orderSign()]++
 	}
 	orderRepro := signs[1] == ran || signs[-1] == ran
+	repro := map[int]int{} // reproduced direction -> collections
 	for c := range colls {
 		cp := &colls[c]
 		if len(cp.kept) == 0 {
@@ -328,7 +329,13 @@ func analyzeLane(rep *Report, in Input, cfg Config, runs []run, lay layout, l, a
 		pooled.countPairs(cp.pairs)
 		passDeltas(&s, cp.passes, cp.kept, runs, lay, c, l, a, lane, floorPct)
 		s.fill(evs[c], nz, within, samples)
-		s.Verdict, s.Reason = verdictFrom(s, evs[c], fl, orderRepro)
+		s.Verdict, s.Reason = verdictFrom(s, evs[c], fl, orderRepro, 0)
+		switch s.Verdict {
+		case LaneReproducedFaster:
+			repro[-1]++
+		case LaneReproducedSlower:
+			repro[1]++
+		}
 		warnLane(rep, cp, lane, cand, in.Base, c+1, s)
 		rep.Passes = append(rep.Passes, cp.passes...)
 		rep.Pairs = append(rep.Pairs, cp.pairs...)
@@ -361,7 +368,14 @@ func analyzeLane(rep *Report, in Input, cfg Config, runs []run, lay layout, l, a
 	perColl := len(all) / in.Collections
 	ev := newEvidence(len(all), m, o, nz, cfg, fl, perColl, in.Collections)
 	pooled.fill(ev, nz, within, samples)
-	pooled.Verdict, pooled.Reason = verdictFrom(pooled, ev, fl, orderRepro)
+	replicated := 0
+	switch {
+	case ran > 0 && repro[-1] == ran:
+		replicated = -1
+	case ran > 0 && repro[1] == ran:
+		replicated = 1
+	}
+	pooled.Verdict, pooled.Reason = verdictFrom(pooled, ev, fl, orderRepro, replicated)
 	rep.Pooled = append(rep.Pooled, pooled)
 }
 

@@ -2,8 +2,9 @@ package driftcheck
 
 // SchemaVersion is the version of the Report's JSON form (analysis.json, drift --json).
 // Version 2 added the lane evidence from pair means (estimate, interval, noise, order
-// effect, MDE) and the three-way lane verdicts.
-const SchemaVersion = 2
+// effect, MDE) and the three-way lane verdicts; version 3 makes a pooled summary
+// reproduced only when every collection reproduced it.
+const SchemaVersion = 3
 
 // Config holds the thresholds and error rates of the drift check. Zero fields take the
 // DefaultConfig value, so an unset threshold in a spec means the default.

@@ -201,8 +201,11 @@ func (ev evidence) orderSign() int {
 // verdictFrom applies the lane rule to one summary's evidence; it returns the verdict
 // and its reason. s has its counts filled in. orderRepro reports whether the order
 // effect's interval excludes 0 with one sign in every collection of the lane: only a
-// reproduced order effect makes a lane order-dependent.
-func verdictFrom(s LaneSummary, ev evidence, fl float64, orderRepro bool) (LaneVerdict, string) {
+// reproduced order effect makes a lane order-dependent. For the pooled summary
+// (Collection 0), replicated says which way every collection reproduced the effect (-1
+// faster, +1 slower, 0 not all the same way): a pooled effect counts as reproduced only
+// when each collection reproduced it, since a result must reproduce in each.
+func verdictFrom(s LaneSummary, ev evidence, fl float64, orderRepro bool, replicated int) (LaneVerdict, string) {
 	n := s.Pairs
 	floor := fmtFloor(s.FloorPct)
 	pct := func(x float64) string { return fmtDelta(toPct(x)) }
@@ -214,10 +217,10 @@ func verdictFrom(s LaneSummary, ev evidence, fl float64, orderRepro bool) (LaneV
 		return LaneInsufficient, fmt.Sprintf("only %d of %d pairs usable; more than half lack data", s.UsablePairs, n)
 	case !ev.bounded:
 		return LaneInsufficient, fmt.Sprintf("%s: no noise estimate from one usable pair in all; run at least 2 pairs", countsText(s))
-	case ev.hi < 0 && ev.est <= -fl && s.ReproducedSlower == 0:
-		return LaneReproducedFaster, fmt.Sprintf("effect %s excludes 0 and passes the %s floor; pairs: %s", ci, floor, countsText(s))
-	case ev.lo > 0 && ev.est >= fl && s.ReproducedFaster == 0:
-		return LaneReproducedSlower, fmt.Sprintf("effect %s excludes 0 and passes the %s floor; pairs: %s", ci, floor, countsText(s))
+	case ev.hi < 0 && ev.est <= -fl && s.ReproducedSlower == 0 && (s.Collection > 0 || replicated < 0):
+		return LaneReproducedFaster, fmt.Sprintf("effect %s excludes 0 and passes the %s floor%s; pairs: %s", ci, floor, inEach(s), countsText(s))
+	case ev.lo > 0 && ev.est >= fl && s.ReproducedFaster == 0 && (s.Collection > 0 || replicated > 0):
+		return LaneReproducedSlower, fmt.Sprintf("effect %s excludes 0 and passes the %s floor%s; pairs: %s", ci, floor, inEach(s), countsText(s))
 	case orderRepro && ev.orderSign() != 0 && math.Abs(ev.order) >= fl:
 		return LaneOrderDependent, fmt.Sprintf("order effect %s [%s, %s] excludes 0 in every collection and passes the %s floor: the result depends on which arm runs first; effect %s; pairs: %s",
 			pct(ev.order), pct(ev.olo), pct(ev.ohi), floor, ci, countsText(s))
@@ -226,6 +229,14 @@ func verdictFrom(s LaneSummary, ev evidence, fl float64, orderRepro bool) (LaneV
 	}
 	why := undecidedWhy(ev, fl, s)
 	return LaneUndecided, fmt.Sprintf("effect %s: %s; pairs: %s", ci, why, countsText(s))
+}
+
+// inEach says, for a pooled summary, that every collection reproduced it.
+func inEach(s LaneSummary) string {
+	if s.Collection == 0 {
+		return ", reproduced in every collection"
+	}
+	return ""
 }
 
 // undecidedWhy says why an undecided lane is undecided and what would decide it.
@@ -240,6 +251,10 @@ func undecidedWhy(ev evidence, fl float64, s LaneSummary) string {
 		more = fmt.Sprintf("; about %d more pairs per collection would resolve the floor", ev.pairsNeeded-ev.perColl)
 	}
 	switch {
+	case ev.mde > fl && !(ev.lo > 0 || ev.hi < 0):
+		return fmt.Sprintf("MDE %s > floor %s%s", mde, floor, more)
+	case s.Collection == 0 && (ev.lo > 0 || ev.hi < 0) && math.Abs(ev.est) >= fl:
+		return fmt.Sprintf("the pooled interval excludes 0, but not every collection reproduced it (MDE %s)%s", mde, more)
 	case ev.mde > fl:
 		return fmt.Sprintf("MDE %s > floor %s%s", mde, floor, more)
 	case ev.lo > 0 || ev.hi < 0:

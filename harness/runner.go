@@ -30,7 +30,7 @@ type Events interface {
 	// RunDone is called after each run is safely on disk; n counts finished runs.
 	RunDone(n, total int, rec receipt.Record)
 	// Warn reports a problem worth a user's attention, phrased with what to do.
-	Warn(msg string)
+	Warn(w receipt.Warning)
 }
 
 // Runner executes a plan into a receipt data folder.
@@ -58,7 +58,7 @@ type Outcome struct {
 	Ran      int // runs executed now
 	Resumed  int // runs found already finished on disk
 	Failed   int // runs (of all, old and new) that produced no usable samples
-	Warnings []string
+	Warnings []receipt.Warning
 }
 
 // Run executes every run of the plan that raw.jsonl does not hold yet. A lane that crashes,
@@ -89,22 +89,31 @@ func (r *Runner) Sequence(ctx context.Context, next Next) (Outcome, error) {
 	if cleanUp == nil {
 		cleanUp = CleanUp
 	}
+	// warn reports a run-stage warning and keeps it in warnings.jsonl, since nothing else
+	// in the receipt would show it again.
+	warn := func(msg string) error {
+		w := receipt.Warning{Stage: receipt.StageRun, Text: msg}
+		r.Events.Warn(w)
+		out.Warnings = append(out.Warnings, w)
+		return receipt.AppendWarnings(r.Dir, w)
+	}
 	notes, err := cleanUp(r.Dir)
 	if err != nil {
 		notes = append(notes, err.Error())
 	}
 	for _, msg := range notes {
-		r.Events.Warn(msg)
-		out.Warnings = append(out.Warnings, msg)
+		if err := warn(msg); err != nil {
+			return out, err
+		}
 	}
 	moved, err := r.supersedePartialGroups()
 	if err != nil {
 		return out, err
 	}
 	if moved > 0 {
-		msg := fmt.Sprintf("re-measuring %d runs whose partner runs (the same lane and pass in the other arms) were cut off by the interruption, so that every comparison is made back to back; the earlier runs are kept in %s", moved, receipt.SupersededFile)
-		r.Events.Warn(msg)
-		out.Warnings = append(out.Warnings, msg)
+		if err := warn(fmt.Sprintf("re-measuring %d runs whose partner runs (the same lane and pass in the other arms) were cut off by the interruption, so that every comparison is made back to back; the earlier runs are kept in %s", moved, receipt.SupersededFile)); err != nil {
+			return out, err
+		}
 	}
 	log, recs, err := receipt.OpenLog(r.Dir)
 	if err != nil {
@@ -170,8 +179,10 @@ func (r *Runner) Sequence(ctx context.Context, next Next) (Outcome, error) {
 			kind, _, _ := strings.Cut(w, " ")
 			kinds[kind] = true
 			if !lastKinds[s.When][kind] {
-				r.Events.Warn(w)
-				out.Warnings = append(out.Warnings, w)
+				// Kept in env.json, from which the receipt shows it.
+				hw := receipt.Warning{Stage: receipt.StageHost, Text: w}
+				r.Events.Warn(hw)
+				out.Warnings = append(out.Warnings, hw)
 			}
 		}
 		lastKinds[s.When] = kinds
@@ -233,10 +244,9 @@ func (r *Runner) Sequence(ctx context.Context, next Next) (Outcome, error) {
 				}
 			}
 			if len(rec.Leftover) > 0 {
-				msg := fmt.Sprintf("arm %s, lane %s, collection %d pass %d: left %d processes running when it exited, which flipbench ended (%s); a lane must wait for what it starts, or it competes with the runs after it",
-					rec.Arm, rec.Lane, rec.Collection, rec.Pass, len(rec.Leftover), strings.Join(rec.Leftover, "; "))
-				r.Events.Warn(msg)
-				out.Warnings = append(out.Warnings, msg)
+				// The record keeps them; the receipt lists them.
+				r.Events.Warn(receipt.Warning{Stage: receipt.StageRun, Text: fmt.Sprintf("arm %s, lane %s, collection %d pass %d: left %d processes running when it exited, which flipbench ended (%s); a lane must wait for what it starts, or it competes with the runs after it",
+					rec.Arm, rec.Lane, rec.Collection, rec.Pass, len(rec.Leftover), strings.Join(rec.Leftover, "; "))})
 			}
 			if rec.OK() {
 				// Every run of a lane must print the same unit, or arms would be compared
@@ -256,8 +266,9 @@ func (r *Runner) Sequence(ctx context.Context, next Next) (Outcome, error) {
 			finished++
 			if !rec.OK() {
 				out.Failed++
-				msg := fmt.Sprintf("arm %s, lane %s, collection %d pass %d: %s", rec.Arm, rec.Lane, rec.Collection, rec.Pass, rec.Error)
-				r.Events.Warn(msg)
+				// The record keeps the error; the receipt lists failed runs.
+				r.Events.Warn(receipt.Warning{Stage: receipt.StageRun,
+					Text: fmt.Sprintf("arm %s, lane %s, collection %d pass %d: %s", rec.Arm, rec.Lane, rec.Collection, rec.Pass, rec.Error)})
 			}
 			r.Events.RunDone(finished, total, rec)
 		}

@@ -53,7 +53,7 @@ type nopEvents struct{ warnings []string }
 
 func (*nopEvents) Begin(total, done int)                    {}
 func (*nopEvents) RunDone(n, total int, rec receipt.Record) {}
-func (e *nopEvents) Warn(msg string)                        { e.warnings = append(e.warnings, msg) }
+func (e *nopEvents) Warn(w receipt.Warning)                 { e.warnings = append(e.warnings, w.Text) }
 
 // quietHost is a host snapshot with nothing to warn about.
 func quietHost(when string, c, p int, now time.Time, dir string) receipt.Snapshot {
@@ -189,7 +189,7 @@ func TestRunnerResumesWithoutRepeating(t *testing.T) {
 	if out.Resumed != 4 || out.Ran != 12 || len(fs2.calls) != 12 {
 		t.Fatalf("resume: %+v with %d calls, want 4 resumed and 12 run", out, len(fs2.calls))
 	}
-	if len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "re-measuring 1 runs") {
+	if len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0].Text, "re-measuring 1 runs") {
 		t.Fatalf("warnings %q", out.Warnings)
 	}
 	var moved int

@@ -227,9 +227,14 @@ func blockWarnings(d *report.Data) []string {
 	} else if n := len(d.Plan.Runs) - len(d.Records); n > 0 {
 		out = append(out, fmt.Sprintf("%d of %d planned runs are missing; finish the run with flipbench ab --resume", n, len(d.Plan.Runs)))
 	}
-	out = append(out, d.Analysis.Warnings...)
-	out = append(out, report.NonZeroWarnings(d)...)
-	return append(out, d.Env.HostWarnings()...)
+	ws, err := d.Warnings()
+	if err != nil {
+		return append(out, err.Error())
+	}
+	for _, w := range ws {
+		out = append(out, w.String())
+	}
+	return out
 }
 
 // blockText renders the results block to a string.

@@ -16,7 +16,7 @@ import (
 // folder. It returns the page's path. Finishing a receipt again (after adding an
 // incidence report, or a resume that had nothing left to run) is allowed, but not over a
 // change: when the folder has a manifest, the run's own files (plan.json, raw.jsonl,
-// env.json, looks.jsonl) must still match it, or the new manifest would bless the change.
+// env.json, looks.jsonl, warnings.jsonl) must still match it, or the new manifest would bless the change.
 func Finish(dir string) (string, error) {
 	if err := checkRunFiles(dir); err != nil {
 		return "", err
@@ -61,7 +61,7 @@ func checkRunFiles(dir string) error {
 		return err
 	}
 	var errs []error
-	for _, name := range []string{receipt.PlanFile, receipt.RawFile, receipt.EnvFile, receipt.SupersededFile, receipt.LooksFile} {
+	for _, name := range []string{receipt.PlanFile, receipt.RawFile, receipt.EnvFile, receipt.SupersededFile, receipt.LooksFile, receipt.WarningsFile} {
 		want, listed := m.Files[name]
 		path := filepath.Join(dir, name)
 		sum, err := receipt.HashFile(path)

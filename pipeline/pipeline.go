@@ -89,7 +89,7 @@ type discard struct{}
 
 func (discard) Begin(int, int)                   {}
 func (discard) RunDone(int, int, receipt.Record) {}
-func (discard) Warn(string)                      {}
+func (discard) Warn(receipt.Warning)             {}
 func (discard) Look(receipt.Look)                {}
 
 // Job is one run of an experiment.
@@ -147,7 +147,11 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	if build == nil {
 		build = armbuild.Build
 	}
-	arms, err := build(ctx, job.Spec, armbuild.Options{Root: job.Root, Log: opts.log()})
+	var buildWarnings []receipt.Warning
+	arms, err := build(ctx, job.Spec, armbuild.Options{Root: job.Root, Log: opts.log(), Warn: func(w receipt.Warning) {
+		opts.events().Warn(w)
+		buildWarnings = append(buildWarnings, w)
+	}})
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +167,9 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		Stamp: stamp, Command: job.Command, Resolved: job.Resolved, Arms: arms,
 	})
 	if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
+		return nil, err
+	}
+	if err := receipt.AppendWarnings(dir, buildWarnings...); err != nil {
 		return nil, err
 	}
 	return measureAndFinish(ctx, dir, plan, job, opts)

@@ -13,8 +13,10 @@ import (
 // DriftMarkdown writes the drift check of r as markdown, meant to sit under a
 // second-level heading of a receipt: for each candidate the lane evidence pooled over
 // collections and per collection (EvidenceTable), the pass statistics per collection,
-// then every pass-pair verdict with its reason (PairTable), then the warnings as a bullet
-// list. Sections use third-level headings. roles names the lanes' roles (nil shows none).
+// then every pass-pair verdict with its reason (PairTable). Sections use third-level
+// headings. roles names the lanes' roles (nil shows none). The drift check's warnings are
+// not here: the receipt shows them with every other warning (Data.Warnings), and
+// flipbench drift after the tables.
 func DriftMarkdown(w io.Writer, r driftcheck.Report, roles Roles) error {
 	ew := NewErrWriter(w)
 	for _, g := range Groups(r.Pooled) {
@@ -49,13 +51,6 @@ func DriftMarkdown(w io.Writer, r driftcheck.Report, roles Roles) error {
 		fmt.Fprintln(ew)
 	}
 
-	fmt.Fprintf(ew, "### Warnings\n\n")
-	if len(r.Warnings) == 0 {
-		fmt.Fprintf(ew, "None.\n")
-	}
-	for _, s := range r.Warnings {
-		fmt.Fprintf(ew, "- %s\n", s)
-	}
 	return ew.Err()
 }
 

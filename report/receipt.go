@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/flipbench/flipbench/driftcheck"
@@ -30,6 +31,8 @@ type Data struct {
 	Analysis driftcheck.Report
 	// Looks are a sequential run's looks (looks.jsonl); nil for a fixed protocol.
 	Looks []receipt.Look
+	// Kept are the warnings the build and the run kept in warnings.jsonl.
+	Kept []receipt.Warning
 	// Reanalyzed says that Open found an analysis.json of an older schema than this
 	// flipbench's drift check and computed the analysis afresh from the run's data (plan
 	// and raw runs, both under the manifest) instead.
@@ -110,6 +113,9 @@ func readData(dir string) (*Data, error) {
 		return nil, err
 	}
 	if d.Looks, err = receipt.ReadLooks(dir); err != nil {
+		return nil, err
+	}
+	if d.Kept, err = receipt.ReadWarnings(dir); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -204,12 +210,6 @@ func render(w *ErrWriter, d *Data) error {
 		fmt.Fprintf(w, "\n## Lane metrics\n\nMedian over every sample of each arm's successful runs of the lane: the lane's value, then every other metric its runs reported.\n\n")
 		w.Write(metrics.Bytes())
 	}
-	if ws := NonZeroWarnings(d); len(ws) > 0 {
-		fmt.Fprintf(w, "\n## Zero metrics\n\nMetrics the page names in a lane's nonzero list that are exactly zero, or were never reported:\n\n")
-		for _, m := range ws {
-			fmt.Fprintf(w, "- **warning**: %s\n", OneLine(m))
-		}
-	}
 	if incidence.Exists(d.Dir) {
 		r, err := incidence.Read(d.Dir)
 		if err != nil {
@@ -230,13 +230,38 @@ func render(w *ErrWriter, d *Data) error {
 		}
 	}
 	leftover(w, d.Records)
-	if ws := d.Env.HostWarnings(); len(ws) > 0 {
-		fmt.Fprintf(w, "\n## Host warnings\n\n")
-		for _, m := range ws {
-			fmt.Fprintf(w, "- %s\n", m)
-		}
+	ws, err := d.Warnings()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n## Warnings\n\n")
+	if len(ws) == 0 {
+		fmt.Fprintf(w, "None.\n")
+	}
+	for _, x := range ws {
+		fmt.Fprintf(w, "- **%s**: %s\n", x.Stage, OneLine(x.Text))
 	}
 	return nil
+}
+
+// Warnings returns every warning of the receipt in one shape, by stage: those the build
+// and the run kept (warnings.jsonl), the host's (env.json), the drift check's, the lane
+// metrics' (nonzero) and the incidence report's findings.
+func (d *Data) Warnings() ([]receipt.Warning, error) {
+	out := slices.Clone(d.Kept)
+	out = append(out, receipt.Warnings(receipt.StageHost, d.Env.HostWarnings())...)
+	out = append(out, receipt.Warnings(receipt.StageAnalysis, d.Analysis.Warnings)...)
+	out = append(out, receipt.Warnings(receipt.StageMetrics, NonZeroWarnings(d))...)
+	if incidence.Exists(d.Dir) {
+		r, err := incidence.Read(d.Dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range r.Findings {
+			out = append(out, receipt.Warning{Stage: receipt.StageIncidence, Text: f.Level + ": " + f.Message})
+		}
+	}
+	return out, nil
 }
 
 // leftover lists the runs that left processes running when they exited.

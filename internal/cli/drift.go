@@ -118,6 +118,13 @@ func runDrift(s Streams, opts *driftOptions) error {
 		if err := report.DriftMarkdown(&buf, rep, roles); err != nil {
 			return err
 		}
+		fmt.Fprintf(&buf, "### Warnings\n\n")
+		if len(rep.Warnings) == 0 {
+			fmt.Fprintf(&buf, "None.\n")
+		}
+		for _, w := range rep.Warnings {
+			fmt.Fprintf(&buf, "- %s\n", w)
+		}
 	}
 	if _, err := s.Out.Write(buf.Bytes()); err != nil {
 		return err

@@ -63,7 +63,8 @@ func (p *progress) RunDone(n, total int, rec receipt.Record) {
 	fmt.Fprintf(p.w, "flipbench: [%d/%d] %s\n", n, total, line)
 }
 
-func (p *progress) Warn(msg string) {
+func (p *progress) Warn(w receipt.Warning) {
+	msg := w.Text
 	if p.live {
 		// mpb owns the terminal; print above the bar.
 		p.p.Write([]byte("flipbench: warning: " + msg + "\n"))
@@ -98,11 +99,11 @@ func (p *progress) Look(l receipt.Look) {
 	if l.Stop != "" {
 		next = "stop: " + l.Stop
 	}
-	p.Warnf("look after round %d (%s measured): %s; %s", l.Round, l.Elapsed.Round(time.Second), strings.Join(parts, ", "), next)
+	p.note("look after round %d (%s measured): %s; %s", l.Round, l.Elapsed.Round(time.Second), strings.Join(parts, ", "), next)
 }
 
-// Warnf prints a line above the live bar, or as a plain line.
-func (p *progress) Warnf(format string, args ...any) {
+// note prints a line above the live bar, or as a plain line.
+func (p *progress) note(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if p.live && p.p != nil {
 		p.p.Write([]byte("flipbench: " + msg + "\n"))
