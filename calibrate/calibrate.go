@@ -26,6 +26,7 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/spec"
 )
 
 // SchemaVersion is the version of a calibration file's JSON form.
@@ -188,6 +189,28 @@ type Protocol struct {
 	Pairs int
 	// Arms is the number of arms (base included).
 	Arms int
+}
+
+// ProtocolOf returns the protocol a resolved run plans with: its pass pairs per
+// collection are a sequential rule's max-pairs (the most it may run). It also describes
+// them: "4 pairs per collection", "at most 12 pairs per collection (sequential)".
+func ProtocolOf(res spec.Resolved, arms int) (Protocol, string) {
+	p := res.Protocol
+	pairs := p.Passes / 2
+	what := fmt.Sprintf("%d pairs per collection", pairs)
+	if s := p.Sequential; s != nil {
+		pairs = s.MaxPairs
+		what = fmt.Sprintf("at most %d pairs per collection (sequential)", pairs)
+	}
+	return Protocol{Samples: p.Samples, Warmup: p.Warmup, Collections: p.Collections, Pairs: pairs, Arms: arms}, what
+}
+
+// FloorOf returns a lane's effect floor: its own floor-pct, else the drift check's.
+func FloorOf(l spec.Lane, res spec.Resolved) float64 {
+	if l.FloorPct > 0 {
+		return l.FloorPct
+	}
+	return res.Drift.EffectFloorPct
 }
 
 // LanePlan is what a lane needs at a protocol.

@@ -94,13 +94,7 @@ func contract(in Input) []Finding {
 		return []Finding{{Warn, "contract", fmt.Sprintf("no calibration to check the floors against (%s): run flipbench calibrate %d first", why, in.Spec.ID)}}
 	}
 	p := in.Resolved.Protocol
-	pairs := p.Passes / 2
-	what := fmt.Sprintf("%d pairs per collection", pairs)
-	if s := p.Sequential; s != nil {
-		pairs = s.MaxPairs
-		what = fmt.Sprintf("at most %d pairs per collection (sequential)", pairs)
-	}
-	proto := calibrate.Protocol{Samples: p.Samples, Warmup: p.Warmup, Collections: p.Collections, Pairs: pairs, Arms: len(in.Spec.Arms)}
+	proto, what := calibrate.ProtocolOf(in.Resolved, len(in.Spec.Arms))
 	var total time.Duration
 	for _, l := range in.Resolved.Lanes {
 		if l.Role == spec.RoleSecondary {
@@ -111,10 +105,7 @@ func contract(in Input) []Finding {
 			out = append(out, Finding{Warn, "contract", fmt.Sprintf("%s: not calibrated on this host: run flipbench calibrate %d", l.Name, in.Spec.ID)})
 			continue
 		}
-		floor := in.Resolved.Drift.EffectFloorPct
-		if l.FloorPct > 0 {
-			floor = l.FloorPct
-		}
+		floor := calibrate.FloorOf(l, in.Resolved)
 		lp := calibrate.Plan(cal, floor, proto, in.Resolved.Drift)
 		total += lp.Time
 		if lp.MDEPct <= floor {

@@ -23,16 +23,16 @@ func TestFinishAgain(t *testing.T) {
 	}{
 		{"unchanged", func(t *testing.T, dir string) {}, ""},
 		{"a file added", func(t *testing.T, dir string) {
-			write(t, filepath.Join(dir, "notes.txt"), "added later\n")
+			receipttest.WriteFile(t, filepath.Join(dir, "notes.txt"), "added later\n")
 		}, ""},
 		{"a derived file edited: rewritten from the run", func(t *testing.T, dir string) {
-			write(t, filepath.Join(dir, "cand.bench"), "BenchmarkL 1 1 ns/op\n")
+			receipttest.WriteFile(t, filepath.Join(dir, "cand.bench"), "BenchmarkL 1 1 ns/op\n")
 		}, ""},
 		{"raw.jsonl edited", func(t *testing.T, dir string) {
-			flip(t, filepath.Join(dir, receipt.RawFile))
+			receipttest.Flip(t, filepath.Join(dir, receipt.RawFile))
 		}, "raw.jsonl: changed since the run"},
 		{"plan.json edited", func(t *testing.T, dir string) {
-			flip(t, filepath.Join(dir, receipt.PlanFile))
+			receipttest.Flip(t, filepath.Join(dir, receipt.PlanFile))
 		}, "plan.json: changed since the run"},
 		{"env.json removed", func(t *testing.T, dir string) {
 			if err := os.Remove(filepath.Join(dir, receipt.EnvFile)); err != nil {
@@ -40,7 +40,7 @@ func TestFinishAgain(t *testing.T) {
 			}
 		}, "env.json: listed in manifest.json but missing"},
 		{"superseded.jsonl edited", func(t *testing.T, dir string) {
-			flip(t, filepath.Join(dir, receipt.SupersededFile))
+			receipttest.Flip(t, filepath.Join(dir, receipt.SupersededFile))
 		}, "superseded.jsonl: changed since the run"},
 		{"superseded.jsonl removed", func(t *testing.T, dir string) {
 			if err := os.Remove(filepath.Join(dir, receipt.SupersededFile)); err != nil {
@@ -48,7 +48,7 @@ func TestFinishAgain(t *testing.T) {
 			}
 		}, "superseded.jsonl: listed in manifest.json but missing"},
 		{"superseded runs added after the run", func(t *testing.T, dir string) {
-			write(t, filepath.Join(dir, receipt.SupersededFile), `{"collection":1,"pass":1,"lane":"L","arm":"base"}`+"\n")
+			receipttest.WriteFile(t, filepath.Join(dir, receipt.SupersededFile), `{"collection":1,"pass":1,"lane":"L","arm":"base"}`+"\n")
 		}, "superseded.jsonl: not in manifest.json: added since the run"},
 	}
 	for _, tt := range tests {
@@ -56,7 +56,7 @@ func TestFinishAgain(t *testing.T) {
 			dir := receipttest.Write(t, receipttest.Default())
 			if strings.HasPrefix(tt.name, "superseded.jsonl") {
 				// A resumed run: a base run was measured again.
-				write(t, filepath.Join(dir, receipt.SupersededFile), `{"collection":1,"pass":1,"lane":"L","arm":"base"}`+"\n")
+				receipttest.WriteFile(t, filepath.Join(dir, receipt.SupersededFile), `{"collection":1,"pass":1,"lane":"L","arm":"base"}`+"\n")
 			}
 			md, err := Finish(dir)
 			if err != nil {
@@ -91,22 +91,4 @@ func TestFinishAgain(t *testing.T) {
 			}
 		})
 	}
-}
-
-func write(t *testing.T, path, s string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// flip changes one byte in the middle of a file.
-func flip(t *testing.T, path string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)/2] ^= 1
-	write(t, path, string(data))
 }

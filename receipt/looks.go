@@ -1,11 +1,6 @@
 package receipt
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -52,51 +47,8 @@ type LookLane struct {
 }
 
 // AppendLook appends a look to dir's looks.jsonl and syncs it to disk.
-func AppendLook(dir string, l Look) error {
-	b, err := json.Marshal(l)
-	if err != nil {
-		return err
-	}
-	f, err := os.OpenFile(filepath.Join(dir, LooksFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+func AppendLook(dir string, l Look) error { return appendJSONL(filepath.Join(dir, LooksFile), l) }
 
 // ReadLooks reads dir's looks; a missing file is no looks. A torn last line (a kill in the
 // middle of a write) is dropped: the look is made again from the data.
-func ReadLooks(dir string) ([]Look, error) {
-	path := filepath.Join(dir, LooksFile)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []Look
-	lines := bytes.Split(data, []byte("\n"))
-	for i, line := range lines {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var l Look
-		if err := json.Unmarshal(line, &l); err != nil {
-			if i == len(lines)-1 {
-				break // a torn last line, with no newline after it
-			}
-			return nil, fmt.Errorf("%s:%d: %v", path, i+1, err)
-		}
-		out = append(out, l)
-	}
-	return out, nil
-}
+func ReadLooks(dir string) ([]Look, error) { return readJSONL[Look](filepath.Join(dir, LooksFile)) }

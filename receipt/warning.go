@@ -1,12 +1,7 @@
 package receipt
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 )
 
 // Warning is a problem worth a user's attention, phrased with what to do about it: the
@@ -51,55 +46,11 @@ func AppendWarnings(dir string, ws ...Warning) error {
 	if len(ws) == 0 {
 		return nil
 	}
-	var b strings.Builder
-	for _, w := range ws {
-		line, err := json.Marshal(w)
-		if err != nil {
-			return err
-		}
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	f, err := os.OpenFile(filepath.Join(dir, WarningsFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return appendJSONL(filepath.Join(dir, WarningsFile), ws...)
 }
 
 // ReadWarnings reads dir's warnings.jsonl; a missing file is none, a torn last line (a
 // kill during a write) is dropped.
 func ReadWarnings(dir string) ([]Warning, error) {
-	path := filepath.Join(dir, WarningsFile)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []Warning
-	lines := strings.Split(string(data), "\n")
-	for i, line := range lines {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		var w Warning
-		if err := json.Unmarshal([]byte(line), &w); err != nil {
-			if i == len(lines)-1 {
-				break
-			}
-			return nil, fmt.Errorf("%s:%d: %v", path, i+1, err)
-		}
-		out = append(out, w)
-	}
-	return out, nil
+	return readJSONL[Warning](filepath.Join(dir, WarningsFile))
 }

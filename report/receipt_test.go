@@ -119,7 +119,7 @@ func TestOpen(t *testing.T) {
 	if fmt.Sprint(d.Analysis.Lanes) != fmt.Sprint(fresh.Analysis.Lanes) || len(d.Records) != 16 || d.Plan.Experiment != 1 {
 		t.Errorf("Open and Load disagree")
 	}
-	flip(t, filepath.Join(dir, receipt.AnalysisFile))
+	receipttest.Flip(t, filepath.Join(dir, receipt.AnalysisFile))
 	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "does not match its manifest; refusing a changed receipt") {
 		t.Errorf("got %v", err)
 	}
@@ -183,24 +183,6 @@ func TestSummaryDeltas(t *testing.T) {
 			t.Errorf("SummaryDeltas(%+v) = %q, %q, want %q, %q", tt.s, m, a, tt.median, tt.mean)
 		}
 	}
-}
-
-func write(t *testing.T, path, s string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// flip changes one byte in the middle of a file.
-func flip(t *testing.T, path string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)/2] ^= 1
-	write(t, path, string(data))
 }
 
 // TestDriftInputBetter checks that the better direction comes from the plan alone, which

@@ -209,24 +209,17 @@ func runCalibrate(ctx context.Context, s Streams, opts *calibrateOptions) error 
 // noiseTable writes the calibrated lanes and what the run's protocol resolves with them.
 func noiseTable(w io.Writer, t target, res spec.Resolved, lanes []calibrate.Lane) error {
 	p := res.Protocol
-	proto := calibrate.Protocol{Samples: p.Samples, Warmup: p.Warmup, Collections: p.Collections, Pairs: p.Passes / 2, Arms: len(t.exp.Arms)}
+	proto, _ := calibrate.ProtocolOf(res, len(t.exp.Arms))
 	var rows [][]string
 	for _, l := range lanes {
-		floor := laneFloor(t.exp, res, l.Lane)
+		sl, _ := t.exp.Lane(l.Lane)
+		floor := calibrate.FloorOf(sl, res)
 		lp := calibrate.Plan(l, floor, proto, res.Drift)
 		rows = append(rows, []string{l.Lane, fmt.Sprintf("%.1f%%", l.NoisePct), fmt.Sprintf("%.1f%% / %.1f%%", l.BetweenPct, l.WithinCVPct),
 			l.RunTime.Round(time.Millisecond).String(), fmt.Sprintf("%g%%", floor), fmt.Sprintf("%.1f%%", lp.MDEPct), pairsText(lp.PairsNeeded)})
 	}
 	fmt.Fprintf(w, "Noise per lane at %d samples per run, %d pass pairs per collection, %d collections:\n\n", p.Samples, p.Passes/2, p.Collections)
 	return mdtable.Write(w, []string{"lane", "noise", "between / within", "run", "floor", "MDE here", "pairs for the floor"}, rows)
-}
-
-// laneFloor returns the effect floor of a lane: its own, or the drift check's.
-func laneFloor(e *spec.Experiment, res spec.Resolved, name string) float64 {
-	if l, ok := e.Lane(name); ok && l.FloorPct > 0 {
-		return l.FloorPct
-	}
-	return res.Drift.EffectFloorPct
 }
 
 // pairsText formats a pairs-needed count.
@@ -310,11 +303,7 @@ func runPlan(s Streams, opts *planOptions) error {
 		source = relPath(calibrate.Path(t.root, host))
 	}
 	p := res.Protocol
-	pairs := p.Passes / 2
-	if sq := p.Sequential; sq != nil {
-		pairs = sq.MaxPairs
-	}
-	proto := calibrate.Protocol{Samples: p.Samples, Warmup: p.Warmup, Collections: p.Collections, Pairs: pairs, Arms: len(t.exp.Arms)}
+	proto, _ := calibrate.ProtocolOf(res, len(t.exp.Arms))
 	var rows [][]string
 	var total time.Duration
 	for _, l := range res.Lanes {
@@ -326,13 +315,13 @@ func runPlan(s Streams, opts *planOptions) error {
 			rows = append(rows, []string{l.Name, l.Role, "-", "-", "-", "-", "-", "not calibrated"})
 			continue
 		}
-		lp := calibrate.Plan(lanes[i], laneFloor(t.exp, res, l.Name), proto, res.Drift)
+		lp := calibrate.Plan(lanes[i], calibrate.FloorOf(l, res), proto, res.Drift)
 		total += lp.Time
 		rows = append(rows, []string{l.Name, l.Role, fmt.Sprintf("%.1f%%", lp.NoisePct), fmt.Sprintf("%.1f%%", lp.MDEPct),
 			pairsText(lp.PairsNeeded), pairsText(lp.PairsNeeded2x) + " / " + pairsText(lp.PairsNeeded4x), lp.Time.Round(time.Second).String(), lp.Advice})
 	}
 	fmt.Fprintf(s.Out, "Plan for experiment %d at %d samples per run, %d pass pairs per collection, %d collections (noise from %s):\n\n",
-		t.exp.ID, p.Samples, pairs, p.Collections, source)
+		t.exp.ID, p.Samples, proto.Pairs, p.Collections, source)
 	if err := mdtable.Write(s.Out, []string{"lane", "role", "noise", "MDE here", "pairs for the floor", "with 2x / 4x samples", "time for them", "advice"}, rows); err != nil {
 		return err
 	}

@@ -108,3 +108,22 @@ func Write(t testing.TB, s Synth) string {
 	}
 	return dir
 }
+
+// WriteFile writes s to path or fails the test.
+func WriteFile(t testing.TB, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Flip changes one byte in the middle of a file: an edit a manifest must catch.
+func Flip(t testing.TB, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 1
+	WriteFile(t, path, string(data))
+}
