@@ -37,6 +37,67 @@ type IncidenceJob struct {
 	Ref string
 	// Command is the command line recorded in the report.
 	Command []string
+	// Receipt, for Incidence, is an ab receipt folder to add the report to; else Results
+	// is where a folder of its own goes.
+	Receipt, Results string
+}
+
+// Incidence measures the incidence suite on its own, under the machine lock: into a new
+// folder <stamp>-expNNN-incidence under j.Results (with a manifest), or into the finished
+// ab receipt j.Receipt, whose receipt is then rendered again. A receipt that changed since
+// its run, belongs to another experiment or already has a report is refused. It returns
+// the report and the folder it is in.
+func Incidence(ctx context.Context, j IncidenceJob, opts Options) (*incidence.Report, string, error) {
+	if j.Spec.Incidence == nil {
+		return nil, "", fmt.Errorf("the spec has no incidence section (incidence: {suite: ..., total: ..., eligible: ...}); see docs/incidence.md")
+	}
+	lockDir := j.Results
+	if dir := j.Receipt; dir != "" {
+		lockDir = dir
+		plan, err := receipt.ReadPlan(dir)
+		if err != nil {
+			return nil, "", fmt.Errorf("--receipt %s: not an ab receipt data folder: %w", dir, err)
+		}
+		if plan.Experiment != j.Spec.ID {
+			return nil, "", fmt.Errorf("--receipt %s: a receipt of experiment %d, not %d", dir, plan.Experiment, j.Spec.ID)
+		}
+		// A finished receipt is immutable: check it before adding to it, and never replace
+		// a report it already has.
+		if err := receipt.VerifyManifest(dir); err != nil {
+			return nil, "", fmt.Errorf("--receipt %s: its data changed since the run; refusing to add to it:\n%w", dir, err)
+		}
+		if incidence.Exists(dir) {
+			return nil, "", fmt.Errorf("--receipt %s: it already has an incidence report; measure into a folder of its own (drop --receipt)", dir)
+		}
+	}
+	lock, err := takeLock(ctx, opts, lockDir)
+	if err != nil {
+		return nil, "", err
+	}
+	defer release(lock)
+	if j.Receipt != "" {
+		j.Dir = j.Receipt
+	} else {
+		if _, j.Dir, err = NewReceiptDir(j.Results, j.Spec.ID, "incidence", opts.now); err != nil {
+			return nil, "", err
+		}
+		if lock != nil {
+			lock.SetDir(j.Dir)
+		}
+	}
+	rep, err := MeasureIncidence(ctx, j, opts)
+	if err != nil {
+		return nil, j.Dir, err
+	}
+	if j.Receipt != "" {
+		// The receipt gains files: render it again, which rewrites its manifest too.
+		if _, err := Finish(j.Dir); err != nil {
+			return nil, j.Dir, fmt.Errorf("rendering the receipt %s again: %w", j.Dir, err)
+		}
+	} else if _, err := receipt.WriteManifest(j.Dir); err != nil {
+		return nil, j.Dir, err
+	}
+	return rep, j.Dir, nil
 }
 
 // suiteRef returns the ref the suite is built from.

@@ -13,7 +13,6 @@ import (
 	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
-	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
 )
 
@@ -84,51 +83,14 @@ func runIncidenceCmd(ctx context.Context, s Streams, opts *incidenceOptions) err
 	if exp.Incidence == nil {
 		return fmt.Errorf("%s: the spec has no incidence section (incidence: {suite: ..., total: ..., eligible: ...}); see docs/incidence.md", relPath(page))
 	}
-	dir := opts.receipt
-	lockDir := dir
-	if dir != "" {
-		dir = ledger.ReceiptDir(dir)
-		lockDir = dir
-		plan, err := receipt.ReadPlan(dir)
-		if err != nil {
-			return fmt.Errorf("--receipt %s: not an ab receipt data folder: %w", dir, err)
-		}
-		if plan.Experiment != exp.ID {
-			return fmt.Errorf("--receipt %s: a receipt of experiment %d, not %d", dir, plan.Experiment, exp.ID)
-		}
-		// A finished receipt is immutable: check it before adding to it, and never
-		// replace a report it already has.
-		if err := receipt.VerifyManifest(dir); err != nil {
-			return fmt.Errorf("--receipt %s: its data changed since the run; refusing to add to it:\n%w", dir, err)
-		}
-		if incidence.Exists(dir) {
-			return fmt.Errorf("--receipt %s: it already has an incidence report; measure into a folder of its own (drop --receipt)", dir)
-		}
-	} else {
-		lockDir = resultsDir(root, opts.results)
-	}
-	popts := pipelineOptions(s, opts.args, waitFlag{}, nil)
-	lock, err := popts.Lock(ctx, lockDir)
-	if err != nil {
-		return err
-	}
-	defer lock.Release()
-	if dir == "" {
-		if _, dir, err = pipeline.NewReceiptDir(lockDir, exp.ID, "incidence", nil); err != nil {
-			return err
-		}
-		lock.SetDir(dir)
-	}
-	rep, err := pipeline.MeasureIncidence(ctx, pipeline.IncidenceJob{Spec: exp, Root: root, Dir: dir, Ref: opts.ref, Command: opts.args}, popts)
-	if err != nil {
-		return err
-	}
+	job := pipeline.IncidenceJob{Spec: exp, Root: root, Ref: opts.ref, Command: opts.args}
 	if opts.receipt != "" {
-		// The receipt gains files: render it again, which rewrites its manifest too.
-		if _, err := pipeline.Finish(dir); err != nil {
-			return fmt.Errorf("rendering the receipt %s again: %w", dir, err)
-		}
-	} else if _, err := receipt.WriteManifest(dir); err != nil {
+		job.Receipt = ledger.ReceiptDir(opts.receipt)
+	} else {
+		job.Results = resultsDir(root, opts.results)
+	}
+	rep, dir, err := pipeline.Incidence(ctx, job, pipelineOptions(s, opts.args, waitFlag{}, nil))
+	if err != nil {
 		return err
 	}
 	if opts.json {
