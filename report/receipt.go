@@ -290,11 +290,16 @@ func benchArgs(name string, p *receipt.Plan) string {
 
 func provenance(w io.Writer, d *Data) error {
 	p := d.Plan
+	passes := Count(p.Protocol.Passes, "pass", "passes")
+	if s := p.Protocol.Sequential; s != nil {
+		passes = fmt.Sprintf("up to %d passes (sequential: rounds of one pass pair per collection from %d, at most %d, budget %s)",
+			p.Protocol.Passes, s.MinPairs, s.MaxPairs, s.Budget)
+	}
 	rows := [][]string{
 		{"experiment", fmt.Sprintf("%d (%s)", p.Experiment, p.Page)},
 		{"command", "`" + strings.Join(p.Command, " ") + "`"},
 		{"protocol", fmt.Sprintf("%s x %s, %s after %d warmup per run, seed %d, timeout %s",
-			Count(p.Protocol.Collections, "collection", "collections"), Count(p.Protocol.Passes, "pass", "passes"),
+			Count(p.Protocol.Collections, "collection", "collections"), passes,
 			Count(p.Protocol.Samples, "sample", "samples"), p.Protocol.Warmup, p.Protocol.Seed, p.Protocol.Timeout)},
 		{"runs", fmt.Sprintf("%d planned, %d recorded, %d failed", len(p.Runs), len(d.Records), len(failedRuns(d.Records)))},
 	}
