@@ -107,6 +107,7 @@ func decodeDocument(path string, src []byte, firstLine int, what string, out any
 	d := &decoder{
 		problems: problems{file: path},
 		offset:   firstLine - 1,
+		last:     firstLine - 1 + bytes.Count(src, []byte("\n")) + 1,
 		lines:    map[string]int{},
 	}
 	if root.Kind != yaml.MappingNode {
@@ -179,11 +180,13 @@ func aliasLine(src []byte, name string) int {
 type decoder struct {
 	problems
 	offset int            // page line of the front matter's line 1, minus 1
+	last   int            // page line of the document's last line
 	lines  map[string]int // field path -> page line
 }
 
-// line is the page line of n.
-func (d *decoder) line(n *yaml.Node) int { return n.Line + d.offset }
+// line is the page line of n. The YAML parser places an empty document ("---" alone)
+// on the line after it; that is placed on the document's last line.
+func (d *decoder) line(n *yaml.Node) int { return min(n.Line+d.offset, d.last) }
 
 // decode stores n into v, the Go value for the field at path field. v must be settable.
 func (d *decoder) decode(n *yaml.Node, field string, v reflect.Value) {
