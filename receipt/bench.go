@@ -1,9 +1,8 @@
 package receipt
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -34,13 +33,12 @@ func WriteBench(dir string, plan *Plan, recs []Record) ([]string, error) {
 	return names, nil
 }
 
+// writeArmBench writes one arm's .bench file atomically (WriteFile): a kill while it
+// writes leaves the old file or the new one, never a cut one that the manifest would
+// then refuse.
 func writeArmBench(path string, plan *Plan, arm string, recs []Record) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	w := benchfmt.NewWriter(bw)
+	var buf bytes.Buffer
+	w := benchfmt.NewWriter(&buf)
 	for _, r := range recs {
 		if r.Arm != arm || !r.OK() {
 			continue
@@ -62,18 +60,9 @@ func writeArmBench(path string, plan *Plan, arm string, recs []Record) error {
 				}
 			}
 			if err := w.Write(res); err != nil {
-				f.Close()
 				return err
 			}
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return WriteFile(path, buf.Bytes())
 }

@@ -40,9 +40,9 @@ const (
 // are built from git with go test -c, and whose lanes each leave a child running in a
 // session of its own, and kills flipbench with SIGKILL at -sweep-points seeded random
 // points (the first during a build, the second in the finish phase, the third during the
-// runs, the rest in any of them or at any time), each followed by ab --resume (or a new ab, when the kill came
-// before the receipt folder existed). When every run is finished it checks that no
-// planned run was lost or repeated (every receipt's raw.jsonl holds each planned run
+// runs, the rest in any of them or at any time), each followed by ab --resume (or a new
+// ab, when the kill came before the receipt folder existed). When every run is finished
+// it checks that no planned run was lost or repeated (every receipt's raw.jsonl holds each planned run
 // once, comparison groups back to back, superseded.jsonl without a duplicate, the
 // manifest and the page sound), that no process any of the flipbench processes started is
 // still running, and that no temporary file is left: none of flipbench's own, none in
@@ -62,8 +62,14 @@ func TestKillSweep(t *testing.T) {
 	s := newSweep(t, flipbench)
 	rng := rand.New(rand.NewPCG(uint64(*sweepSeed), 0x7377656570)) // "sweep"
 	hit := map[string]int{}
-	dir := "" // the receipt being finished, or "" for a new run
-	for i := range *sweepPoints {
+	dir := ""     // the receipt being finished, or "" for a new run
+	lastHit := "" // the phase the last kill landed in
+	// A kill that comes after the process finished is no kill point: it is tried again,
+	// up to three tries per point.
+	for i, try := 0, 0; i < *sweepPoints; try++ {
+		if try >= 3**sweepPoints {
+			t.Fatalf("%d tries for %d kill points", try, *sweepPoints)
+		}
 		var phase string
 		switch r := rng.IntN(20); {
 		case i == 0:
@@ -72,9 +78,9 @@ func TestKillSweep(t *testing.T) {
 			phase = phaseFinish
 		case i == 2:
 			phase = phaseRun // a new run, since the one before was finishing
-		case dir != "" && s.records(dir) >= s.runs:
+		case dir != "" && s.records(dir) >= s.runs && r%3 == 0:
 			// Nothing is left to run: the resume only finishes.
-			phase = []string{phaseFinish, phaseAny}[r%2]
+			phase = phaseFinish
 		case r < 4:
 			phase = phaseBuild
 		case r < 14:
@@ -84,7 +90,7 @@ func TestKillSweep(t *testing.T) {
 		default:
 			phase = phaseAny
 		}
-		if (phase == phaseBuild || i == 2) && dir != "" {
+		if dir != "" && (phase == phaseBuild || i == 2 || s.records(dir) >= s.runs && phase != phaseFinish) {
 			s.finish(dir) // a build happens only in a new run
 			dir = ""
 		}
@@ -94,21 +100,34 @@ func TestKillSweep(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got, next := s.killAt(i, dir, phase, rng)
-		hit[got]++
-		t.Logf("kill %2d: aimed at %-6s hit %-6s %s", i+1, phase, got, filepath.Base(next))
+		got, next := s.killAt(try, dir, phase, rng)
 		dir = next
 		if got == "done" {
+			t.Logf("try %2d: aimed at %-6s came after the run had finished; trying again", try+1, phase)
 			s.check(dir)
 			dir = ""
+			continue
 		}
+		hit[got]++
+		lastHit = got
+		i++
+		t.Logf("kill %2d: aimed at %-6s hit %-6s %s", i, phase, got, filepath.Base(next))
 	}
-	if dir != "" {
+	switch {
+	case dir != "":
 		s.finish(dir)
+	case lastHit == phaseBuild:
+		// A kill in a build leaves no receipt to resume: what a user does then is run
+		// again, and that run cleans up what the killed build left.
+		cmd, out := s.start("ab", "1")
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("running again after a kill in a build: %v\n%s", err, out)
+		}
+		s.check(s.receiptDir(""))
 	}
 	s.checkNothingLeft()
-	t.Logf("%d kill points: %d in a build, %d during the runs, %d in the finish phase, %d after the run had finished; %d receipts of %d runs each checked; %d flipbench processes started",
-		*sweepPoints, hit[phaseBuild], hit[phaseRun], hit[phaseFinish], hit["done"], len(s.receipts), s.runs, len(s.started))
+	t.Logf("%d kill points: %d in a build, %d during the runs, %d in the finish phase; %d receipts of %d runs each checked; %d flipbench processes started",
+		*sweepPoints, hit[phaseBuild], hit[phaseRun], hit[phaseFinish], len(s.receipts), s.runs, len(s.started))
 	if hit[phaseBuild] == 0 {
 		t.Errorf("no kill landed in a build")
 	}
@@ -296,7 +315,10 @@ func (s *sweep) killAt(i int, dir, phase string, rng *rand.Rand) (string, string
 	case phaseFinish:
 		ready = func() bool { d := s.receiptDir(dir); return d != "" && s.records(d) >= s.runs }
 	case phaseAny:
-		at := time.Now().Add(time.Duration(rng.IntN(3000)) * time.Millisecond)
+		// Within about the time the process takes: a new run builds (from the cache) and
+		// makes 48 runs; a resume makes those left.
+		span := 2500 * (s.runs - have) / s.runs
+		at := time.Now().Add(time.Duration(rng.IntN(max(span, 100))) * time.Millisecond)
 		ready = func() bool { return time.Now().After(at) }
 	}
 	for !ready() {
@@ -304,13 +326,13 @@ func (s *sweep) killAt(i int, dir, phase string, rng *rand.Rand) (string, string
 		case err := <-exited:
 			d := s.receiptDir(dir)
 			if err != nil && !strings.Contains(out.String(), "runs failed") {
-				t.Fatalf("kill %d: flipbench %v ended before the kill: %v\n%s", i+1, args, err, out)
+				t.Fatalf("try %d: flipbench %v ended before the kill: %v\n%s", i+1, args, err, out)
 			}
 			return "done", d
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("kill %d: %s never came\n%s", i+1, phase, out)
+			t.Fatalf("try %d: %s never came\n%s", i+1, phase, out)
 		}
 		time.Sleep(time.Millisecond)
 	}
