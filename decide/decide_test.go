@@ -286,6 +286,10 @@ func TestIncidence(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { check(t, Decide(base(tc.inc)).Arms[0], tc.want) })
 	}
+	// A gate that names other arms leaves this one alone.
+	in := base(inc(335221, 0, true))
+	in.Spec.Incidence.Arms = []string{"other"}
+	check(t, Decide(in).Arms[0], want{status: spec.StatusAccepted})
 }
 
 // TestReconcile checks what a receipt that does not match its page decides.

@@ -64,7 +64,7 @@ func judge(ev *evidence) ArmDecision {
 	if e.Shape != nil && len(e.Shape.Decay) > 0 {
 		v.decay(e.Shape.Decay)
 	}
-	if e.Incidence != nil {
+	if e.Incidence != nil && (len(e.Incidence.Arms) == 0 || slices.Contains(e.Incidence.Arms, ev.arm)) {
 		v.incidence(e.Incidence, ev.in.Incidence)
 	}
 	// A guard regression next to a delivered gain is a tradeoff, not a plain regression.

@@ -287,6 +287,8 @@ func TestParseErrors(t *testing.T) {
 			want: page + ":14: protocol.sequential.budget: must be positive"},
 		{name: "sequential unknown field", edits: []string{proto, "protocol: {samples: 41, warmup: 10, collections: 2, seed: 275, sequential: {max-pair: 8}}"},
 			want: page + ":14: protocol.sequential.max-pair: unknown field (did you mean max-pairs?)"},
+		{name: "incidence arm unknown", edits: []string{"  min-share: 0.001\n", "  min-share: 0.001\n  arms: [candA, candC]\n"},
+			want: page + ":26: incidence.arms[1]: unknown candidate arm \"candC\" (did you mean candA?)"},
 		{name: "drift asymmetry below one", edits: []string{"cv-asymmetry: 4", "cv-asymmetry: 0.5"},
 			want: page + ":16: drift.cv-asymmetry: must be a ratio >= 1, got 0.5"},
 		{name: "drift alpha of one", edits: []string{"cv-asymmetry: 4", "cv-asymmetry: 4, alpha: 1"},

@@ -251,6 +251,10 @@ type Incidence struct {
 	MinShare float64 `yaml:"min-share,omitempty"`
 	// SavingNs is the estimated saving per eligible hit, for the value estimate.
 	SavingNs float64 `yaml:"saving-ns,omitempty"`
+	// Arms names the candidate arms whose premise the gate tests; empty means every
+	// candidate. An arm whose mechanism does not rest on the eligible population (another
+	// candidate of the same experiment) is left out.
+	Arms []string `yaml:"arms,omitempty"`
 }
 
 // ReceiptRef is one receipt backing the page.

@@ -527,6 +527,25 @@ func (v *validator) incidence() {
 	case in.SavingNs > MaxSavingNs:
 		v.bad("incidence.saving-ns", "must be at most %g (1000 s per event)", float64(MaxSavingNs))
 	}
+	var cands []string
+	for _, a := range v.e.Candidates() {
+		cands = append(cands, a.Name)
+	}
+	seen := map[string]bool{}
+	for i, a := range in.Arms {
+		f := fmt.Sprintf("incidence.arms[%d]", i)
+		switch {
+		case !slices.Contains(cands, a):
+			msg := fmt.Sprintf("unknown candidate arm %q", a)
+			if s := Suggest(a, cands); s != "" {
+				msg += " (did you mean " + s + "?)"
+			}
+			v.bad(f, "%s", msg)
+		case seen[a]:
+			v.bad(f, "%s listed twice", a)
+		}
+		seen[a] = true
+	}
 }
 
 func (v *validator) receipts() {
