@@ -118,10 +118,10 @@ func (e ExecStarter) Start(ctx context.Context, argv, env []string, dir string, 
 	go func() { stderr <- capture(errR, 2*stderrTailBytes, true, nil) }()
 	err = cmd.Wait()
 	p.Ended = now()
-	// Whatever the lane left running in its group must not run into the next lane, nor
-	// what left the group.
-	syscall.Kill(-p.PID, syscall.SIGKILL)
+	// Whatever the lane left running, in its group or out of it (setsid), must not run
+	// into the next lane: it is listed, then ended.
 	left, lerr := owner.Marked(func(id owner.ID, t string) bool { return id == self && t == tag })
+	syscall.Kill(-p.PID, syscall.SIGKILL)
 	if lerr == nil && len(left) > 0 {
 		for _, l := range left {
 			p.Leftover = append(p.Leftover, l.String())

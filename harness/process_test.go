@@ -26,6 +26,9 @@ func TestExecStarterKillsWhatTheLaneLeftBehind(t *testing.T) {
 	if _, err := fmt.Sscan(strings.TrimSpace(string(b)), &pid); err != nil {
 		t.Fatal(err)
 	}
+	if len(p.Leftover) != 1 || p.Leftover[0] != fmt.Sprintf("pid %d: sleep 30", pid) {
+		t.Fatalf("Leftover = %q, want the sleeper (pid %d)", p.Leftover, pid)
+	}
 	// The sleeper was reparented when the lane exited, so it is gone once it is dead or a
 	// zombie waiting for its new parent to reap it.
 	for range 50 {
