@@ -46,6 +46,9 @@ const (
 	Costly
 	// Parked counts reads that found no worker they could take and waited.
 	Parked
+	// CheapWaited counts cheap reads that parked: cheap reads that waited for a worker
+	// at all.
+	CheapWaited
 	// CheapParkedBehindCostly counts cheap reads that parked while at least one costly
 	// read was already parked: the reads a cheap-first wake order would serve sooner.
 	CheapParkedBehindCostly
@@ -89,6 +92,8 @@ func (c Counter) Name() string {
 		return "costly"
 	case Parked:
 		return "parked"
+	case CheapWaited:
+		return "cheap-waited"
 	case CheapParkedBehindCostly:
 		return "cheap-parked-behind-costly"
 	case Calls:
@@ -120,7 +125,7 @@ func Counters() []Counter {
 // ReaderPoolCounters returns the reader pool's counters (examples/readerpool), in
 // declaration order: what its release suite reports.
 func ReaderPoolCounters() []Counter {
-	return []Counter{Dispatches, Cheap, Costly, Parked, CheapParkedBehindCostly}
+	return []Counter{Dispatches, Cheap, Costly, Parked, CheapWaited, CheapParkedBehindCostly}
 }
 
 // PluginHostCounters returns the plugin scheduler's counters (examples/pluginhost), in

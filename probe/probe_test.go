@@ -6,7 +6,7 @@ import (
 )
 
 func TestNames(t *testing.T) {
-	want := []string{"dispatches", "cheap", "costly", "parked", "cheap-parked-behind-costly",
+	want := []string{"dispatches", "cheap", "costly", "parked", "cheap-waited", "cheap-parked-behind-costly",
 		"calls", "calls-queued", "light-queued-behind-other-tenant", "stage-b-decisions", "p99-miss-p50-fit"}
 	got := Names()
 	if len(got) != len(want) {

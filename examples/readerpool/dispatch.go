@@ -29,6 +29,7 @@ import (
 //     served at once, parks, or gives up while parked;
 //   - cheap, costly: the same reads by class (cheap + costly = dispatches);
 //   - parked: reads that found no worker they could take and joined the wait queue;
+//   - cheap-waited: cheap reads that parked (a cheap read that waited for a worker at all);
 //   - cheap-parked-behind-costly: cheap reads that parked while at least one costly read
 //     was already parked. Every read parked at that moment arrived earlier, so under
 //     first-come first-served each of those costly reads is served before the cheap one;
@@ -85,6 +86,10 @@ type dispatcher struct {
 
 	dispatches uint64 // reads given a worker, directly or after parking
 	parked     uint64 // reads that had to park
+	// reserved counts reads that parked while a worker was free: the policy kept that
+	// worker back for another read. This policy never does (see the invariant above),
+	// so it stays 0; a policy that reserves workers (exp 275's candB) shows it here.
+	reserved uint64
 }
 
 // newDispatcher returns a dispatcher over n free slots.
@@ -122,6 +127,9 @@ func (d *dispatcher) acquire(ctx context.Context, c claim) (int, error) {
 	w := &waiter{c: c, slot: make(chan int, 1)}
 	d.waiters = append(d.waiters, w)
 	d.parked++
+	if d.freeCount() > 0 {
+		d.reserved++
+	}
 	d.mu.Unlock()
 
 	select {
@@ -163,12 +171,24 @@ func (d *dispatcher) probePark(c claim) {
 	if !c.cheap {
 		return
 	}
+	probe.CheapWaited.Add(1)
 	for _, w := range d.waiters {
 		if !w.c.cheap {
 			probe.CheapParkedBehindCostly.Add(1)
 			return
 		}
 	}
+}
+
+// freeCount returns how many workers are free. Called with mu held.
+func (d *dispatcher) freeCount() int {
+	n := 0
+	for _, f := range d.free {
+		if f {
+			n++
+		}
+	}
+	return n
 }
 
 // scan returns the first free slot at or after the cursor, wrapping around, or -1.
@@ -253,19 +273,14 @@ func (d *dispatcher) close() bool {
 
 // dispatchStats is a snapshot of the dispatcher's counters.
 type dispatchStats struct {
-	dispatches, parked uint64
-	waiting, free      int
+	dispatches, parked, reserved uint64
+	waiting, free                int
 }
 
 // stats returns a snapshot of the dispatcher's counters.
 func (d *dispatcher) stats() dispatchStats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s := dispatchStats{dispatches: d.dispatches, parked: d.parked, waiting: len(d.waiters)}
-	for _, f := range d.free {
-		if f {
-			s.free++
-		}
-	}
-	return s
+	return dispatchStats{dispatches: d.dispatches, parked: d.parked, reserved: d.reserved,
+		waiting: len(d.waiters), free: d.freeCount()}
 }

@@ -51,6 +51,21 @@ func TestSelectBytesRotates(t *testing.T) {
 	}
 }
 
+// TestStickyBytesVariant pins WithStickyBytes, the variant that exists to show why byte
+// reads rotate: with it, sequential byte reads stay on one worker as rows reads do.
+func TestStickyBytesVariant(t *testing.T) {
+	p := newTestPool(t, WithWorkers(2), WithStickyBytes())
+	ctx := context.Background()
+	for id := range 4 {
+		if _, err := p.SelectBytes(ctx, "SELECT name FROM items WHERE id = ?", id+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff([]uint64{4, 0}, perWorker(p, func(w WorkerStats) uint64 { return w.JSONReads })); diff != "" {
+		t.Errorf("byte reads per worker with sticky bytes (-want +got):\n%s", diff)
+	}
+}
+
 // TestBusyPreferredWorkerIsSkipped checks that a read whose preferred worker is busy
 // takes the next free one instead of waiting for it.
 func TestBusyPreferredWorkerIsSkipped(t *testing.T) {
@@ -138,8 +153,8 @@ func TestParkingIsFirstInFirstOut(t *testing.T) {
 	if diff := cmp.Diff([]int{0, 1, 2, 3, 4, 5}, order); diff != "" {
 		t.Errorf("wake order (-want +got):\n%s", diff)
 	}
-	if s := d.stats(); s.parked != waiters || s.dispatches != waiters+1 || s.free != 1 {
-		t.Errorf("stats %+v, want %d parked, %d dispatches, 1 free", s, waiters, waiters+1)
+	if s := d.stats(); s.parked != waiters || s.dispatches != waiters+1 || s.free != 1 || s.reserved != 0 {
+		t.Errorf("stats %+v, want %d parked, %d dispatches, 1 free, 0 reserved", s, waiters, waiters+1)
 	}
 }
 

@@ -38,6 +38,7 @@ type config struct {
 	workers        int
 	sacrificeBytes int64
 	statementCache int
+	stickyBytes    bool
 }
 
 // An Option configures Open.
@@ -65,12 +66,24 @@ func WithStatementCache(n int) Option {
 	return func(c *config) { c.statementCache = n }
 }
 
+// WithStickyBytes makes SelectBytes follow the sticky dispatch of Select instead of
+// rotating. It is the variant exp 266 rejected and exists to show why: after a burst of
+// concurrent large byte reads has grown every worker's JSON buffer, sticky small reads
+// all return to one worker and the other buffers are never reclaimed (see
+// Pool.SelectBytes). The release suite's diagnostics guard (lanes/release) fails with it.
+// Do not use it otherwise.
+func WithStickyBytes() Option {
+	return func(c *config) { c.stickyBytes = true }
+}
+
 // Pool is a SQLite database served by one writer connection and a fixed set of reader
 // workers. It is safe for concurrent use.
 type Pool struct {
 	disp    *dispatcher
 	workers []*worker
 	memory  *rowMemory
+	// stickyBytes is WithStickyBytes: SelectBytes does not rotate.
+	stickyBytes bool
 	// running counts worker goroutines.
 	running sync.WaitGroup
 
@@ -104,9 +117,10 @@ func Open(path string, opts ...Option) (*Pool, error) {
 		return nil, fmt.Errorf("opening reader pool writer: %w", err)
 	}
 	p := &Pool{
-		disp:   newDispatcher(cfg.workers),
-		memory: newRowMemory(),
-		writer: writer,
+		disp:        newDispatcher(cfg.workers),
+		memory:      newRowMemory(),
+		stickyBytes: cfg.stickyBytes,
+		writer:      writer,
 	}
 	for slot := range cfg.workers {
 		w, err := newWorker(slot, path, p.disp, cfg)
@@ -298,7 +312,7 @@ func (p *Pool) read(ctx context.Context, sql string, args []any, json bool) (res
 		return result{}, err
 	}
 	memory, seen := p.memory.lookup(sql)
-	slot, err := p.disp.acquire(ctx, claim{sql: sql, rotate: json, cheap: cheapRead(memory, seen)})
+	slot, err := p.disp.acquire(ctx, claim{sql: sql, rotate: json && !p.stickyBytes, cheap: cheapRead(memory, seen)})
 	if err != nil {
 		return result{}, err
 	}
@@ -331,6 +345,11 @@ type Stats struct {
 	Dispatches uint64
 	// Parked counts reads that found every worker busy and waited.
 	Parked uint64
+	// Reserved counts reads that parked while a worker was free, because the dispatch
+	// policy kept that worker back for another read. The committed policy never does,
+	// so it is 0; exp 275's candB (a costly read is refused the last free worker while
+	// cheap reads are recent) counts each refusal here.
+	Reserved uint64
 	// Waiting is the number of reads parked right now.
 	Waiting int
 	// Free is the number of workers free right now.
@@ -357,7 +376,7 @@ type WorkerStats struct {
 // reads in tests and benchmarks.
 func (p *Pool) Stats() Stats {
 	d := p.disp.stats()
-	s := Stats{Dispatches: d.dispatches, Parked: d.parked, Waiting: d.waiting, Free: d.free}
+	s := Stats{Dispatches: d.dispatches, Parked: d.parked, Reserved: d.reserved, Waiting: d.waiting, Free: d.free}
 	for _, w := range p.workers {
 		c := &w.counters
 		s.Workers = append(s.Workers, WorkerStats{

@@ -43,23 +43,23 @@ func TestProbeCounters(t *testing.T) {
 		{
 			name:   "nothing parks",
 			parked: nil,
-			want:   map[string]uint64{"dispatches": 1, "cheap": 0, "costly": 1, "parked": 0, "cheap-parked-behind-costly": 0},
+			want:   map[string]uint64{"dispatches": 1, "cheap": 0, "costly": 1, "parked": 0, "cheap-waited": 0, "cheap-parked-behind-costly": 0},
 		},
 		{
 			name:   "cheap behind cheap only",
 			parked: []claim{cheap, cheap},
-			want:   map[string]uint64{"dispatches": 3, "cheap": 2, "costly": 1, "parked": 2, "cheap-parked-behind-costly": 0},
+			want:   map[string]uint64{"dispatches": 3, "cheap": 2, "costly": 1, "parked": 2, "cheap-waited": 2, "cheap-parked-behind-costly": 0},
 		},
 		{
 			name:   "costly behind anything is not eligible",
 			parked: []claim{cheap, costly, costly},
-			want:   map[string]uint64{"dispatches": 4, "cheap": 1, "costly": 3, "parked": 3, "cheap-parked-behind-costly": 0},
+			want:   map[string]uint64{"dispatches": 4, "cheap": 1, "costly": 3, "parked": 3, "cheap-waited": 1, "cheap-parked-behind-costly": 0},
 		},
 		{
 			// The running costly read does not count: only a parked one is served first.
 			name:   "cheap behind a parked costly read",
 			parked: []claim{cheap, costly, cheap, cheap},
-			want:   map[string]uint64{"dispatches": 5, "cheap": 3, "costly": 2, "parked": 4, "cheap-parked-behind-costly": 2},
+			want:   map[string]uint64{"dispatches": 5, "cheap": 3, "costly": 2, "parked": 4, "cheap-waited": 3, "cheap-parked-behind-costly": 2},
 		},
 	}
 	for _, tc := range tests {
@@ -95,7 +95,7 @@ func TestProbeCountsPoolReads(t *testing.T) {
 		}
 	}
 	got := counts(probe.Take().Sub(before))
-	want := map[string]uint64{"dispatches": 7, "cheap": 4, "costly": 3, "parked": 0, "cheap-parked-behind-costly": 0}
+	want := map[string]uint64{"dispatches": 7, "cheap": 4, "costly": 3, "parked": 0, "cheap-waited": 0, "cheap-parked-behind-costly": 0}
 	if diff := cmp.Diff(zeroUnlessProbe(want), got); diff != "" {
 		t.Errorf("probe.Enabled = %v: counters (-want +got):\n%s", probe.Enabled, diff)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 
@@ -134,6 +135,14 @@ func (w *worker) drop() error {
 // until it is back.
 func (w *worker) loop() {
 	for j := range w.jobs {
+		// Handing a job to a waiting worker makes the worker the next goroutine to run on
+		// the caller's processor, ahead of any other caller queued there. Yielding once
+		// lets those callers reach the dispatcher before this read takes the processor,
+		// so concurrent callers ask for workers together, as they do in the original
+		// library, whose callers and readers are separate threads; without it, on a
+		// 2-core host the last of four concurrent callers often arrived after the first
+		// read was done.
+		runtime.Gosched()
 		r, size := w.serve(j)
 		if w.cfg.sacrificeBytes > 0 && size > w.cfg.sacrificeBytes {
 			w.counters.sacrifices.Add(1)
