@@ -17,7 +17,11 @@
 //   - a warning when the eligible count outside the control is exactly zero: a real
 //     answer only if the control fired, and always worth a look (found and phrased by
 //     package nonzero, as the zero metrics of a receipt's lanes are);
-//   - the value estimate: frequency x eligible share x per-hit saving.
+//   - the value estimate: frequency x eligible share x per-hit saving;
+//   - the spec's extra shares (incidence.shares), each one counter over another, over the
+//     suite and per lane, computed as the eligible share is. They describe the suite
+//     (exp 275: the cheap share, the cheap reads that waited at all); the decision rule
+//     reads only the eligible share.
 //
 // # Frequency and value
 //
@@ -99,6 +103,23 @@ type Gate struct {
 	MinShare float64 `json:"min_share"`
 	// SavingNs is the estimated saving per eligible event, in ns.
 	SavingNs float64 `json:"saving_ns"`
+	// Shares are the spec's extra shares, in its order.
+	Shares []SharePair `json:"shares,omitempty"`
+}
+
+// SharePair names one extra share: the Part counter over the Of counter.
+type SharePair struct {
+	Part string `json:"part"`
+	Of   string `json:"of"`
+}
+
+// ShareValue is one extra share as measured: Part's count over Of's.
+type ShareValue struct {
+	SharePair
+	PartCount float64 `json:"part_count"`
+	OfCount   float64 `json:"of_count"`
+	// Share is PartCount/OfCount, 0 when OfCount is 0.
+	Share float64 `json:"share"`
 }
 
 // GateOf records a spec's incidence section.
@@ -107,8 +128,12 @@ func GateOf(in spec.Incidence) Gate {
 	if suite == "" && len(in.Suite.Command) > 0 {
 		suite = in.Suite.Command[0]
 	}
-	return Gate{Suite: suite, Total: in.Total, Eligible: in.Eligible, Control: in.Control,
+	g := Gate{Suite: suite, Total: in.Total, Eligible: in.Eligible, Control: in.Control,
 		MinShare: in.MinShare, SavingNs: in.SavingNs}
+	for _, sh := range in.Shares {
+		g.Shares = append(g.Shares, SharePair{Part: sh.Part, Of: sh.Of})
+	}
+	return g
 }
 
 // Lane is one suite lane's part of the report.
@@ -129,6 +154,8 @@ type Lane struct {
 	Eligible float64 `json:"eligible"`
 	// Share is Eligible/Total within the lane, 0 when Total is 0.
 	Share float64 `json:"share"`
+	// Shares are the gate's extra shares within the lane, in the gate's order.
+	Shares []ShareValue `json:"shares,omitempty"`
 	// Error is the first failed run's error: why the lane has no usable run, or, next
 	// to usable runs, that one of its runs failed.
 	Error string `json:"error,omitempty"`
@@ -160,6 +187,9 @@ type Report struct {
 	Eligible float64 `json:"eligible"`
 	// Share is Eligible/Total, 0 when Total is 0.
 	Share float64 `json:"share"`
+	// Shares are the gate's extra shares over the suite, control excluded, in the
+	// gate's order.
+	Shares []ShareValue `json:"shares,omitempty"`
 	// SuiteTimeNs is the suite's running time, control excluded, in ns.
 	SuiteTimeNs float64 `json:"suite_time_ns"`
 	// FrequencyPerSec is Total / (SuiteTimeNs / 1e9): total events per second of suite
@@ -256,6 +286,9 @@ func Compute(in Input) (*Report, error) {
 		}
 		l.Total, l.Eligible = l.Counts[g.Total], l.Counts[g.Eligible]
 		l.Share = share(l.Eligible, l.Total)
+		if l.Runs > 0 {
+			l.Shares = shares(g.Shares, l.Counts)
+		}
 		r.Lanes = append(r.Lanes, *l)
 		if l.Runs == 0 {
 			r.Findings = append(r.Findings, Finding{Level: LevelError, Lane: name, Message: fmt.Sprintf(
@@ -275,6 +308,7 @@ func Compute(in Input) (*Report, error) {
 	}
 	r.Total, r.Eligible = r.Totals[g.Total], r.Totals[g.Eligible]
 	r.Share = share(r.Eligible, r.Total)
+	r.Shares = shares(g.Shares, r.Totals)
 	r.MeetsMinShare = r.Share >= g.MinShare
 	if r.SuiteTimeNs > 0 && !timeless {
 		r.FrequencyPerSec = r.Total / (r.SuiteTimeNs / 1e9)
@@ -299,6 +333,16 @@ func (r *Report) check(byLane map[string]*Lane, seen map[string]bool, timeless b
 		if !seen[c] {
 			add(LevelError, "", "no lane reported the counter %q (the suite reports: %s); check the counter's name in the spec and that the lanes report it with b.ReportMetric",
 				c, orNone(r.Counters))
+		}
+	}
+	warned := map[string]bool{g.Total: true, g.Eligible: true}
+	for _, sh := range g.Shares {
+		for _, c := range []string{sh.Part, sh.Of} {
+			if !seen[c] && !warned[c] {
+				warned[c] = true
+				add(LevelWarning, "", "no lane reported the counter %q of the share %s/%s (the suite reports: %s), so that share reads 0; check incidence.shares in the spec",
+					c, sh.Part, sh.Of, orNone(r.Counters))
+			}
 		}
 	}
 	switch l, ok := byLane[g.Control]; {
@@ -394,6 +438,16 @@ func nsPer(unit string) (float64, bool) {
 		return 1e9, true
 	}
 	return 0, false
+}
+
+// shares computes each extra share from counts.
+func shares(pairs []SharePair, counts map[string]float64) []ShareValue {
+	var out []ShareValue
+	for _, p := range pairs {
+		part, of := counts[p.Part], counts[p.Of]
+		out = append(out, ShareValue{SharePair: p, PartCount: part, OfCount: of, Share: share(part, of)})
+	}
+	return out
 }
 
 // share returns part/whole, 0 when whole is not positive.

@@ -359,3 +359,51 @@ func TestMarkdownWriteError(t *testing.T) {
 		t.Error("a failing writer gave no error")
 	}
 }
+
+// TestShares: the spec's extra shares are computed over the suite (control excluded) and
+// per lane like the eligible share, rendered as columns, and a share whose counter no
+// lane reports is a warning.
+func TestShares(t *testing.T) {
+	g := gate()
+	g.Shares = []spec.Share{{Part: "cheap", Of: "dispatches"}, {Part: "cheap-waited", Of: "cheap"}}
+	withWaited := func(c map[string]float64, waited float64) map[string]float64 {
+		c["cheap-waited"] = waited
+		return c
+	}
+	r, err := Compute(Input{Experiment: 275, Gate: g, Records: []receipt.Record{
+		rec("ChatSim", 3.5e8, withWaited(counts(800, 790, 10, 2, 0), 2)),
+		rec("StreamFanout", 1.2e8, withWaited(counts(200, 200, 0, 60, 0), 60)),
+		{Lane: "KeyedPK", Error: "exited with status 2"},
+		rec("PositiveControl", 4.4e8, withWaited(counts(90, 80, 10, 50, 40), 40)),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ShareValue{
+		{SharePair: SharePair{"cheap", "dispatches"}, PartCount: 990, OfCount: 1000, Share: 0.99},
+		{SharePair: SharePair{"cheap-waited", "cheap"}, PartCount: 62, OfCount: 990, Share: 62.0 / 990},
+	}
+	if diff := cmp.Diff(want, r.Shares); diff != "" {
+		t.Errorf("suite shares (-want +got):\n%s", diff)
+	}
+	if got := r.Lanes[1].Shares[1].Share; got != 0.3 {
+		t.Errorf("StreamFanout cheap-waited/cheap = %g, want 0.3", got)
+	}
+	if r.Lanes[2].Shares != nil {
+		t.Errorf("a failed lane has shares %v", r.Lanes[2].Shares)
+	}
+	var md bytes.Buffer
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report-shares.md", md.Bytes())
+
+	g.Shares = append(g.Shares, spec.Share{Part: "cheap-waitd", Of: "cheap"})
+	r, err = Compute(Input{Gate: g, Records: []receipt.Record{rec("ChatSim", 1e6, withWaited(counts(1, 1, 0, 0, 0), 0))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"warning: no lane reported the counter \"cheap-waitd\" of the share cheap-waitd/cheap"}, levels(r.Findings)[1:2]); diff != "" {
+		t.Errorf("findings (-want +got):\n%s\nall: %q", diff, levels(r.Findings))
+	}
+}

@@ -39,6 +39,17 @@ func Markdown(w io.Writer, r *Report) error {
 	} else {
 		fmt.Fprintf(ew, "- **Frequency**: not computed (the suite reported no time).\n")
 	}
+	if len(r.Shares) > 0 {
+		fmt.Fprintf(ew, "- **Shares** over the suite:")
+		for i, sh := range r.Shares {
+			sep := ";"
+			if i == len(r.Shares)-1 {
+				sep = "."
+			}
+			fmt.Fprintf(ew, " %s / %s = %s (%s of %s)%s", sh.Part, sh.Of, pctText(sh.Share), num(sh.PartCount), num(sh.OfCount), sep)
+		}
+		fmt.Fprintln(ew)
+	}
 	if r.HasValue {
 		fmt.Fprintf(ew, "- **Value estimate**: frequency × share × saving = %s/s × %s × %s = %s ns saved per second of workload (%s of its time).\n",
 			num3(r.FrequencyPerSec), pctText(r.Share), durText(g.SavingNs), num3(r.ValueNsPerSec), pctText(r.ValueShare))
@@ -62,7 +73,14 @@ func Markdown(w io.Writer, r *Report) error {
 
 	cols := r.columns()
 	header := append([]string{"lane", "time"}, cols...)
-	header = append(header, "share")
+	if len(r.Gate.Shares) == 0 {
+		header = append(header, "share")
+	} else {
+		header = append(header, g.Eligible+" / "+g.Total)
+	}
+	for _, sh := range r.Gate.Shares {
+		header = append(header, sh.Part+" / "+sh.Of)
+	}
 	var rows [][]string
 	for _, l := range r.Lanes {
 		name := l.Lane
@@ -74,23 +92,31 @@ func Markdown(w io.Writer, r *Report) error {
 			for range cols {
 				row = append(row, "-")
 			}
-			rows = append(rows, append(row, "failed"))
+			row = append(row, "failed")
+			for range r.Gate.Shares {
+				row = append(row, "-")
+			}
+			rows = append(rows, row)
 			continue
 		}
 		for _, c := range cols {
 			row = append(row, num(l.Counts[c]))
 		}
-		rows = append(rows, append(row, pctText(l.Share)))
+		rows = append(rows, append(append(row, pctText(l.Share)), shareCells(l.Shares)...))
 	}
 	total := []string{"**suite** (control excluded)", durText(r.SuiteTimeNs)}
 	for _, c := range cols {
 		total = append(total, num(r.Totals[c]))
 	}
-	rows = append(rows, append(total, pctText(r.Share)))
+	rows = append(rows, append(append(total, pctText(r.Share)), shareCells(r.Shares)...))
 	if err := mdtable.Write(ew, header, rows); err != nil {
 		return fmt.Errorf("incidence table: %w", err)
 	}
-	fmt.Fprintf(ew, "\nshare = %s / %s.\n\n", g.Eligible, g.Total)
+	if len(r.Gate.Shares) == 0 {
+		fmt.Fprintf(ew, "\nshare = %s / %s.\n\n", g.Eligible, g.Total)
+	} else {
+		fmt.Fprintf(ew, "\nThe gate's share is %s / %s; the others are descriptive.\n\n", g.Eligible, g.Total)
+	}
 
 	fmt.Fprintf(ew, "### Incidence findings\n\n")
 	if len(r.Findings) == 0 {
@@ -100,6 +126,15 @@ func Markdown(w io.Writer, r *Report) error {
 		fmt.Fprintf(ew, "- **%s**: %s\n", f.Level, mdtable.OneLine(f.Message))
 	}
 	return ew.Err()
+}
+
+// shareCells formats extra shares as table cells.
+func shareCells(shares []ShareValue) []string {
+	out := make([]string, len(shares))
+	for i, sh := range shares {
+		out[i] = pctText(sh.Share)
+	}
+	return out
 }
 
 // columns orders the counters for the table: the total first, the eligible last, the

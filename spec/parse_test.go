@@ -363,6 +363,14 @@ func TestParseErrors(t *testing.T) {
 			want: page + ":21: incidence.eligible: is required (the counter of events the change helps)"},
 		{name: "incidence min-share above 1", edits: []string{"min-share: 0.001", "min-share: 1.5"},
 			want: page + ":25: incidence.min-share: must be between 0 and 1"},
+		{name: "incidence share without of", edits: []string{"min-share: 0.001\n", "min-share: 0.001\n  shares: [{part: cheap}]\n"},
+			want: page + ":26: incidence.shares[0].of: is required (the counter it is a share of)"},
+		{name: "incidence share of itself", edits: []string{"min-share: 0.001\n", "min-share: 0.001\n  shares: [{part: cheap, of: cheap}]\n"},
+			want: page + ":26: incidence.shares[0]: part and of are both cheap: a share of a counter over itself is always 1"},
+		{name: "incidence share repeats the gate", edits: []string{"min-share: 0.001\n", "min-share: 0.001\n  shares:\n    - {part: cheap, of: dispatches}\n    - {part: cheap-parked-behind-costly, of: dispatches}\n"},
+			want: page + ":28: incidence.shares[1]: cheap-parked-behind-costly/dispatches is shown already (the gate's eligible/total is always shown)"},
+		{name: "incidence share with an unknown field", edits: []string{"min-share: 0.001\n", "min-share: 0.001\n  shares: [{part: cheap, over: dispatches}]\n"},
+			want: page + ":26: incidence.shares[0].over: unknown field (known: part, of)"},
 		{name: "incidence suite without kind", edits: []string{"suite: {kind: gotest, package", "suite: {package"},
 			want: page + ":22: incidence.suite.kind: is required; one of exec, gotest"},
 		{name: "incidence suite gotest without package", edits: []string{"suite: {kind: gotest, package: ./lanes/release}", "suite: {kind: gotest}"},
@@ -722,5 +730,22 @@ func TestParseExecPlaceholders(t *testing.T) {
 		"  base: {ref: HEAD}\n  cand: {ref: HEAD, tags: [fast], ldflags: -s}\n")
 	if _, err := Parse(page, []byte(src)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestParseIncidenceShares: the extra shares of an incidence report are read in order.
+func TestParseIncidenceShares(t *testing.T) {
+	page := strings.Replace(readTestdata(t, "275-gotest.md"), "min-share: 0.001\n",
+		"min-share: 0.001\n  shares:\n    - {part: cheap, of: dispatches}\n    - {part: cheap-waited, of: cheap}\n", 1)
+	e, err := Parse("275.md", []byte(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Share{{Part: "cheap", Of: "dispatches"}, {Part: "cheap-waited", Of: "cheap"}}
+	if diff := cmp.Diff(want, e.Incidence.Shares); diff != "" {
+		t.Errorf("shares (-want +got):\n%s", diff)
+	}
+	if got := e.Lines["incidence.shares[1].part"]; got != 28 {
+		t.Errorf("Lines[incidence.shares[1].part] = %d, want 28", got)
 	}
 }

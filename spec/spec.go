@@ -255,6 +255,19 @@ type Incidence struct {
 	// candidate. An arm whose mechanism does not rest on the eligible population (another
 	// candidate of the same experiment) is left out.
 	Arms []string `yaml:"arms,omitempty"`
+	// Shares are more shares the report shows over the suite and per lane, each one
+	// counter's count over another's (the gate's eligible/total is always shown first).
+	// They are descriptive: the decision rule reads only the gate's share.
+	Shares []Share `yaml:"shares,omitempty"`
+}
+
+// Share is one share an incidence report shows: the Part counter's count over the Of
+// counter's, over the suite and in each lane.
+type Share struct {
+	// Part is the counter counted.
+	Part string `yaml:"part"`
+	// Of is the counter it is a share of.
+	Of string `yaml:"of"`
 }
 
 // ReceiptRef is one receipt backing the page.

@@ -546,6 +546,21 @@ func (v *validator) incidence() {
 		}
 		seen[a] = true
 	}
+	shown := map[Share]bool{{Part: in.Eligible, Of: in.Total}: true}
+	for i, sh := range in.Shares {
+		f := fmt.Sprintf("incidence.shares[%d]", i)
+		switch {
+		case sh.Part == "":
+			v.bad(f+".part", "is required (the counter counted)")
+		case sh.Of == "":
+			v.bad(f+".of", "is required (the counter it is a share of)")
+		case sh.Part == sh.Of:
+			v.bad(f, "part and of are both %s: a share of a counter over itself is always 1", sh.Part)
+		case shown[sh]:
+			v.bad(f, "%s/%s is shown already (the gate's eligible/total is always shown)", sh.Part, sh.Of)
+		}
+		shown[sh] = true
+	}
 }
 
 func (v *validator) receipts() {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,16 +20,19 @@ const (
 	// workers is the pool size the experiment is about, set explicitly so the lanes do
 	// not depend on the host's CPU count.
 	workers = 4
-	// itemRows is the size of the items table: room for 1,000-row reads at many offsets.
+	// itemRows is the size of the items table: room for large reads at many offsets.
 	itemRows = 20_000
 	// largeRows is the size of a large read, far above the 64-row cheap cap.
-	largeRows = 1_000
+	largeRows = 3_000
 	// bodyBytes is the size of each item's text body, which large reads return and point
-	// reads do not. It makes a large read over a millisecond of work on the 2-core
-	// reference host (about 1.2 ms each in BulkSeq4Idle, some 150 times a point read, in
-	// results/2026-11-30T00-45-16Z-exp275-full), so that the four that saturate the pool
-	// are still running when the read under test arrives; with six short columns a large
-	// read took 0.4 ms and often finished before the others had even reached the pool.
+	// reads do not. With it a large read is about 3.5 MB of row values (below the pool's
+	// 4 MiB sacrifice threshold, so no read drops its worker's connection) and a few
+	// milliseconds of work on the 2-core reference host, long enough that the reads that
+	// saturate the pool are still running when the read under test arrives. With the
+	// collector off in the timed parts (see quietHeap), 1,000-row reads took under a
+	// millisecond and a burst often had its first read done before its last had reached
+	// the pool (PointUnderLoad redid a round some five times per sample, 2,000-row reads
+	// about once, 3,000-row reads less often, on a loaded host).
 	bodyBytes = 1_000
 	// warmIDs is how many start ids the reads cycle over, so that every worker's page
 	// cache holds what the lanes read after the warmup samples.
@@ -38,15 +42,24 @@ const (
 	// admitAttempts bounds how often a sample's set-up is redone when a large read
 	// finished before the timed part could start.
 	admitAttempts = 20
+	// pointRounds is how many saturated point reads PointUnderLoad times per sample.
+	pointRounds = 4
+	// idleReads and idleWrites are the batch sizes of the inert controls Point1000Idle
+	// and Write200: several milliseconds of work per sample.
+	idleReads  = 1000
+	idleWrites = 200
 )
 
 // pointColumns are the columns every read of items returns.
 const pointColumns = "id, name, category, price, qty, updated"
 
+// largeLimit is largeRows as SQL text.
+const largeLimit = "3000"
+
 // pointSQL is the point read (cheap once primed); largeSQL is the large read (costly).
 const (
 	pointSQL = "SELECT " + pointColumns + " FROM items WHERE id = ?"
-	largeSQL = "SELECT " + pointColumns + ", body FROM items WHERE id > ? ORDER BY id LIMIT 1000"
+	largeSQL = "SELECT " + pointColumns + ", body FROM items WHERE id > ? ORDER BY id LIMIT " + largeLimit
 )
 
 // fixture is the database and pool shared by every sample of the lane in this process.
@@ -88,7 +101,27 @@ func setup(b *testing.B) *fixture {
 	}
 	prev := runtime.GOMAXPROCS(laneProcs)
 	b.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+	quietHeap(b)
 	return shared
+}
+
+// quietHeap collects the garbage of earlier samples and keeps the collector off for the
+// rest of this one (up to a 1 GiB heap, where it runs anyway), so that no sample pays for
+// another's garbage or for the collector's pacing. A large read allocates about a
+// megabyte of row values; with the collector on, collections took close to half of
+// BulkSeq4Idle's time on the 2-core reference host and their timing varied from process
+// to process, and no dispatch policy changes what the lanes allocate. The collection
+// runs before the sample's timed part, untimed. flipbench runs one sample per call of a
+// lane (-test.benchtime 1x); with more operations per call, garbage accumulates until
+// the call ends or the limit is reached.
+func quietHeap(b *testing.B) {
+	runtime.GC()
+	percent := debug.SetGCPercent(-1)
+	limit := debug.SetMemoryLimit(1 << 30)
+	b.Cleanup(func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	})
 }
 
 // stopwatch times the measured part of each operation and reports the mean as ns/op,
@@ -129,7 +162,7 @@ func newFixture() *fixture {
 		return f
 	}
 	f.err = f.pool.Exec(context.Background(), fmt.Sprintf(`
-		PRAGMA synchronous = NORMAL;
+		PRAGMA synchronous = OFF;
 		CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, category INTEGER NOT NULL,
 			price REAL NOT NULL, qty INTEGER NOT NULL, updated TEXT NOT NULL, body TEXT NOT NULL);
 		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d)
@@ -187,21 +220,53 @@ type burst struct {
 	finished atomic.Int32
 	mu       sync.Mutex
 	err      error
+	// issued and returned are, per read, when its goroutine called the pool and when
+	// the call returned (see overlapped).
+	issued, returned []time.Time
 }
 
 // start runs read on a new goroutine as part of the burst.
 func (u *burst) start(read func() error) {
 	u.wg.Add(1)
+	u.mu.Lock()
+	k := len(u.issued)
+	u.issued = append(u.issued, time.Time{})
+	u.returned = append(u.returned, time.Time{})
+	u.mu.Unlock()
 	go func() {
 		defer u.wg.Done()
+		issued := time.Now()
 		err := read()
+		returned := time.Now()
 		u.finished.Add(1)
+		u.mu.Lock()
+		u.issued[k], u.returned[k] = issued, returned
 		if err != nil {
-			u.mu.Lock()
 			u.err = errors.Join(u.err, err)
-			u.mu.Unlock()
 		}
+		u.mu.Unlock()
 	}()
+}
+
+// overlapped reports, once the burst is done, whether every read was issued before any
+// returned. The callers record it themselves: a poller reading the pool's counters was
+// often kept off the cores for milliseconds by the busy workers.
+func (u *burst) overlapped() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.issued) == 0 {
+		return false
+	}
+	last, first := u.issued[0], u.returned[0]
+	for k := range u.issued {
+		if u.issued[k].After(last) {
+			last = u.issued[k]
+		}
+		if u.returned[k].Before(first) {
+			first = u.returned[k]
+		}
+	}
+	return last.Before(first)
 }
 
 // wait waits for every read of the burst and fails the lane if one failed.
@@ -253,8 +318,9 @@ func (f *fixture) held(served uint64, n int) (admitted, holding bool) {
 }
 
 // await polls until cond holds, failing the lane if it never does. It only bounds a wait
-// for the reads' goroutines to reach the pool; it is never inside a timed region that
-// compares arms by it.
+// for the reads' goroutines to reach the pool; inside CostlyLatency's timed region it
+// stops polling as soon as the fifth read has asked the pool, the same moment in every
+// arm.
 func await(b *testing.B, what string, cond func() bool) {
 	b.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -298,7 +364,10 @@ func (f *fixture) saturate(b *testing.B, n int, retries *int) *burst {
 }
 
 // BenchmarkPointUnderLoad times the first point read issued while four large reads hold
-// the pool.
+// the pool, in pointRounds rounds per sample, and reports the mean of the timed reads.
+// Each round saturates the pool, times one point read, and drains the pool untimed, so
+// every timed read is one that arrives into a saturated pool; averaging rounds narrows
+// the spread of a single wait, which depends on how far the large reads had got.
 func BenchmarkPointUnderLoad(b *testing.B) {
 	f := setup(b)
 	f.prime(b)
@@ -308,20 +377,22 @@ func BenchmarkPointUnderLoad(b *testing.B) {
 		retries int
 	)
 	for range b.N {
-		id := f.nextID()
-		hold := f.saturate(b, workers, &retries)
-		before := f.pool.Stats().Parked
-		sw.begin()
-		err := f.pointRead(id)()
-		sw.end()
-		parked += f.pool.Stats().Parked - before
-		hold.wait(b)
-		if err != nil {
-			b.Fatal(err)
+		for range pointRounds {
+			id := f.nextID()
+			hold := f.saturate(b, workers, &retries)
+			before := f.pool.Stats().Parked
+			sw.begin()
+			err := f.pointRead(id)()
+			sw.end()
+			parked += f.pool.Stats().Parked - before
+			hold.wait(b)
+			if err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
-	sw.report(b)
-	b.ReportMetric(float64(parked)/float64(b.N), "point-parked/op")
+	b.ReportMetric(float64(sw.total.Nanoseconds())/float64(b.N*pointRounds), "ns/op")
+	b.ReportMetric(float64(parked)/float64(b.N*pointRounds), "point-parked/op")
 	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
 }
 
@@ -354,29 +425,67 @@ func BenchmarkMixedQueue(b *testing.B) {
 	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
 }
 
-// bulk4 times four concurrent large reads until all are done, after a point read when
-// mixed is set.
+// bulk4 times four concurrent large reads, from their issue until all are done; when
+// mixed is set, each sample follows a point read, on a pool primed with it (so that read
+// is cheap from the first sample on). A sample counts only when the burst was
+// concurrent: every read was issued before any returned. On a busy 2-core host a read's
+// goroutine sometimes runs only after another read is done, and such a burst is not the
+// situation the lane is about (candB's reservation cannot engage when two workers are
+// free again); it is drained, not counted, and issued again (at most admitAttempts
+// times; retries/op says how often). The condition depends only on when the callers
+// run, which no dispatch policy changes.
+//
+// It reports, per counted sample, the reads the pool parked (parked/op) and those it
+// parked while a worker was free (reserved/op, Stats.Reserved: the worker was kept back).
+// Under candB with the reservation armed that is one of the four large reads; under
+// every other arm, and in Bulk4Cold, none.
 func bulk4(b *testing.B, mixed bool) {
 	f := setup(b)
-	var sw stopwatch
+	if mixed {
+		f.prime(b)
+	}
+	var (
+		sw               stopwatch
+		parked, reserved uint64
+		retries          int
+	)
 	for range b.N {
-		if mixed {
-			f.point(b) // recent cheap traffic
+		for attempt := 0; ; attempt++ {
+			if attempt == admitAttempts {
+				b.Fatalf("in %d attempts a large read always finished before all %d had reached the pool; the host is too busy for this lane", admitAttempts, workers)
+			}
+			if mixed {
+				f.point(b) // recent cheap traffic
+			}
+			ids := make([]int, workers)
+			for k := range ids {
+				ids[k] = f.nextID()
+			}
+			before := f.pool.Stats()
+			u := &burst{}
+			var t stopwatch
+			t.begin()
+			for _, id := range ids {
+				u.start(f.large(id))
+			}
+			u.wg.Wait()
+			t.end()
+			u.wait(b)
+			if !u.overlapped() {
+				retries++
+				continue
+			}
+			after := f.pool.Stats()
+			sw.total += t.total
+			parked += after.Parked - before.Parked
+			reserved += after.Reserved - before.Reserved
+			break
 		}
-		ids := make([]int, workers)
-		for k := range ids {
-			ids[k] = f.nextID()
-		}
-		u := &burst{}
-		sw.begin()
-		for _, id := range ids {
-			u.start(f.large(id))
-		}
-		u.wg.Wait()
-		sw.end()
-		u.wait(b)
 	}
 	sw.report(b)
+	b.ReportMetric(float64(parked)/float64(b.N), "parked/op")
+	b.ReportMetric(float64(reserved)/float64(b.N), "reserved/op")
+	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
 }
 
 // BenchmarkBulk4Mixed times four concurrent large reads on a pool with recent cheap reads.
@@ -432,18 +541,21 @@ func BenchmarkCostlyLatency(b *testing.B) {
 	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
 }
 
-// The inert controls time a batch of operations per sample: a single idle read of a few
-// tens of microseconds varied by up to 50% from sample to sample on the 2-core reference
-// host (thread wake-ups), so one-operation controls drifted in both directions in a first
-// quick run and could not tell a real fast-path cost from noise.
+// The inert controls time a batch of operations per sample, several milliseconds of
+// work: a single idle read of a few tens of microseconds varied by up to 50% from sample
+// to sample on the 2-core reference host (thread wake-ups), so one-operation controls
+// drifted in both directions in a first quick run and could not tell a real fast-path
+// cost from noise; 20-operation batches (Point20Idle, Write20) still moved 5-15% between
+// processes (Write20 -11.7% in one collection of
+// results/2026-11-30T00-45-16Z-exp275-full, for identical code).
 
-// BenchmarkPoint20Idle times 20 sequential point reads on an idle pool.
-func BenchmarkPoint20Idle(b *testing.B) {
+// BenchmarkPoint1000Idle times idleReads sequential point reads on an idle pool.
+func BenchmarkPoint1000Idle(b *testing.B) {
 	f := setup(b)
 	f.prime(b)
 	var sw stopwatch
+	ids := make([]int, idleReads)
 	for range b.N {
-		ids := make([]int, 20)
 		for k := range ids {
 			ids[k] = f.nextID()
 		}
@@ -478,16 +590,18 @@ func BenchmarkBulkSeq4Idle(b *testing.B) {
 	sw.report(b)
 }
 
-// BenchmarkWrite20 times 20 inserts on the writer connection, which never passes the
-// reader dispatch.
-func BenchmarkWrite20(b *testing.B) {
+// BenchmarkWrite200 times idleWrites inserts on the writer connection, which never
+// passes the reader dispatch. The writer runs with synchronous = OFF (see newFixture), so
+// no insert waits for the disk: an fsync's time depends on the device and on every other
+// process writing to it, and a control must measure neither.
+func BenchmarkWrite200(b *testing.B) {
 	f := setup(b)
 	ctx := context.Background()
 	var sw stopwatch
 	for range b.N {
 		base := f.nextID()
 		sw.begin()
-		for k := range 20 {
+		for k := range idleWrites {
 			if err := f.pool.Exec(ctx, "INSERT INTO log (at, note) VALUES (?, ?)", base+k, "admission lane"); err != nil {
 				b.Fatal(err)
 			}

@@ -17,36 +17,44 @@
 // The pool classifies a read as cheap (its statement has completed before and never
 // returned more than 64 rows) or costly. The candidates change who waits: candA wakes
 // parked cheap reads before parked costly ones, candB also keeps the last free worker
-// from costly reads while cheap reads are recent. A "large read" below is a 1,000-row
-// read of the six-column items table (costly); a "point read" is a one-row primary-key
-// read (cheap once the pool has seen it complete: the lanes that time it run it twice,
-// untimed, before their first sample; Bulk4Mixed runs it before each sample, so it is
-// cheap from the second sample on, which the warmup samples cover).
+// from costly reads while cheap reads are recent. A "large read" below is a 3,000-row
+// read of the items table with a 1 KB text column (costly); a "point read" is a one-row
+// primary-key read (cheap once the pool has seen it complete: every lane that runs it
+// first runs it twice, untimed, so it is cheap from the first sample on).
 //
-//   - PointUnderLoad (secondary in the exp 275 page): four large reads hold the four
-//     workers; the first point read issued while they hold them is timed, alone. Set-up
-//     and tear-down are not timed. Before the timer starts the lane waits until all four
-//     large reads have been given a worker or parked and none has given it back, so the
-//     point read arrives into a saturated pool (under candB one large read is parked and
-//     a worker is free: that is the policy, not a broken barrier). It reports
-//     point-parked/op, the share of samples in which the point read had to wait: in base
-//     about nine in ten on a busy 2-core host, where a large read sometimes finishes
-//     between the check and the point read's arrival.
+// The lanes that depend on reads overlapping check that they did, with the pool's own
+// counters (readerpool.Stats: dispatches, parked and waiting reads, free workers), and
+// report the state they reached per sample, so that a receipt shows the situation and not
+// only a time:
+//
+//   - PointUnderLoad (primary; for candB faster, for candA unchanged): four rounds per
+//     sample; in each, four large reads hold the four workers and the first point read
+//     issued while they hold them is timed, alone; set-up and tear-down are not timed.
+//     Before the point read the lane waits until all four large reads have been given a
+//     worker or parked and none has given it back (under candB one large read is parked
+//     and a worker is free: that is the policy, not a broken barrier), redoing the round
+//     when one finished first (retries/op). ns/op is the mean of the four timed reads;
+//     point-parked/op is the share of them that had to wait (base and candA: nearly
+//     all; candB: almost none).
 //   - MixedQueue (primary): eight large reads are issued and admitted (four running, the
 //     rest parked), then eight point reads at once; timed until all eight point reads are
 //     done.
 //   - Bulk4Mixed (guard, the price of candB): four concurrent large reads right after a
-//     point read, timed until all four are done. A reservation that refuses one of them
-//     the last worker shows here.
+//     point read, timed from their issue until all four are done. A sample counts only
+//     when the burst was concurrent, all four asked the pool before any finished;
+//     otherwise it is drained and issued again (retries/op). It reports parked/op and
+//     reserved/op (Stats.Reserved: reads parked while a worker was free): under candB one
+//     of the four large reads is refused the last free worker in every sample (1.00),
+//     under base and candA none.
 //   - Bulk4Cold (control): the same burst in a process that never runs a cheap read, so
-//     candB's reservation stays disarmed and the lane must not move.
+//     candB's reservation stays disarmed (reserved/op 0) and the lane must not move.
 //   - CostlyLatency (guard, starvation): four large reads hold the pool, a fifth is
 //     issued and parks, then sixteen point reads pile up behind it from four callers;
 //     timed from the fifth read's issue to its completion. Cheap reads jumping it show
 //     here.
-//   - Point20Idle, BulkSeq4Idle, Write20 (inert controls): 20 point reads, four large
-//     reads one after another, 20 inserts, on an idle pool. Nothing parks, so only the cost
-//     of classification and the policy's bookkeeping on the fast path could move them.
-//     Each sample is a batch because single idle operations were too noisy to tell that
-//     cost from the host's.
+//   - Point1000Idle, BulkSeq4Idle, Write200 (inert controls): 1,000 point reads, four large
+//     reads one after another, 200 inserts, on an idle pool; several milliseconds each.
+//     Nothing parks, so only the cost of classification and the policy's bookkeeping on
+//     the fast path could move them. The writer runs with synchronous = OFF, so no
+//     insert waits for the disk.
 package admission

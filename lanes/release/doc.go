@@ -1,6 +1,6 @@
 // Package release is the release suite of the bundled reader pool (examples/readerpool):
-// a handful of workloads shaped like what an application built on the pool does, run with
-// the incidence probes compiled in to count how often a situation an experiment wants to
+// workloads shaped like what an application built on the pool does, run with the
+// incidence probes compiled in to count how often a situation an experiment wants to
 // optimise actually occurs. The lanes are Go benchmarks in release_test.go.
 //
 // flipbench incidence (and flipbench ab, for an experiment whose spec has incidence:)
@@ -10,33 +10,62 @@
 //	release.test -test.run '^$' -test.bench '^BenchmarkX$' -test.benchtime 1x -test.count 1
 //
 // One operation of a lane is its whole workload. Every lane reports, besides its time,
-// the change of every reader-pool probe counter over that workload with b.ReportMetric, in the
-// counter's name as unit ("dispatches", "cheap", "costly", "parked",
+// the change of every reader-pool probe counter over that workload with b.ReportMetric, in
+// the counter's name as unit ("dispatches", "cheap", "costly", "parked", "cheap-waited",
 // "cheap-parked-behind-costly"). In a default build the counters are compiled out and
 // every one of them reads 0.
 //
-// Each lane process builds its own database and opens a pool of exactly four workers,
-// the size experiment 275 is about, and runs with GOMAXPROCS 8, so every caller and
-// worker can be a running thread.
+// Each lane process builds its own database (20 conversations of 1,000 messages, a feed
+// of 2,000 items, 1,000 users, 400 photos of 16 KiB) and opens a pool of exactly four
+// workers, the size experiment 275 is about, and runs with GOMAXPROCS 8, so every caller
+// and worker can be a running thread.
 //
-// # The lanes
+// # The scenarios
 //
-//   - ChatSim: a chat screen. 400 messages are posted to 20 conversations; after each,
-//     the open conversation's latest 50 messages and the conversation list with unread
-//     counts are read again, both at once, as two live queries would be.
-//   - FeedPaging: a feed scrolled to the end, 20 items a page by keyset pagination over
-//     2,000 items, with the item count re-read every page.
-//   - Concurrent4, Concurrent8: 4 or 8 callers each read a 100-row feed page 40 times, all
-//     at once: the pool's throughput under parallel reads of one shape.
-//   - KeyedPK: 2,000 primary-key lookups of users, every tenth followed by an update of
-//     that user and a re-read of its profile.
-//   - RerunFanout: 200 writes, after each of which the three live queries of a screen
-//     (a 30-message list, an unread count, a 200-row feed page) are re-run at once.
+// They follow the release suite of the original experiment 275 (chat, feed paging,
+// concurrent reads 4x and 8x, streaming fan-out, keyed-primary-key subscriptions,
+// diagnostics, memory) at a similar scale: 119,485 reads in all, about 10 s of wall time
+// for the nine lane processes on the 2-core reference host (6.45 s of measured workload
+// in results/2026-12-01T11-27-46Z-exp275-quick).
+// Like that suite, no scenario issues more than four reads of different cost at once;
+// only the positive control does.
+//
+//   - ChatSim: a chat screen. 6,000 messages are posted, rotating over the conversations;
+//     after each, the screen's three live queries are re-run at once (the open
+//     conversation's latest 50 messages, the 20-row conversation list with unread counts
+//     and last message, the unread total). Every 21st post marks the open conversation
+//     read and re-reads the list.
+//   - FeedPaging: the feed scrolled to its end 60 times, 20 items a page by keyset
+//     pagination, with the item count and the page's first item read every page.
+//   - Concurrent4, Concurrent8: 4 or 8 callers each read a 100-row feed page 150 times,
+//     all at once: the pool's throughput under parallel reads of one (costly) shape.
+//     Concurrent8 parks, costly reads behind costly reads.
+//   - StreamFanout: 1,500 writes to the messages table; after each, the eight live
+//     queries on it (the unread badges of the conversations on screen) are re-run at
+//     once. Eight cheap reads on four workers: cheap reads wait here, behind cheap ones.
+//   - KeyedPK: live queries on 200 users keyed by primary key; 60,000 updates each touch
+//     one of them and re-run that key's query only, and every tenth is followed by the
+//     lookup of a user nobody subscribes to.
+//   - Diagnostics: 30 rounds of a burst of eight concurrent byte reads (SelectBytes) of
+//     about 0.9 MB of JSON each, which grows every worker's JSON buffer, then 64 small
+//     byte reads one after another. After every round no worker may hold a JSON buffer
+//     above 512 KiB (the guard of the original exp 266): the lane fails otherwise, and it
+//     reports json-buffer-high-water-bytes, the largest buffer a worker held after a
+//     settle phase. Byte reads rotate over the workers, so the settle reads reach every
+//     worker and each shrinks its buffer; TestDiagnosticsGuard shows the guard failing
+//     for the variant in which byte reads are sticky (readerpool.WithStickyBytes).
+//   - Memory: 40 rounds of five gallery pages (20 photos, 320 KiB, few rows and so cheap),
+//     one export of the whole gallery (6.4 MB, above the sacrifice threshold: its worker
+//     drops and reopens its connection; the lane reports sacrifices) and 20 lookups.
 //   - PositiveControl: not a workload but the proof that the probe works. Ten frames,
 //     each firing four slow but cheap badge counts (one row each, a text search over
-//     every message), then a paged list query (200 rows: costly), then four small lookups,
-//     in that order: more than four concurrent reads of mixed cost, so the small lookups
-//     park behind the parked list query and cheap-parked-behind-costly must fire. When
-//     it reads 0 in a probe build, the probe is broken, and a 0 anywhere else proves
-//     nothing.
+//     half the messages), then a paged list query (200 rows: costly), then four small
+//     lookups, in that order: more than four concurrent reads of mixed cost, so the small
+//     lookups park behind the parked list query and cheap-parked-behind-costly must fire.
+//     When it reads 0 in a probe build, the probe is broken, and a 0 anywhere else
+//     proves nothing.
+//
+// TestScenarios runs every scenario at a small size and checks, in a probe build, that
+// it dispatches exactly the reads it plans; TestSuiteScale checks the lane sizes add up
+// to at least 100,000 reads.
 package release

@@ -21,20 +21,25 @@
 // 4 times, smaller for 8, smaller again for 32, and gone in steady state:
 //
 //   - First4NewSQL, First8NewSQL, First32NewSQL (primary): a never-seen point-read
-//     statement run 4, 8 or 32 times in sequence, all timed. They report prepares/op, the
-//     number of workers that prepared the sample's statement.
+//     statement run 4, 8 or 32 times in sequence, all timed; a sample does this for eight
+//     new statements one after another and reports the mean per statement (one
+//     statement took a fraction of a millisecond, too short to average over the host's
+//     noise). They report prepares/op, the number of workers that prepared each
+//     statement. The workers' statement caches are large enough that no lane evicts.
 //   - Point1 (steady state): one point read of a statement long warm on the worker that
 //     serves it (under round-robin, on every worker). The predicted effect is none.
 //   - Mixed6_20, Point1Wide20 (secondary): six warm statements interleaved, 20 reads
 //     each; one point read of a 20-column row.
-//   - Conc4, Park8, Sacrifice (guards): four concurrent reads on four workers; eight
-//     concurrent reads on four workers, so that reads can park; a read above the
-//     sacrifice threshold (which drops its worker's connection) followed by a point
-//     read. They report parked/op and sacrifices/op, to show how often the situation
-//     really occurred: on a 2-core machine Park8 parks in only a minority of samples
-//     (see concProcs in stickiness_test.go).
+//   - Conc4, Park8 (guards): four concurrent 2,000-row reads on four workers; eight on
+//     four workers, so that four reads park and are woken. Timed from the burst's issue
+//     until every read is done. A sample counts only when the burst was concurrent, all
+//     its reads having asked the pool before any finished; otherwise it is drained and
+//     issued again (retries/op). They report parked/op: 0 for Conc4 and 4 for Park8 in
+//     every sample.
+//   - Sacrifice (guard): a read above the sacrifice threshold (which drops its worker's
+//     connection) followed by a point read; it reports sacrifices/op (1).
 //   - BytesFirst8NewSQL (guard): First8NewSQL through SelectBytes, which keeps rotating
 //     in both arms, so it must not move.
-//   - AlternatingSQL (guard): two warm statements alternating, 20 reads: the case where
+//   - AlternatingSQL (guard): two warm statements alternating, 200 reads: the case where
 //     sending both to one connection could in principle cost something.
 package stickiness
