@@ -8,7 +8,7 @@ export CGO_ENABLED ?= 0
 
 BASE    ?= origin/main
 
-.PHONY: all build lanes ab gate test vet fmt-check sim clean
+.PHONY: all build lanes ab gate test vet fmt-check sim valgrind clean
 
 all: build
 
@@ -30,15 +30,26 @@ ab: build
 		$(BIN)/flipbench finalize $(EXP) --receipt "$$receipt" && $(BIN)/flipbench ledger || code=1;; \
 	esac; exit $$code
 
-## gate: the CI regression gate against BASE (e.g. make gate BASE=origin/main)
-gate: build
+## gate: the CI regression gate against BASE (e.g. make gate BASE=origin/main); its
+## instruction lanes need Valgrind
+gate: build valgrind
 	$(BIN)/flipbench gate --base $(BASE)
+
+## valgrind: install Valgrind when it is missing (apt-get, as root or through sudo): lanes
+## with metric: instructions are counted under it, and make test runs such lanes
+valgrind:
+	@command -v valgrind >/dev/null 2>&1 || { \
+		echo "installing valgrind: apt-get update && apt-get install -y valgrind"; \
+		if [ "$$(id -u)" -eq 0 ]; then sudo=; else sudo=sudo; fi; \
+		$$sudo apt-get update && $$sudo apt-get install -y valgrind; }
+	@valgrind --version
 
 ## test: format check, vet, and every test (the probe package and the code it counts in
 ## both builds: without and with the flipbench_probe tag; the freshness lanes in every
 ## arm's build: no tag, freshness_optimistic, freshness_fifo; the plugin scheduler and its
-## lanes also with pluginhost_fair, the build of experiment 40's candidate arm)
-test: fmt-check vet
+## lanes also with pluginhost_fair, the build of experiment 40's candidate arm). The
+## instruction-count tests run lanes under Valgrind, which it installs when missing.
+test: fmt-check vet valgrind
 	$(GO) test ./...
 	$(GO) test -tags flipbench_probe ./probe/ ./examples/readerpool/ ./examples/freshness/ ./lanes/release/ ./examples/pluginhost/ ./lanes/tenantmix/
 	$(GO) test -tags freshness_optimistic ./lanes/freshness/

@@ -17,7 +17,8 @@
 // branches are never touched.
 //
 // Before anything is measured, Build lists the benchmarks of every gotest arm and checks
-// that each lane of the spec is in each arm.
+// that each lane of the spec is in each arm, and, when a lane counts instructions, that
+// Valgrind is installed.
 //
 // Archive writes a candidate branch as a patch against its merge base with the base arm's
 // ref, with a README; Restore turns such a patch back into a branch.
@@ -77,6 +78,11 @@ func Build(ctx context.Context, exp *spec.Experiment, opts Options) ([]receipt.A
 	if err != nil {
 		return nil, specError(exp, "harness.kind", err.Error())
 	}
+	if counted := countedLanes(exp); len(counted) > 0 {
+		if _, err := lanekind.Valgrind(ctx); err != nil {
+			return nil, fmt.Errorf("%w (lanes %s)", err, strings.Join(counted, ", "))
+		}
+	}
 	all := append([]spec.Arm{exp.Base()}, exp.Candidates()...)
 	var (
 		g       *gitBuild
@@ -132,6 +138,17 @@ func Build(ctx context.Context, exp *spec.Experiment, opts Options) ([]receipt.A
 		}
 	}
 	return out, nil
+}
+
+// countedLanes returns the lanes of exp that count instructions.
+func countedLanes(exp *spec.Experiment) []string {
+	var names []string
+	for _, l := range exp.Lanes {
+		if exp.Harness.CountsInstructions(l) {
+			names = append(names, l.Name)
+		}
+	}
+	return names
 }
 
 func isDir(p string) bool {

@@ -66,8 +66,11 @@ type Finding struct {
 	Pairs int `json:"pairs"`
 	// MorePairs is about how many more pairs in all would decide a rerun (0 otherwise;
 	// -1 when it cannot be estimated).
-	MorePairs int    `json:"more_pairs"`
-	Reason    string `json:"reason"`
+	MorePairs int `json:"more_pairs"`
+	// ThresholdPct is the threshold the lane was judged against: its own threshold-pct
+	// in the gate spec, or the gate's.
+	ThresholdPct float64 `json:"threshold_pct"`
+	Reason       string  `json:"reason"`
 }
 
 // Failure is one lane of one arm whose runs failed.
@@ -149,6 +152,13 @@ func lastLine(s string) string {
 //
 // The overall outcome is the worst lane's.
 func Evaluate(rep driftcheck.Report, runs []receipt.Record, thresholdPct float64) Result {
+	return EvaluateLanes(rep, runs, thresholdPct, nil)
+}
+
+// EvaluateLanes is Evaluate with a threshold of its own for the lanes in lanePct (a lane
+// counted in instructions is judged against a far smaller one than a timed lane); the
+// other lanes take thresholdPct.
+func EvaluateLanes(rep driftcheck.Report, runs []receipt.Record, thresholdPct float64, lanePct map[string]float64) Result {
 	res := Result{Outcome: Pass, ThresholdPct: thresholdPct, Failures: Failures(runs)}
 	type key struct{ lane, arm string }
 	var order []key
@@ -170,7 +180,11 @@ func Evaluate(rep driftcheck.Report, runs []receipt.Record, thresholdPct float64
 	}
 	family := alpha / float64(max(len(order), 1))
 	for _, k := range order {
-		f := judge(k.lane, k.arm, by[k], pooled[k], thresholdPct, alpha, family)
+		thr := thresholdPct
+		if t := lanePct[k.lane]; t > 0 {
+			thr = t
+		}
+		f := judge(k.lane, k.arm, by[k], pooled[k], thr, alpha, family)
 		if failed := failuresOf(res.Failures, k.lane, k.arm); len(failed) > 0 {
 			f.Outcome = Broken
 			f.Reason = "runs failed: " + strings.Join(failed, "; ")
@@ -194,8 +208,13 @@ func Evaluate(rep driftcheck.Report, runs []receipt.Record, thresholdPct float64
 // Pending returns the lanes a sequential gate run still needs pairs for: those whose
 // outcome would be a rerun. A lane that passes, regressed or broke is settled.
 func Pending(rep driftcheck.Report, thresholdPct float64) []string {
+	return PendingLanes(rep, thresholdPct, nil)
+}
+
+// PendingLanes is Pending with the lane thresholds of EvaluateLanes.
+func PendingLanes(rep driftcheck.Report, thresholdPct float64, lanePct map[string]float64) []string {
 	var out []string
-	for _, f := range Evaluate(rep, nil, thresholdPct).Findings {
+	for _, f := range EvaluateLanes(rep, nil, thresholdPct, lanePct).Findings {
 		if f.Outcome == Rerun && !slices.Contains(out, f.Lane) {
 			out = append(out, f.Lane)
 		}
@@ -218,7 +237,7 @@ func failuresOf(fs []Failure, lane, cand string) []string {
 // judge decides one lane of one candidate from its collection summaries and its pooled
 // summary.
 func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, threshold, alpha, family float64) Finding {
-	f := Finding{Lane: lane, Arm: arm, Outcome: Rerun, Pairs: p.UsablePairs,
+	f := Finding{Lane: lane, Arm: arm, Outcome: Rerun, Pairs: p.UsablePairs, ThresholdPct: threshold,
 		EstimatePct: p.EstimatePct, CILowPct: p.CILowPct, CIHighPct: p.CIHighPct, Bounded: p.Bounded}
 	slowAll := len(colls) > 0
 	for _, c := range colls {

@@ -76,6 +76,22 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
+// A lane with a threshold of its own is judged against it; the others against the gate's.
+func TestEvaluateLanes(t *testing.T) {
+	const slow = driftcheck.LaneReproducedSlower
+	rep := report1(lane("a", 1, slow, 1, 0.1), lane("a", 2, slow, 1, 0.1), lane("a", 0, slow, 1, 0.05))
+	if res := Evaluate(rep, nil, 5); res.Outcome != Pass || res.Findings[0].ThresholdPct != 5 {
+		t.Errorf("against 5%%: %s, %+v", res.Outcome, res.Findings)
+	}
+	res := EvaluateLanes(rep, nil, 5, map[string]float64{"a": 0.5})
+	if res.Outcome != Regression || res.Findings[0].ThresholdPct != 0.5 || !strings.Contains(res.Findings[0].Reason, "beyond the 0.5% threshold") {
+		t.Errorf("against its own 0.5%%: %s, %+v", res.Outcome, res.Findings)
+	}
+	if got := PendingLanes(rep, 5, map[string]float64{"a": 0.5}); len(got) != 0 {
+		t.Errorf("PendingLanes = %v, want none (decided)", got)
+	}
+}
+
 // TestFamily: with many guard lanes, a regression call needs every collection's interval
 // above 0 at alpha/N; a slowdown that one lane alone would call is a rerun among six.
 func TestFamily(t *testing.T) {

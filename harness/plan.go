@@ -3,6 +3,7 @@ package harness
 import (
 	"time"
 
+	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -50,8 +51,21 @@ func NewPlan(in PlanInput) *receipt.Plan {
 	for _, a := range in.Arms {
 		arms = append(arms, a.Name)
 	}
+	kind, kindErr := in.Experiment.Harness.LaneKind()
 	for _, l := range r.Lanes {
-		p.Lanes = append(p.Lanes, receipt.Lane{Name: l.Name, Role: l.Role, Expect: l.Expect, ExpectArms: l.ExpectArms, Unit: l.Unit, Better: l.Better, FloorPct: l.FloorPct, NonZero: l.NonZero})
+		rl := receipt.Lane{Name: l.Name, Role: l.Role, Expect: l.Expect, ExpectArms: l.ExpectArms, Unit: l.Unit, Better: l.Better, FloorPct: l.FloorPct, NonZero: l.NonZero, Metric: l.Metric}
+		if l.Metric == lanekind.MetricInstructions && kindErr == nil {
+			// Validate made sure the kind can count the lane.
+			if c, problem := kind.Counter(in.Experiment.Harness.ForKind(), l.Name); problem == nil {
+				var env []string
+				if len(in.Arms) > 0 {
+					env = in.Arms[0].Env
+				}
+				c.Env = lanekind.PinnedEnv(env)
+				rl.Counter = &c
+			}
+		}
+		p.Lanes = append(p.Lanes, rl)
 		lanes = append(lanes, l.Name)
 	}
 	p.Runs = Schedule(arms, lanes, p.Protocol.Collections, p.Protocol.Passes, p.Protocol.Seed)

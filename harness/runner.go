@@ -393,8 +393,9 @@ func (r *Runner) runOne(ctx context.Context, run receipt.Run, arm receipt.Arm, l
 
 // RunOnce runs one lane of one arm under protocol proto and turns it into a record: the
 // samples, or the error that made it produce none (a failure to start, a crash, a
-// timeout, output that does not parse). The arm's kind (package lanekind) says which
-// processes the run starts and reads their output. A zero timeout means 10 minutes; it
+// timeout, output that does not parse). The arm's kind (package lanekind), wrapped in the
+// instruction counter for a lane that counts instructions, says which processes the run
+// starts and reads their output. A zero timeout means 10 minutes; it
 // bounds each process.
 func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, lane receipt.Lane, proto receipt.Protocol) receipt.Record {
 	rec := receipt.Record{
@@ -406,7 +407,7 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 		Exit:       -1,
 		Samples:    []float64{},
 	}
-	kind, err := lanekind.Lookup(arm.Kind)
+	kind, err := lanekind.ForLane(arm.Kind, lane)
 	if err != nil {
 		rec.Error = err.Error()
 		return rec
@@ -451,7 +452,7 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 		rec.Error = err.Error()
 		return rec
 	}
-	rec.Samples, rec.Unit, rec.Metrics = s.Values, s.Unit, s.Metrics
+	rec.Samples, rec.Unit, rec.Metrics, rec.Counting = s.Values, s.Unit, s.Metrics, s.Counting
 	return rec
 }
 

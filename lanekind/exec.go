@@ -1,8 +1,11 @@
 package lanekind
 
 import (
+	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/flipbench/flipbench/receipt"
 )
 
 // execKind runs any program that speaks the Go benchmark format: the harness's command
@@ -62,4 +65,15 @@ func (execKind) Collect(r Run, outs []Output) (Samples, error) {
 // containsPlaceholder reports whether an argument of template contains p.
 func containsPlaceholder(template []string, p string) bool {
 	return slices.ContainsFunc(template, func(s string) bool { return strings.Contains(s, p) })
+}
+
+// Counter counts from an entry of harness.op-start to the next entry of harness.op-end,
+// one operation each.
+func (execKind) Counter(h Harness, _ string) (receipt.Counter, *Problem) {
+	for _, f := range []struct{ name, v, when string }{{"op-start", h.OpStart, "before"}, {"op-end", h.OpEnd, "after"}} {
+		if f.v == "" {
+			return receipt.Counter{}, &Problem{f.name, fmt.Sprintf("is required for an exec harness with lanes that count instructions (metric: instructions): the function the lane program calls right %s each operation, e.g. main.%s", f.when, map[string]string{"op-start": "opStart", "op-end": "opEnd"}[f.name])}
+		}
+	}
+	return receipt.Counter{Tool: CounterTool, Start: h.OpStart, End: h.OpEnd, Iterations: 1}, nil
 }

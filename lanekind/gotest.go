@@ -1,12 +1,15 @@
 package lanekind
 
 import (
+	"fmt"
 	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flipbench/flipbench/receipt"
 )
 
 // gotestKind runs Go benchmarks compiled with go test -c: one fresh test binary process
@@ -26,6 +29,11 @@ func (gotestKind) Check(h Harness, _ bool) []Problem {
 	}
 	if len(h.Build) > 0 {
 		ps = append(ps, Problem{"build", "only for kind exec"})
+	}
+	for _, f := range []struct{ name, v string }{{"op-start", h.OpStart}, {"op-end", h.OpEnd}} {
+		if f.v != "" {
+			ps = append(ps, Problem{f.name, "only for kind exec: a gotest lane counts its benchmark function"})
+		}
 	}
 	if h.Benchtime != "" && !validBenchtime(h.Benchtime) {
 		ps = append(ps, Problem{"benchtime", "must be a duration like 100ms or a count like 1000x; got " + strconv.Quote(h.Benchtime)})
@@ -101,4 +109,30 @@ func (gotestKind) Collect(r Run, outs []Output) (Samples, error) {
 		return Samples{}, err
 	}
 	return ParseOutput(out.Stdout, r.Lane, r.Samples, r.Warmup, r.Unit)
+}
+
+// runCleanup is the testing package's function that runs right after every call of a
+// benchmark function returns, and once before the first (the tests' cleanup) and after
+// the last (the top-level benchmark's): from one entry to the next is a measured call.
+// The benchmark function's own entry is not used: testing calls every benchmark on a
+// new goroutine after a garbage collection, and callgrind, following one call stack per
+// thread, then often fails to see the call.
+const runCleanup = "testing.(*common).runCleanup"
+
+// Counter counts the calls of the lane's benchmark function, from one entry of
+// runCleanup to the next. It needs a top-level benchmark (a sub-benchmark's calls are
+// not delimited by the top-level cleanups) and a benchtime that fixes b.N.
+func (gotestKind) Counter(h Harness, lane string) (receipt.Counter, *Problem) {
+	if strings.Contains(lane, "/") {
+		return receipt.Counter{}, &Problem{"", "a sub-benchmark lane cannot count instructions (metric: instructions): its function is a closure callgrind cannot name; make it a top-level benchmark"}
+	}
+	bt := h.Benchtime
+	if bt == "" {
+		bt = DefaultBenchtime
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(bt, "x"))
+	if !strings.HasSuffix(bt, "x") || err != nil || n < 1 {
+		return receipt.Counter{}, &Problem{"benchtime", fmt.Sprintf("must be a count like 100x for lanes that count instructions (metric: instructions), got %q: a duration lets b.N depend on how fast the lane runs, and under callgrind it runs some 50 times slower", bt)}
+	}
+	return receipt.Counter{Tool: CounterTool, End: runCleanup, Frame: 1, Iterations: n}, nil
 }

@@ -8,11 +8,18 @@
 //   - how the lanes of a built binary are listed, if they can be (Kind.ListArgs,
 //     Kind.Lanes, Kind.Offers),
 //   - which processes one run starts and how their output becomes samples (Kind.Prepare,
-//     Kind.Collect).
+//     Kind.Collect),
+//   - which functions delimit one operation when the lane's instructions are counted
+//     (Kind.Counter).
+//
+// A lane with metric: instructions runs its kind wrapped in the instruction counter
+// (Counted, through ForLane): the same command natively and then under Valgrind's
+// callgrind, whose dumps give instructions per operation (see Counted and
+// docs/instructions.md). Valgrind checks that Valgrind can run.
 //
 // The packages that build and run lanes (spec, armbuild, harness, the CLI) ask a Kind
-// found with Lookup; none of them compares a kind's name. A new kind is one file holding a
-// type that implements Kind, and one entry in Kinds.
+// found with Lookup or ForLane; none of them compares a kind's name. A new kind is one
+// file holding a type that implements Kind, and one entry in Kinds.
 //
 // Every kind's lanes print Go benchmark format, read by ParseOutput.
 package lanekind
@@ -21,6 +28,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/flipbench/flipbench/receipt"
 )
 
 // Names of the kinds, as written in harness.kind.
@@ -75,6 +84,10 @@ type Kind interface {
 	// Offers reports whether lane is among the listed lanes (or inside one of them, as a
 	// sub-benchmark is inside its benchmark).
 	Offers(listed []string, lane string) bool
+	// Counter says how the instruction counter finds the operations of lane of h (for
+	// metric: instructions), or why it cannot: a problem naming its field (relative to
+	// the harness, or "" for the lane itself).
+	Counter(h Harness, lane string) (receipt.Counter, *Problem)
 	// Prepare returns the processes of one run, in the order they are started.
 	Prepare(r Run) []Proc
 	// Collect turns the finished processes of one run (one Output per Proc of Prepare, in
@@ -94,6 +107,9 @@ type Harness struct {
 	Build []string
 	// Benchtime is a gotest harness's -test.benchtime.
 	Benchtime string
+	// OpStart and OpEnd are the functions an exec harness's lane program calls right
+	// before and right after each operation, for its instruction-count lanes.
+	OpStart, OpEnd string
 }
 
 // Problem is one thing wrong with a harness: the field, relative to the harness

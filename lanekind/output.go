@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/flipbench/flipbench/receipt"
 )
 
 // Samples is what one run's output yields.
@@ -14,6 +16,8 @@ type Samples struct {
 	Values  []float64            // the lane's primary metric, one per sample
 	Unit    string               // its unit as printed (ns/op stays ns/op)
 	Metrics map[string][]float64 // every other metric, by unit
+	// Counting is set by the instruction counter (Counted).
+	Counting *receipt.Counting
 }
 
 // ParseOutput reads a lane process's stdout in Go benchmark format. It expects exactly

@@ -55,6 +55,34 @@ type Record struct {
 	// Leftover describes the processes the run left running when it exited, which
 	// flipbench then ended ("pid N: command"); empty when it left none.
 	Leftover []string `json:"leftover,omitempty"`
+	// Counting is set for a run of an instruction-count lane (Lane.Metric
+	// "instructions"): how long counting took against the native run. PID, Exit,
+	// StderrTail and Command are the counted process's; MaxRSSBytes and Started the
+	// native one's.
+	Counting *Counting `json:"counting,omitempty"`
+}
+
+// Span says where a measured call starts and ends: "from main.opStart to main.opEnd", or
+// "to testing.(*common).runCleanup" (from one entry to the next).
+func (c Counter) Span() string {
+	if c.Start == "" {
+		return "to " + c.End
+	}
+	return "from " + c.Start + " to " + c.End
+}
+
+// Counting is what one run of an instruction-count lane measured besides its samples.
+type Counting struct {
+	// Tool is the counter that wrote the profile, as it names itself
+	// ("callgrind-3.19.0").
+	Tool string `json:"tool"`
+	// Calls is the number of measured calls of the counted function found in the
+	// profile (warmup included).
+	Calls int `json:"calls"`
+	// NativeSeconds and CountedSeconds are the wall times of the lane's native process
+	// and of the same command under the counter; their ratio is counting's slowdown.
+	NativeSeconds  float64 `json:"native_seconds"`
+	CountedSeconds float64 `json:"counted_seconds"`
 }
 
 // OK reports whether the run produced usable samples.
@@ -146,6 +174,36 @@ type Lane struct {
 	FloorPct   float64           `json:"floor_pct,omitempty"`
 	// NonZero names the lane's metrics that must not be exactly zero (spec.Lane.NonZero).
 	NonZero []string `json:"nonzero,omitempty"`
+	// Metric is "instructions" for a lane whose samples are instructions per operation
+	// counted under Valgrind; empty for a lane whose samples are what it prints (its wall
+	// time, as a rule).
+	Metric string `json:"metric,omitempty"`
+	// Counter says how an instruction-count lane is counted; nil for other lanes.
+	Counter *Counter `json:"counter,omitempty"`
+}
+
+// Counter says how the instructions of an instruction-count lane are counted (package
+// lanekind): where a measured call starts and ends, how many operations a sample holds,
+// and the environment every process of the lane runs with.
+type Counter struct {
+	// Tool is the Valgrind tool ("callgrind").
+	Tool string `json:"tool"`
+	// Start, when set, is the function whose entry starts a measured call, as a
+	// callgrind pattern: an exec harness's op-start. When empty, a call runs from one
+	// entry of End to the next (a gotest lane).
+	Start string `json:"start,omitempty"`
+	// End is the function whose next entry ends a measured call: an exec harness's
+	// op-end, or the testing package's cleanup after every call of a benchmark.
+	End string `json:"end"`
+	// Frame is the number of entries of End the framework makes before the first call
+	// and after the last (gotest: 1, testing's own cleanups); they end no call.
+	Frame int `json:"frame,omitempty"`
+	// Iterations is the number of operations a sample holds: b.N of a gotest lane's
+	// benchtime, 1 for an exec lane.
+	Iterations int `json:"iterations"`
+	// Env is the environment pinned for the lane's processes (GOMAXPROCS, GODEBUG, GOGC),
+	// given the base arm's env.
+	Env []string `json:"env"`
 }
 
 // ExpectFor returns the lane's expected direction for candidate arm arm, as run.

@@ -210,6 +210,12 @@ func render(w *ErrWriter, d *Data) error {
 		fmt.Fprintf(w, "\n## Lane metrics\n\nMedian over every sample of each arm's successful runs of the lane: the lane's value, then every other metric its runs reported.\n\n")
 		w.Write(metrics.Bytes())
 	}
+	if Counted(p) {
+		fmt.Fprintf(w, "\n## Instruction counts\n\n")
+		if err := CountingTable(w, d); err != nil {
+			return err
+		}
+	}
 	if incidence.Exists(d.Dir) {
 		r, err := incidence.Read(d.Dir)
 		if err != nil {

@@ -38,6 +38,17 @@ type Gate struct {
 	Lines map[string]int `yaml:"-"`
 }
 
+// LaneThresholds returns the lanes that set their own threshold-pct, with it.
+func (g *Gate) LaneThresholds() map[string]float64 {
+	m := map[string]float64{}
+	for _, l := range g.Lanes {
+		if l.ThresholdPct > 0 {
+			m[l.Name] = l.ThresholdPct
+		}
+	}
+	return m
+}
+
 // DefaultGateThresholdPct is the gate's regression threshold when the spec sets none.
 const DefaultGateThresholdPct = 5
 

@@ -96,6 +96,22 @@ func TestParseGate(t *testing.T) {
 
 // A gate spec goes through the page's decoder and rules: every problem is found before
 // anything is built or measured, and names the file, line and field.
+// A gate lane may set its own threshold; a page lane may not.
+func TestLaneThresholds(t *testing.T) {
+	g, err := ParseGate("experiments/gate.yaml", []byte(strings.Replace(goodGate, "{name: alpha}", "{name: alpha, threshold-pct: 0.5}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.LaneThresholds(); len(got) != 1 || got["alpha"] != 0.5 {
+		t.Errorf("LaneThresholds() = %v, want alpha 0.5 only", got)
+	}
+	page := strings.Replace(readTestdata(t, "275-gotest.md"), "{name: Bulk4Mixed, role: guard}", "{name: Bulk4Mixed, role: guard, threshold-pct: 1}", 1)
+	_, err = Parse("experiments/275-x.md", []byte(page))
+	if want := "experiments/275-x.md:19: lanes[1].threshold-pct: only in the gate spec (experiments/gate.yaml)"; err == nil || err.Error() != want {
+		t.Errorf("threshold-pct in a page: %v, want %s", err, want)
+	}
+}
+
 func TestParseGateErrors(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
@@ -127,6 +143,8 @@ func TestParseGateErrors(t *testing.T) {
 			want: ":6: lanes[0].expect: only for primary and secondary lanes"},
 		{name: "nonzero on a gate lane", edits: []string{"{name: alpha}", "{name: alpha, nonzero: [reserved/op]}"},
 			want: ":6: lanes[0].nonzero: not used by the gate (it warns about no metric); remove it"},
+		{name: "zero lane threshold", edits: []string{"{name: alpha}", "{name: alpha, threshold-pct: 0}"},
+			want: ":6: lanes[0].threshold-pct: must be a positive percentage up to 1000, got 0"},
 		{name: "zero threshold", edits: []string{"threshold-pct: 8", "threshold-pct: 0"},
 			want: ":10: threshold-pct: must be positive"},
 		{name: "negative threshold", edits: []string{"threshold-pct: 8", "threshold-pct: -1"},

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flipbench/flipbench/lanekind"
 )
 
 // Protocol defaults, used for every field that neither the spec, the profile nor a flag
@@ -264,7 +266,7 @@ func (e *Experiment) selectLanes(expr string) ([]Lane, *Error) {
 		}
 	}
 	var lanes []Lane
-	for _, l := range e.Lanes {
+	for i, l := range e.Lanes {
 		if re != nil && !re.MatchString(l.Name) {
 			continue
 		}
@@ -273,6 +275,11 @@ func (e *Experiment) selectLanes(expr string) ([]Lane, *Error) {
 		}
 		if l.Better == "" {
 			l.Better = DefaultBetter
+		}
+		l.Metric = ""
+		if e.Harness.CountsInstructions(e.Lanes[i]) {
+			l.Metric = lanekind.MetricInstructions
+			l.Unit = lanekind.InstructionsUnit
 		}
 		lanes = append(lanes, l)
 	}

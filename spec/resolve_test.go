@@ -339,3 +339,28 @@ func TestResolveSequential(t *testing.T) {
 		t.Errorf("defaults: %+v, passes %d", s, r.Protocol.Passes)
 	}
 }
+
+// A lane's metric comes from the lane, else the harness; counting lanes get the count's
+// unit.
+func TestResolveMetric(t *testing.T) {
+	e := &Experiment{Path: "x.md",
+		Harness: Harness{Kind: lanekind.Gotest, Package: "p", Metric: lanekind.MetricInstructions},
+		Lanes: []Lane{{Name: "a", Role: RolePrimary}, {Name: "b", Role: RoleGuard, Metric: lanekind.MetricWall},
+			{Name: "c", Role: RoleGuard, Metric: lanekind.MetricInstructions}}}
+	r, err := e.Resolve(Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range r.Lanes {
+		got = append(got, l.Name+":"+l.Metric+":"+l.Unit)
+	}
+	if want := "a:instructions:instructions/op b:: c:instructions:instructions/op"; strings.Join(got, " ") != want {
+		t.Errorf("lanes %s, want %s", strings.Join(got, " "), want)
+	}
+	e.Harness.Metric = ""
+	r, _ = e.Resolve(Overrides{})
+	if r.Lanes[0].Metric != "" || r.Lanes[2].Metric != lanekind.MetricInstructions {
+		t.Errorf("without harness.metric: %+v", r.Lanes)
+	}
+}

@@ -102,15 +102,26 @@ type Harness struct {
 	// Build is the exec harness's build command template for git arms, run in the arm's
 	// worktree. Placeholders: {out} (the binary to produce), {src}, {tags}, {ldflags}.
 	Build []string `yaml:"build,omitempty"`
-	// Benchtime is passed to gotest lanes as -test.benchtime (default "1x").
+	// Benchtime is passed to gotest lanes as -test.benchtime (default "1x"). Lanes that
+	// count instructions need a count ("100x").
 	Benchtime string `yaml:"benchtime,omitempty"`
+	// Metric is what every lane measures unless it says otherwise: "wall" (the default:
+	// what the lane prints, its wall time as a rule) or "instructions" (instructions per
+	// operation, counted under Valgrind; see docs/spec.md).
+	Metric string `yaml:"metric,omitempty"`
+	// OpStart and OpEnd are the functions (callgrind patterns, e.g. main.opStart) an
+	// exec harness's lane program calls right before and right after each operation: an
+	// instruction-count lane counts what the process executes from an entry of one to the
+	// next entry of the other. Gotest lanes count their benchmark function.
+	OpStart string `yaml:"op-start,omitempty"`
+	OpEnd   string `yaml:"op-end,omitempty"`
 	// Timeout bounds one run (one process); default 10m.
 	Timeout Duration `yaml:"timeout,omitempty"`
 }
 
 // ForKind returns what the harness's kind reads of it.
 func (h Harness) ForKind() lanekind.Harness {
-	return lanekind.Harness{Kind: h.Kind, Package: h.Package, Command: h.Command, Build: h.Build, Benchtime: h.Benchtime}
+	return lanekind.Harness{Kind: h.Kind, Package: h.Package, Command: h.Command, Build: h.Build, Benchtime: h.Benchtime, OpStart: h.OpStart, OpEnd: h.OpEnd}
 }
 
 // LaneKind returns the harness's kind; an unknown kind is an error (Validate reports it
@@ -211,6 +222,21 @@ type Lane struct {
 	// unit included) that must not be exactly zero: a receipt where one is, for some
 	// arm, carries a warning (package nonzero).
 	NonZero []string `yaml:"nonzero,omitempty"`
+	// Metric overrides harness.metric for this lane: "wall" or "instructions". Resolve
+	// sets it to the lane's metric ("" for wall).
+	Metric string `yaml:"metric,omitempty"`
+	// ThresholdPct, in a gate spec only, replaces the gate's threshold-pct for this lane:
+	// a lane counted in instructions can fail the build on a far smaller slowdown than a
+	// timed one.
+	ThresholdPct float64 `yaml:"threshold-pct,omitempty"`
+}
+
+// CountsInstructions reports whether lane l of harness h counts instructions.
+func (h Harness) CountsInstructions(l Lane) bool {
+	if l.Metric != "" {
+		return l.Metric == lanekind.MetricInstructions
+	}
+	return h.Metric == lanekind.MetricInstructions
 }
 
 // ExpectFor returns the lane's expected direction for candidate arm arm: its per-arm

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/flipbench/flipbench/lanekind"
 )
@@ -143,6 +144,14 @@ func (v *validator) harness(field string, h Harness) {
 	for i, p := range h.Paths {
 		if p == "" {
 			v.bad(fmt.Sprintf("%s[%d]", f("paths"), i), "must not be empty")
+		}
+	}
+	if h.Metric != "" && !slices.Contains(lanekind.Metrics(), h.Metric) {
+		v.bad(f("metric"), "%s", oneOf(h.Metric, lanekind.Metrics()))
+	}
+	for _, o := range []struct{ name, v string }{{"op-start", h.OpStart}, {"op-end", h.OpEnd}} {
+		if strings.ContainsFunc(o.v, unicode.IsSpace) {
+			v.bad(f(o.name), "must be a function name without spaces (a callgrind pattern like main.opStart), got %q", o.v)
 		}
 	}
 	switch {
@@ -412,9 +421,61 @@ func (v *validator) lanes() {
 			v.bad(f("better"), "%s", oneOf(l.Better, betters()))
 		}
 		v.nonzero(f("nonzero"), l.NonZero)
+		if l.Metric != "" && !slices.Contains(lanekind.Metrics(), l.Metric) {
+			v.bad(f("metric"), "%s", oneOf(l.Metric, lanekind.Metrics()))
+		}
+		switch {
+		case l.ThresholdPct == 0 && !e.set(f("threshold-pct")):
+		case !v.gate:
+			v.bad(f("threshold-pct"), "only in the gate spec (experiments/gate.yaml)")
+		case l.ThresholdPct <= 0 || l.ThresholdPct > MaxDriftThreshold:
+			v.bad(f("threshold-pct"), "must be a positive percentage up to %d, got %g", MaxDriftThreshold, l.ThresholdPct)
+		}
 	}
 	if !primary {
 		v.bad("lanes", "needs at least one primary lane")
+	}
+	v.counted()
+}
+
+// counted checks the lanes that count instructions: their kind must be able to count
+// them (a gotest benchtime that fixes b.N, an exec op-start and op-end), and their unit and
+// better-direction are the count's.
+func (v *validator) counted() {
+	e := v.e
+	kind, err := e.Harness.LaneKind()
+	if err != nil {
+		return // reported at harness.kind
+	}
+	counts := false
+	reported := map[string]bool{}
+	for i, l := range e.Lanes {
+		if !e.Harness.CountsInstructions(l) {
+			continue
+		}
+		counts = true
+		f := func(field string) string { return fmt.Sprintf("lanes[%d].%s", i, field) }
+		if _, p := kind.Counter(e.Harness.ForKind(), l.Name); p != nil {
+			field := "harness." + p.Field
+			if p.Field == "" {
+				field = f("metric")
+			}
+			if !reported[field] {
+				reported[field] = true
+				v.bad(field, "%s", p.Msg)
+			}
+		}
+		if l.Unit != "" && l.Unit != lanekind.InstructionsUnit {
+			v.bad(f("unit"), "a lane that counts instructions has unit %s; got %q", lanekind.InstructionsUnit, l.Unit)
+		}
+		if l.Better != "" && l.Better != BetterLower {
+			v.bad(f("better"), "a lane that counts instructions is better lower; got %q", l.Better)
+		}
+	}
+	for _, o := range []struct{ name, v string }{{"op-start", e.Harness.OpStart}, {"op-end", e.Harness.OpEnd}} {
+		if !counts && o.v != "" {
+			v.bad("harness."+o.name, "only for lanes that count instructions (metric: instructions)")
+		}
 	}
 }
 
@@ -512,6 +573,12 @@ func (v *validator) incidence() {
 		return
 	}
 	v.harness("incidence.suite", in.Suite)
+	if in.Suite.Metric != "" {
+		v.bad("incidence.suite.metric", "the incidence suite runs each lane once to read its probe counters; it has no metric")
+	}
+	if in.Suite.OpStart != "" || in.Suite.OpEnd != "" {
+		v.bad("incidence.suite", "the incidence suite counts no instructions: leave op-start and op-end out")
+	}
 	if in.Total == "" {
 		v.bad("incidence.total", "is required (the counter of all events)")
 	}

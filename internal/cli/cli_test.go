@@ -43,6 +43,14 @@ func TestScripts(t *testing.T) {
 			// Each script gets its own machine lock, so scripts can run in parallel.
 			e.Setenv("FLIPBENCH_LOCK", filepath.Join(e.WorkDir, "flipbench.lock"))
 			gitArmsEnv(e) // go and git for the gitarms_* scripts
+			// TOOLBIN is the folder of the script's own commands (flipbench, fakelane),
+			// for a PATH without anything else on it.
+			for _, d := range filepath.SplitList(e.Getenv("PATH")) {
+				if _, err := os.Stat(filepath.Join(d, "fakelane")); err == nil {
+					e.Setenv("TOOLBIN", d)
+					break
+				}
+			}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

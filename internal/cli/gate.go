@@ -145,7 +145,7 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	}
 	exp := gateExperiment(gs, base, opts)
 	job := pipeline.Job{Spec: exp, Root: root, Resolved: res, Label: "gate", Results: resultsDir(root, opts.results), Command: opts.args,
-		Pending: func(rep driftcheck.Report) []string { return gate.Pending(rep, threshold) }}
+		Pending: func(rep driftcheck.Report) []string { return gate.PendingLanes(rep, threshold, gs.LaneThresholds()) }}
 	out, err := runPipeline(ctx, s, job, "", opts.wait)
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	if err != nil {
 		return err
 	}
-	decision := gate.Evaluate(rep, runs, threshold)
+	decision := gate.EvaluateLanes(rep, runs, threshold, gs.LaneThresholds())
 	m := struct{ md string }{out.Page}
 
 	var summary bytes.Buffer

@@ -6,7 +6,8 @@
 //	demo -lane NAME -samples N -warmup W
 //
 // and it prints exactly N results in Go benchmark format, one operation per sample, after
-// W unrecorded operations. The candidate arm sets DEMO_PRESIZE=1, which makes index-build
+// W unrecorded operations. Every operation runs between a call of opStart and a call of
+// opEnd, the markers a lane that counts instructions names in its harness. The candidate arm sets DEMO_PRESIZE=1, which makes index-build
 // allocate the map at its final size; the other lanes do not read the switch, so they are
 // the experiment's guard and control.
 package main
@@ -68,14 +69,18 @@ func main() {
 
 	sink := 0
 	for range *warmup {
+		opStart()
 		sink += op()
+		opEnd()
 	}
 	var ms runtime.MemStats
 	for range *samples {
 		runtime.ReadMemStats(&ms)
 		before := ms.TotalAlloc
 		start := time.Now()
+		opStart()
 		sink += op()
+		opEnd()
 		ns := time.Since(start).Nanoseconds()
 		runtime.ReadMemStats(&ms)
 		fmt.Printf("Benchmark%s 1 %d ns/op %d B/op\n", *lane, ns, ms.TotalAlloc-before)
@@ -84,6 +89,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "unlikely")
 	}
 }
+
+// opStart and opEnd mark one operation for a lane that counts instructions: the
+// instructions executed from a call of opStart to the next call of opEnd are the
+// operation's (harness.op-start: main.opStart, op-end: main.opEnd). They do nothing; they
+// must stay calls, so they are never inlined.
+//
+//go:noinline
+func opStart() {}
+
+//go:noinline
+func opEnd() {}
 
 // buildIndex maps every name to its position, optionally allocating the map at its final
 // size first.

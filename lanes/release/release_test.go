@@ -56,11 +56,13 @@ var (
 	shared     *fixture
 )
 
-// TestMain removes the fixture's database once the lane has run.
+// TestMain removes the fixtures' databases once the lane has run.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared != nil {
-		shared.close()
+	for _, f := range []*fixture{shared, cpuShared} {
+		if f != nil {
+			f.close()
+		}
 	}
 	os.Exit(code)
 }

@@ -1,0 +1,194 @@
+package lanekind
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// profileBase is the file name callgrind writes its dumps under: profileBase.1, .2, ...
+// in order, and profileBase itself for the last one, at the process's end.
+const profileBase = "callgrind.out"
+
+// profile is what a counted run's dumps hold.
+type profile struct {
+	creator string // "callgrind-3.19.0"
+	parts   []part // in the order they were dumped
+}
+
+// part is one dump: what was counted since the previous one.
+type part struct {
+	// trigger is the function whose entry made the dump (as callgrind names it), or ""
+	// for the dump at the end of the process.
+	trigger string
+	// ir is the instructions counted, less the Go runtime's monitor thread's
+	// (runtime.sysmon): it wakes on a timer, so how much it runs during an operation
+	// depends on how long the operation takes, not on what it does.
+	ir       float64
+	idle     int // calls of runtime.pidleput from runtime.findRunnable
+	maxprocs int // calls of runtime.stopTheWorldGC from runtime.GOMAXPROCS
+	gcs      int // calls of runtime.gcStart: garbage collections started
+}
+
+// readProfile reads the dumps of one counted process from dir.
+func readProfile(dir string) (profile, error) {
+	matches, err := filepath.Glob(filepath.Join(dir, profileBase+".*"))
+	if err != nil {
+		return profile{}, err
+	}
+	type numbered struct {
+		n    int
+		path string
+	}
+	var files []numbered
+	for _, m := range matches {
+		n, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(m), profileBase+"."))
+		if err == nil && n > 0 {
+			files = append(files, numbered{n, m})
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].n < files[j].n })
+	paths := make([]string, 0, len(files)+1)
+	for _, f := range files {
+		paths = append(paths, f.path)
+	}
+	last := filepath.Join(dir, profileBase)
+	if _, err := os.Stat(last); err != nil {
+		return profile{}, fmt.Errorf("callgrind wrote no profile (%s): %v", profileBase, err)
+	}
+	paths = append(paths, last)
+	var prof profile
+	for _, p := range paths {
+		pt, creator, err := readPart(p)
+		if err != nil {
+			return profile{}, fmt.Errorf("reading callgrind's dump %s: %v", filepath.Base(p), err)
+		}
+		if prof.creator == "" {
+			prof.creator = creator
+		}
+		prof.parts = append(prof.parts, pt)
+	}
+	return prof, nil
+}
+
+// sysmonFn is the Go runtime's monitor, which runs on a thread of its own.
+const sysmonFn = "runtime.sysmon"
+
+// readPart reads one dump in callgrind's format, written with --compress-strings=no: its
+// trigger, its total of the first event (Ir) less the monitor's, and the calls that show
+// waiting.
+func readPart(path string) (part, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return part{}, "", err
+	}
+	defer f.Close()
+	var (
+		pt               part
+		creator, fn, cfn string
+		events, summary  bool
+		sysmon           float64
+		sc               = bufio.NewScanner(f)
+	)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "creator: "):
+			creator = strings.TrimPrefix(line, "creator: ")
+		case strings.HasPrefix(line, "desc: Trigger: "):
+			t := strings.TrimPrefix(line, "desc: Trigger: ")
+			if name, ok := strings.CutPrefix(t, "--dump-before="); ok {
+				pt.trigger = name
+			}
+		case strings.HasPrefix(line, "events: "):
+			if f := strings.Fields(strings.TrimPrefix(line, "events: ")); len(f) == 0 || f[0] != "Ir" {
+				return part{}, "", fmt.Errorf("events %q, want Ir first", line)
+			}
+			events = true
+		case strings.HasPrefix(line, "summary: "):
+			f := strings.Fields(strings.TrimPrefix(line, "summary: "))
+			if len(f) == 0 {
+				return part{}, "", fmt.Errorf("empty summary")
+			}
+			v, err := strconv.ParseFloat(f[0], 64)
+			if err != nil {
+				return part{}, "", fmt.Errorf("summary %q: %v", line, err)
+			}
+			pt.ir, summary = v, true
+		case line != "" && (line[0] >= '0' && line[0] <= '9' || line[0] == '+' || line[0] == '-' || line[0] == '*'):
+			// A cost line: position, then Ir. Under fn=runtime.sysmon it is the
+			// monitor's own cost or that of a call it made.
+			if fn == sysmonFn {
+				f := strings.Fields(line)
+				v, err := strconv.ParseFloat(f[len(f)-1], 64)
+				if err != nil {
+					return part{}, "", fmt.Errorf("cost line %q: %v", line, err)
+				}
+				sysmon += v
+			}
+		case strings.HasPrefix(line, "fn="):
+			fn = baseName(strings.TrimPrefix(line, "fn="))
+		case strings.HasPrefix(line, "cfn="):
+			cfn = baseName(strings.TrimPrefix(line, "cfn="))
+		case strings.HasPrefix(line, "calls="):
+			f := strings.Fields(strings.TrimPrefix(line, "calls="))
+			if len(f) == 0 {
+				continue
+			}
+			n, err := strconv.Atoi(f[0])
+			if err != nil {
+				return part{}, "", fmt.Errorf("calls %q: %v", line, err)
+			}
+			switch {
+			case fn == "runtime.findRunnable" && cfn == "runtime.pidleput":
+				pt.idle += n
+			case fn == "runtime.GOMAXPROCS" && cfn == "runtime.stopTheWorldGC":
+				pt.maxprocs += n
+			case cfn == "runtime.gcStart":
+				pt.gcs += n
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return part{}, "", err
+	}
+	if !events || !summary {
+		return part{}, "", fmt.Errorf("not a callgrind profile (no events or summary line)")
+	}
+	pt.ir -= sysmon
+	return pt, creator, nil
+}
+
+// baseName strips what callgrind appends to a function's name: a recursion depth ('2) or
+// a caller context ('caller).
+func baseName(name string) string {
+	name, _, _ = strings.Cut(name, "'")
+	return name
+}
+
+// matchFunction reports whether callgrind's function pattern (with * for any run of
+// characters and ? for one) matches name, as callgrind matches --toggle-collect and
+// --dump-before.
+func matchFunction(pattern, name string) bool {
+	var re strings.Builder
+	re.WriteString("^")
+	for _, r := range pattern {
+		switch r {
+		case '*':
+			re.WriteString(".*")
+		case '?':
+			re.WriteString(".")
+		default:
+			re.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	re.WriteString("$")
+	ok, err := regexp.MatchString(re.String(), baseName(name))
+	return err == nil && ok
+}
