@@ -76,8 +76,8 @@ type Counting struct {
 	// Tool is the counter that wrote the profile, as it names itself
 	// ("callgrind-3.19.0").
 	Tool string `json:"tool"`
-	// Calls is the number of measured calls of the counted function found in the
-	// profile (warmup included).
+	// Calls is the number of measured calls found in the profile (warmup included; a
+	// gotest lane with a b.N loop makes two per repetition).
 	Calls int `json:"calls"`
 	// NativeSeconds and CountedSeconds are the wall times of the lane's native process
 	// and of the same command under the counter; their ratio is counting's slowdown.
