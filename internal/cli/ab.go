@@ -128,7 +128,7 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 		if _, err := os.Stat(filepath.Join(opts.resume, receipt.ManifestFile)); err == nil {
 			// A finished receipt a page lists is immutable: rendering it again would change
 			// what the page vouches for.
-			if err := finishedAndListed(opts.resume, plan); err != nil {
+			if err := finishedAndListed(opts.resume, plan, "there is nothing to resume"); err != nil {
 				return fmt.Errorf("--resume %s: %w", opts.resume, err)
 			}
 		}
@@ -179,10 +179,11 @@ func finishAb(s Streams, res *pipeline.Result, err error) error {
 	return nil
 }
 
-// finishedAndListed refuses to resume a finished receipt that its experiment's page lists:
-// a finished receipt is immutable, and rendering it again would change what the page
-// vouches for. The error says whether it changed since it was listed.
-func finishedAndListed(dir string, plan *receipt.Plan) error {
+// finishedAndListed refuses to change a finished receipt that its experiment's page lists
+// (resume it, add an incidence report to it): a finished receipt is immutable, and
+// rendering it again would change what the page vouches for. The error says whether it
+// changed since it was listed, or else what to do instead (instead).
+func finishedAndListed(dir string, plan *receipt.Plan, instead string) error {
 	root, err := ledger.FindRoot(filepath.Dir(filepath.Clean(dir)))
 	if err != nil {
 		return nil // not in a ledger: no page can list it
@@ -194,7 +195,7 @@ func finishedAndListed(dir string, plan *receipt.Plan) error {
 	if err := ledger.ListedChanges(relPath(page), e, dir); err != nil {
 		return err
 	}
-	return fmt.Errorf("the receipt is finished and %s lists it; a finished receipt is immutable, so there is nothing to resume", relPath(page))
+	return fmt.Errorf("the receipt is finished and %s lists it; a finished receipt is immutable, so %s", relPath(page), instead)
 }
 
 // relPath shortens an absolute path to one relative to the working directory, for
