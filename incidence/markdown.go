@@ -15,14 +15,37 @@ import (
 // estimate, the positive-control check, a per-lane table and the findings.
 func Markdown(w io.Writer, r *Report) error {
 	ew := mdtable.NewErrWriter(w)
-	g := r.Gate
 	fmt.Fprintf(ew, "## Incidence\n\n")
 	fmt.Fprintf(ew, "Probe counters over the release suite (`%s`), each lane run once in a probe build (`-tags flipbench_probe`). "+
-		"Totals leave the positive control lane out.\n\n", suiteName(g.Suite))
+		"Totals leave the positive control lane out.\n\n", suiteName(r.Gate.Suite))
 	if b := r.Build; b != nil {
 		fmt.Fprintf(ew, "Suite build: %s, sha256 `%s`.\n\n", b.Source, receipt.ShortHash(b.SHA256))
 	}
+	if err := Summary(ew, r); err != nil {
+		return err
+	}
+	fmt.Fprintln(ew)
+	if err := Table(ew, r); err != nil {
+		return err
+	}
+	fmt.Fprintln(ew)
 
+	fmt.Fprintf(ew, "### Incidence findings\n\n")
+	if len(r.Findings) == 0 {
+		fmt.Fprintf(ew, "None.\n")
+	}
+	for _, f := range r.Findings {
+		fmt.Fprintf(ew, "- **%s**: %s\n", f.Level, mdtable.OneLine(f.Message))
+	}
+	return ew.Err()
+}
+
+// Summary writes the report's numbers as a markdown list: the eligible share against the
+// min-share, the frequency, the extra shares, the value estimate and the positive-control
+// check. An experiment page's results block shows it too.
+func Summary(w io.Writer, r *Report) error {
+	ew := mdtable.NewErrWriter(w)
+	g := r.Gate
 	fmt.Fprintf(ew, "- **Eligible share**: %s %s of %s %s = %s",
 		num(r.Eligible), g.Eligible, num(r.Total), g.Total, pctText(r.Share))
 	if g.MinShare > 0 {
@@ -66,11 +89,14 @@ func Markdown(w io.Writer, r *Report) error {
 	default:
 		fmt.Fprintf(ew, "- **Positive control** %s: **did not fire** (0 %s): the probe is broken and these counts prove nothing.\n", c.Lane, g.Eligible)
 	}
-	fmt.Fprintln(ew)
-	if err := ew.Err(); err != nil {
-		return err
-	}
+	return ew.Err()
+}
 
+// Table writes the per-lane table (each lane's time, counters and shares, and the suite's
+// totals without the control) and the line saying which share the gate reads.
+func Table(w io.Writer, r *Report) error {
+	ew := mdtable.NewErrWriter(w)
+	g := r.Gate
 	cols := r.columns()
 	header := append([]string{"lane", "time"}, cols...)
 	if len(r.Gate.Shares) == 0 {
@@ -113,17 +139,9 @@ func Markdown(w io.Writer, r *Report) error {
 		return fmt.Errorf("incidence table: %w", err)
 	}
 	if len(r.Gate.Shares) == 0 {
-		fmt.Fprintf(ew, "\nshare = %s / %s.\n\n", g.Eligible, g.Total)
+		fmt.Fprintf(ew, "\nshare = %s / %s.\n", g.Eligible, g.Total)
 	} else {
-		fmt.Fprintf(ew, "\nThe gate's share is %s / %s; the others are descriptive.\n\n", g.Eligible, g.Total)
-	}
-
-	fmt.Fprintf(ew, "### Incidence findings\n\n")
-	if len(r.Findings) == 0 {
-		fmt.Fprintf(ew, "None.\n")
-	}
-	for _, f := range r.Findings {
-		fmt.Fprintf(ew, "- **%s**: %s\n", f.Level, mdtable.OneLine(f.Message))
+		fmt.Fprintf(ew, "\nThe gate's share is %s / %s; the others are descriptive.\n", g.Eligible, g.Total)
 	}
 	return ew.Err()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flipbench/flipbench/decide"
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
@@ -24,6 +25,9 @@ type blockInput struct {
 	status string
 	byHand bool
 	inc    *decide.Incidence
+	// incReport is the receipt's incidence report, shown in full; nil when the incidence
+	// came from elsewhere (then inc is shown in one line) or there is none.
+	incReport *incidence.Report
 }
 
 // rel returns path relative to the page's folder, slash-separated, for links.
@@ -73,7 +77,18 @@ func renderBlock(w io.Writer, b *blockInput) error {
 		report.Count(p.Protocol.Collections, "collection", "collections"), report.Count(p.Protocol.Passes, "pass", "passes"),
 		report.Count(p.Protocol.Samples, "sample", "samples"), p.Protocol.Warmup, profile,
 		report.ConfigText(d.Analysis.Config), d.Analysis.Base)
-	if b.inc != nil {
+	if r := b.incReport; r != nil {
+		fmt.Fprintf(ew, "### Incidence\n\n")
+		fmt.Fprintf(ew, "Probe counters over the release suite, from the receipt's %s (each suite lane run once in a probe build; totals leave the positive control out).\n\n", incidence.File)
+		if err := incidence.Summary(ew, r); err != nil {
+			return err
+		}
+		fmt.Fprintln(ew)
+		if err := incidence.Table(ew, r); err != nil {
+			return err
+		}
+		fmt.Fprintln(ew)
+	} else if b.inc != nil {
 		src := ""
 		if b.inc.Source != "" {
 			src = " (" + b.inc.Source + ")"

@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/flipbench/flipbench/decide"
+	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -94,8 +95,9 @@ func Finalize(path string, opts FinalizeOptions) (*Finalized, error) {
 	}
 
 	inc := opts.Incidence
+	var incReport *incidence.Report
 	if inc == nil {
-		if inc, err = receiptIncidence(d.Dir); err != nil {
+		if inc, incReport, err = receiptIncidence(d.Dir); err != nil {
 			return nil, err
 		}
 	}
@@ -106,7 +108,7 @@ func Finalize(path string, opts FinalizeOptions) (*Finalized, error) {
 		f.Disagrees = e.Status != dec.Status
 	}
 	pageDir := filepath.Dir(path)
-	block, err := blockText(&blockInput{pageDir: pageDir, data: d, decision: dec, status: f.Status, byHand: f.ByHand, inc: inc})
+	block, err := blockText(&blockInput{pageDir: pageDir, data: d, decision: dec, status: f.Status, byHand: f.ByHand, inc: inc, incReport: incReport})
 	if err != nil {
 		return nil, err
 	}

@@ -10,15 +10,15 @@ import (
 )
 
 // receiptIncidence reads the incidence report an ab run wrote into its receipt data folder
-// (incidence.json, see package incidence) as the decision rule's incidence input. It
-// returns nil when the receipt has none.
-func receiptIncidence(dir string) (*decide.Incidence, error) {
+// (incidence.json, see package incidence): the report, for the page, and the decision
+// rule's incidence input made from it. It returns nils when the receipt has none.
+func receiptIncidence(dir string) (*decide.Incidence, *incidence.Report, error) {
 	r, err := incidence.Read(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("receipt %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("receipt %s: %w", dir, err)
 	}
 	in := &decide.Incidence{Total: r.Total, Eligible: r.Eligible, TotalCounter: r.Gate.Total, EligibleCounter: r.Gate.Eligible,
 		ControlFired: r.Control.Fired, Broken: r.Broken(), Source: incidence.File}
@@ -27,5 +27,5 @@ func receiptIncidence(dir string) (*decide.Incidence, error) {
 			in.Errors = append(in.Errors, f.Message)
 		}
 	}
-	return in, nil
+	return in, r, nil
 }

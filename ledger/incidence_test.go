@@ -73,8 +73,10 @@ func TestFinalizeReadsReceiptIncidence(t *testing.T) {
 			if got := f.Decision.Summary(); got != tt.want {
 				t.Errorf("decision %s, want %s", got, tt.want)
 			}
-			if !strings.Contains(string(f.Content), "Incidence (incidence.json): ") {
-				t.Errorf("the results block does not show the incidence:\n%s", f.Content)
+			for _, want := range []string{"### Incidence\n", "from the receipt's incidence.json", "- **Eligible share**: ", "| **suite** (control excluded) |"} {
+				if !strings.Contains(string(f.Content), want) {
+					t.Errorf("the results block does not show the incidence (%q):\n%s", want, f.Content)
+				}
 			}
 			// check re-finalizes the page from the receipt and must find it fresh.
 			problems, err := Check(root)

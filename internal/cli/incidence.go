@@ -87,12 +87,11 @@ func runIncidenceCmd(ctx context.Context, s Streams, opts *incidenceOptions) err
 	job := pipeline.IncidenceJob{Spec: exp, Root: root, Ref: opts.ref, Command: opts.args}
 	if opts.receipt != "" {
 		job.Receipt = ledger.ReceiptDir(opts.receipt)
-		plan, err := receipt.ReadPlan(job.Receipt)
-		if err != nil {
-			return fmt.Errorf("--receipt %s: %w", opts.receipt, err)
-		}
-		if err := finishedAndListed(job.Receipt, plan, "measure into a folder of its own (drop --receipt), or run ab again"); err != nil {
-			return fmt.Errorf("--receipt %s: %w", opts.receipt, err)
+		// A folder without a plan is refused by the pipeline, which says what it is not.
+		if plan, err := receipt.ReadPlan(job.Receipt); err == nil {
+			if err := finishedAndListed(job.Receipt, plan, "measure into a folder of its own (drop --receipt), or run ab again"); err != nil {
+				return fmt.Errorf("--receipt %s: %w", opts.receipt, err)
+			}
 		}
 	} else {
 		job.Results = resultsDir(root, opts.results)
