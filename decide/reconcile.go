@@ -150,6 +150,10 @@ func power(e *spec.Experiment, plan *receipt.Plan) *Reason {
 	if plan == nil {
 		return &Reason{OpenUnderPowered, "the receipt has no run plan to compare with the spec's protocol"}
 	}
+	if plan.Merged() && len(plan.Shard.Missing) > 0 {
+		return &Reason{OpenUnderPowered, fmt.Sprintf("the merged receipt lacks %s of shards that were not merged (its warnings name them); run them and merge every shard receipt again",
+			count(len(plan.Shard.Missing), "pass pair", "pass pairs"))}
+	}
 	profile := plan.Profile
 	what := "the spec's protocol"
 	if profile != "" {

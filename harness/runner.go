@@ -51,6 +51,9 @@ type Runner struct {
 	// CleanUp ends what killed runs left behind before the run starts; nil means CleanUp.
 	// Tests pass a fake.
 	CleanUp func(dir string) ([]string, error)
+	// Total is how many runs Events counts to; 0 means every run of the plan (a shard
+	// of a run measures fewer).
+	Total int
 }
 
 // Outcome summarises a Runner.Run.
@@ -163,6 +166,9 @@ func (r *Runner) Sequence(ctx context.Context, next Next) (Outcome, error) {
 	}
 
 	total := len(r.Plan.Runs)
+	if r.Total > 0 {
+		total = r.Total
+	}
 	r.Events.Begin(total, out.Resumed)
 	finished := out.Resumed
 	capture := r.Capture

@@ -239,7 +239,9 @@ func blockWarnings(d *report.Data) []string {
 		if n := len(d.Plan.Runs) - len(d.Records); n > 0 {
 			out = append(out, fmt.Sprintf("sequential: stopped after %d rounds (%s); %d of %d planned runs were not needed", last.Round, last.Stop, n, len(d.Plan.Runs)))
 		}
-	} else if n := len(d.Plan.Runs) - len(d.Records); n > 0 {
+	} else if n := len(d.Plan.Runs) - len(d.Records); n > 0 && d.Plan.Merged() {
+		out = append(out, fmt.Sprintf("%d of %d planned runs are not in the merged receipt; run the missing or next shards and merge again (its merge warnings say which)", n, len(d.Plan.Runs)))
+	} else if n > 0 {
 		out = append(out, fmt.Sprintf("%d of %d planned runs are missing; finish the run with flipbench ab --resume", n, len(d.Plan.Runs)))
 	}
 	ws, err := d.Warnings()

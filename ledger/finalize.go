@@ -87,6 +87,9 @@ func Finalize(path string, opts FinalizeOptions) (*Finalized, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d.Plan.Part() {
+		return nil, fmt.Errorf("receipt %s is %s of a run, with some of its pass pairs; merge the shards (flipbench merge) and finalize from the merged receipt", d.Dir, d.Plan.Shard.Name())
+	}
 	if d.Plan.Experiment != e.ID {
 		return nil, fmt.Errorf("receipt %s is of experiment %d (its plan.json says so), not %d (%s)", d.Dir, d.Plan.Experiment, e.ID, path)
 	}

@@ -41,7 +41,8 @@ func ParseReceiptName(name string) (ReceiptName, bool) {
 }
 
 // Receipts lists the receipt data folders of experiment id under root/results, oldest
-// first (by stamp, then name).
+// first (by stamp, then name). Shard receipts (flipbench ab --shard) are not listed: a
+// sharded run's receipt is the merge of its shards.
 func Receipts(root string, id int) ([]string, error) {
 	dir := filepath.Join(root, ResultsDir)
 	entries, err := os.ReadDir(dir)
@@ -60,6 +61,11 @@ func Receipts(root string, id int) ([]string, error) {
 		// A results folder without a plan is not an A/B receipt: flipbench incidence
 		// writes results/<stamp>-expNNN-incidence/ with the same kind of name.
 		if _, err := os.Stat(filepath.Join(dir, e.Name(), receipt.PlanFile)); err != nil {
+			continue
+		}
+		// A shard of a run (flipbench ab --shard) holds some of its pass pairs: the run's
+		// receipt is the merge of its shards.
+		if sh, err := receipt.ShardOf(filepath.Join(dir, e.Name())); err == nil && sh != nil && sh.Index > 0 {
 			continue
 		}
 		out = append(out, filepath.Join(dir, e.Name()))

@@ -28,6 +28,13 @@ func measure(ctx context.Context, dir string, plan *receipt.Plan, job Job, opts 
 			}
 			return nil
 		}}
+	if plan.Part() {
+		// A shard measures its pairs; the merge of all shards looks at the data.
+		runs := plan.Shard.Runs(plan)
+		runner.Total = len(runs)
+		out, err := runner.Sequence(ctx, once(runs))
+		return out, nil, err
+	}
 	if plan.Protocol.Sequential == nil {
 		out, err := runner.Run(ctx)
 		return out, nil, err
@@ -79,6 +86,8 @@ type sequence struct {
 	err      error          // a failure to write a look, returned after the run
 	byRound  map[int][]receipt.Run
 	maxRound int
+	// elapsed measures the wall time of records; nil means elapsed (one machine).
+	elapsed func(recs []receipt.Record) time.Duration
 }
 
 // load reads the looks a previous session wrote.
@@ -145,7 +154,11 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 		s.err = fmt.Errorf("look after round %d: %w", round, err)
 		return receipt.Look{}, false
 	}
-	l := receipt.Look{Round: round, Elapsed: elapsed(recs), Pending: []string{}}
+	measured := elapsed
+	if s.elapsed != nil {
+		measured = s.elapsed
+	}
+	l := receipt.Look{Round: round, Elapsed: measured(recs), Pending: []string{}}
 	for _, p := range rep.Pooled {
 		l.Lanes = append(l.Lanes, receipt.LookLane{Lane: p.Lane, Arm: p.Arm, Pairs: p.UsablePairs, Verdict: p.Verdict,
 			EstimatePct: p.EstimatePct, CILowPct: p.CILowPct, CIHighPct: p.CIHighPct, MDEPct: p.MDEPct})

@@ -114,6 +114,14 @@ type Job struct {
 	Pending PendingFunc
 	// Build, when set, replaces armbuild.Build (tests, and calibrate's A/A arms).
 	Build func(ctx context.Context, e *spec.Experiment, o armbuild.Options) ([]receipt.Arm, error)
+	// Shard, when set, measures one shard of the run: the pass pairs it deals to this
+	// machine (docs/shards.md).
+	Shard *ShardRequest
+	// ExpectArms, when set, are the arms (flipbench build --json, read from the file
+	// ExpectArmsFrom) whose binaries this run must measure: a built arm with another
+	// sha256 stops the run before anything is measured.
+	ExpectArms     []receipt.Arm
+	ExpectArmsFrom string
 }
 
 // Result is what a run produced.
@@ -127,6 +135,8 @@ type Result struct {
 	// IncidenceErr is set when the incidence suite could not be measured: the A/B receipt
 	// is complete without it.
 	IncidenceErr error
+	// Shard is the part of the run a shard measured (nil for a whole run).
+	Shard *receipt.Shard
 }
 
 // ErrInterrupted is wrapped by the error of a run whose context was cancelled: every
@@ -155,17 +165,28 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	stamp, dir, err := NewReceiptDir(results, job.Spec.ID, job.Label, opts.now)
-	if err != nil {
+	if err := checkExpectArms(arms, job.ExpectArms, job.ExpectArmsFrom); err != nil {
 		return nil, err
-	}
-	if lock != nil {
-		lock.SetDir(dir)
 	}
 	plan := harness.NewPlan(harness.PlanInput{
 		Experiment: job.Spec, Page: job.Page, Label: job.Label, Profile: job.Resolved.Profile,
-		Stamp: stamp, Command: job.Command, Resolved: job.Resolved, Arms: arms,
+		Command: job.Command, Resolved: job.Resolved, Arms: arms,
 	})
+	folder := job.Label
+	if job.Shard != nil {
+		if plan.Shard, err = shardOf(plan, *job.Shard); err != nil {
+			return nil, err
+		}
+		folder += shardSuffix(plan.Shard)
+	}
+	stamp, dir, err := NewReceiptDir(results, job.Spec.ID, folder, opts.now)
+	if err != nil {
+		return nil, err
+	}
+	plan.Stamp = stamp
+	if lock != nil {
+		lock.SetDir(dir)
+	}
 	if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
 		return nil, err
 	}
@@ -185,6 +206,9 @@ func Resume(ctx context.Context, dir string, job Job, opts Options) (*Result, er
 	plan, err := receipt.ReadPlan(dir)
 	if err != nil {
 		return nil, err
+	}
+	if plan.Merged() {
+		return nil, fmt.Errorf("%s is a merged receipt: it measures nothing itself; run the missing or next shards (flipbench ab --shard i/n) and merge again", dir)
 	}
 	if err := CheckArms(plan); err != nil {
 		return nil, err
@@ -221,7 +245,7 @@ func release(l *harness.Lock) {
 // measureAndFinish measures the plan in dir, then the incidence suite, then writes the
 // receipt.
 func measureAndFinish(ctx context.Context, dir string, plan *receipt.Plan, job Job, opts Options) (*Result, error) {
-	res := &Result{Dir: dir}
+	res := &Result{Dir: dir, Shard: plan.Shard}
 	out, looks, err := measure(ctx, dir, plan, job, opts)
 	res.Outcome, res.Looks = out, looks
 	if err != nil {
@@ -230,7 +254,7 @@ func measureAndFinish(ctx context.Context, dir string, plan *receipt.Plan, job J
 		}
 		return res, fmt.Errorf("%w (finished runs are kept: flipbench ab --resume %s)", err, dir)
 	}
-	if job.Incidence && job.Spec != nil && job.Spec.Incidence != nil && !incidence.Exists(dir) {
+	if job.Incidence && job.Spec != nil && job.Spec.Incidence != nil && !incidence.Exists(dir) && measuresIncidence(plan) {
 		ij := IncidenceJob{Spec: job.Spec, Root: job.Root, Dir: dir, Command: plan.Command}
 		if _, err := MeasureIncidence(ctx, ij, opts); err != nil {
 			if ctx.Err() != nil {

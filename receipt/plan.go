@@ -73,6 +73,11 @@ func (p *Plan) Validate() error {
 			break
 		}
 	}
+	if p.Shard != nil && len(errs) == 0 {
+		if err := p.Shard.validate(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 

@@ -114,6 +114,9 @@ type Plan struct {
 	Arms     []Arm             `json:"arms"` // base first, then candidates in spec order
 	Lanes    []Lane            `json:"lanes"`
 	Runs     []Run             `json:"runs"` // the schedule, in execution order
+	// Shard is the part of the run this receipt holds when the run is spread over
+	// machines (a shard, or a merge of shards); nil for a run on one machine.
+	Shard *Shard `json:"shard,omitempty"`
 }
 
 // Protocol is the resolved protocol of a run.

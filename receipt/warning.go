@@ -21,6 +21,7 @@ const (
 	StageAnalysis  = "analysis"
 	StageIncidence = "incidence"
 	StageMetrics   = "metrics"
+	StageMerge     = "merge"
 )
 
 // String formats the warning as "stage: text".

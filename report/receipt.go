@@ -165,6 +165,7 @@ func render(w *ErrWriter, d *Data) error {
 	fmt.Fprintf(w, "# Receipt: experiment %d, %s\n\n", p.Experiment, p.Label)
 	fmt.Fprintf(w, "%s. Data: [`%s/`](%s/) (raw runs, one `.bench` file per arm, environment, drift analysis, manifest).\n", p.Title, name, name)
 	fmt.Fprintf(w, "Re-check the numbers independently with `benchstat %s`.\n\n", benchArgs(name, p))
+	shardNote(w, p)
 
 	fmt.Fprintf(w, "## Provenance\n\n")
 	if err := provenance(w, d); err != nil {
@@ -173,6 +174,12 @@ func render(w *ErrWriter, d *Data) error {
 	fmt.Fprintf(w, "\n## Arms\n\n")
 	if err := armsTable(w, p); err != nil {
 		return err
+	}
+	if p.Merged() {
+		fmt.Fprintf(w, "\n## Shards\n\n")
+		if err := shardsTable(w, p); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(w, "\n## Drift check\n\n")
 	fmt.Fprintf(w, "%s Negative deltas mean the candidate is better.\n\n", ConfigText(d.Analysis.Config))
@@ -324,7 +331,7 @@ func provenance(w io.Writer, d *Data) error {
 	if len(d.Env.Snapshots) > 0 {
 		s := d.Env.Snapshots[0]
 		rows = append(rows,
-			[]string{"host", fmt.Sprintf("%s, %s, %d CPUs, kernel %s", s.Hostname, OrDash(s.CPUModel), s.CPUs, OrDash(s.Kernel))},
+			[]string{"host", hostsText(d.Env)},
 			[]string{"governor", OrDash(s.Governor)},
 			[]string{"go", s.GoVersion},
 			[]string{"load (1 min)", loadRange(d.Env)},
@@ -430,4 +437,52 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
+}
+
+// hostsText describes the hosts of a receipt's snapshots: one, or every distinct one of a
+// merged receipt's shards.
+func hostsText(env receipt.Env) string {
+	var hosts []string
+	for _, s := range env.Snapshots {
+		h := fmt.Sprintf("%s, %s, %d CPUs, kernel %s", s.Hostname, OrDash(s.CPUModel), s.CPUs, OrDash(s.Kernel))
+		if !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	return strings.Join(hosts, "; ")
+}
+
+// shardNote says what part of a run a shard receipt holds, or that a receipt merges
+// shards; nothing for a run on one machine.
+func shardNote(w io.Writer, p *receipt.Plan) {
+	sh := p.Shard
+	switch {
+	case p.Part():
+		var pairs []string
+		for _, pr := range sh.Pairs {
+			pairs = append(pairs, pr.String())
+		}
+		fmt.Fprintf(w, "This receipt is %s of a run spread over machines: the pass pairs %s, lanes %s. "+
+			"The other pairs are in the other shards' receipts and show as insufficient here; "+
+			"`flipbench merge` joins the shards into the run's receipt (docs/shards.md).\n\n",
+			sh.Name(), strings.Join(pairs, ", "), strings.Join(sh.Lanes, ", "))
+	case p.Merged():
+		fmt.Fprintf(w, "This receipt merges %s (`flipbench merge`, docs/shards.md): each pass pair ran whole on one machine, named under Shards.\n\n",
+			Count(len(sh.Sources), "shard receipt", "shard receipts"))
+	}
+}
+
+// shardsTable lists the shard receipts a merged receipt joins.
+func shardsTable(w io.Writer, p *receipt.Plan) error {
+	var rows [][]string
+	for _, src := range p.Shard.Sources {
+		sh := receipt.Shard{Index: src.Index, Count: src.Count, FromRound: src.FromRound, ToRound: src.ToRound}
+		var pairs []string
+		for _, pr := range src.Pairs {
+			pairs = append(pairs, fmt.Sprintf("c%d p%d", pr.Collection, pr.Round))
+		}
+		rows = append(rows, []string{sh.Name(), "`" + src.Receipt + "`", "`" + receipt.ShortHash(src.ManifestSHA256) + "`",
+			strings.Join(pairs, ", "), itoa(src.Runs), strings.Join(src.Hosts, "; ")})
+	}
+	return mdtable.Write(w, []string{"shard", "receipt", "manifest sha256", "pass pairs (collection, pair)", "runs", "host"}, rows)
 }

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -30,6 +32,9 @@ type abOptions struct {
 	overrides spec.Overrides
 	args      []string // the command line, recorded in the plan
 	wait      waitFlag
+	shard     string // --shard i/n
+	cont      string // --continue DIR
+	arms      string // --arms FILE
 }
 
 func newAbCmd(s Streams) *cobra.Command {
@@ -93,6 +98,14 @@ an interrupted run. The receipt's path is the last line of stdout.`,
 			if opts.resume != "" && (o.Profile != "" || o.Lanes != "" || f.NFlag() > 1 && !(f.NFlag() == 2 && f.Changed("wait"))) {
 				return usageError("--resume: the plan is fixed by the interrupted run; drop the other flags")
 			}
+			if opts.cont != "" && opts.shard == "" {
+				return usageError("--continue: give the shard to run, --shard i/n")
+			}
+			if opts.shard != "" {
+				if _, err := parseShard(opts.shard); err != nil {
+					return err
+				}
+			}
 			opts.args = append([]string{"flipbench"}, s.argv...)
 			return runAb(cmd.Context(), s, opts)
 		},
@@ -112,8 +125,25 @@ an interrupted run. The receipt's path is the last line of stdout.`,
 	f.StringVar(&opts.resume, "resume", "", "finish the interrupted run in this receipt data folder")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ beside experiments/)")
 	f.StringVar(&opts.label, "label", "", "receipt label (default: the profile name, or full)")
+	f.StringVar(&opts.shard, "shard", "", "measure shard i of n: the pass pairs the seed deals to this machine (docs/shards.md); merge the shards with flipbench merge")
+	f.StringVar(&opts.cont, "continue", "", "with --shard: run this shard's part of the next round of the sequential run merged in DIR")
+	f.StringVar(&opts.arms, "arms", "", "refuse to measure unless each arm's binary has the sha256 this file (flipbench build --json) gives it")
 	addWaitFlag(cmd, &opts.wait)
 	return cmd
+}
+
+// parseShard parses --shard i/n.
+func parseShard(v string) (pipeline.ShardRequest, error) {
+	m := regexp.MustCompile(`^(\d+)/(\d+)$`).FindStringSubmatch(v)
+	if m == nil {
+		return pipeline.ShardRequest{}, usageError("--shard %q: want i/n, e.g. 1/4", v)
+	}
+	i, _ := strconv.Atoi(m[1])
+	n, _ := strconv.Atoi(m[2])
+	if n < 1 || i < 1 || i > n {
+		return pipeline.ShardRequest{}, usageError("--shard %s: want i/n with 1 <= i <= n", v)
+	}
+	return pipeline.ShardRequest{Index: i, Count: n}, nil
 }
 
 func runAb(ctx context.Context, s Streams, opts *abOptions) error {
@@ -161,7 +191,25 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 	rel, _ := filepath.Rel(root, page)
 	job := pipeline.Job{Spec: exp, Root: root, Page: filepath.ToSlash(rel), Resolved: res, Label: label,
 		Results: resultsDir(root, opts.results), Command: opts.args, Incidence: true}
+	if opts.shard != "" {
+		req, err := parseShard(opts.shard)
+		if err != nil {
+			return err
+		}
+		req.Continue = opts.cont
+		job.Shard = &req
+	}
+	if opts.arms != "" {
+		if job.ExpectArms, err = pipeline.ReadArms(opts.arms); err != nil {
+			return fmt.Errorf("--arms: %w", err)
+		}
+		job.ExpectArmsFrom = opts.arms
+	}
 	out, err := runPipeline(ctx, s, job, "", opts.wait)
+	if errors.Is(err, pipeline.ErrNothingToRun) {
+		fmt.Fprintf(s.Err, "flipbench: %v; no receipt written\n", err)
+		return nil
+	}
 	return finishAb(s, out, err)
 }
 
@@ -170,6 +218,14 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 func finishAb(s Streams, res *pipeline.Result, err error) error {
 	if err != nil {
 		return err
+	}
+	if sh := res.Shard; sh != nil {
+		var pairs []string
+		for _, p := range sh.Pairs {
+			pairs = append(pairs, p.String())
+		}
+		fmt.Fprintf(s.Err, "flipbench: %s: %d pass pairs (%s) of lanes %s; merge it with the other shards' receipts: flipbench merge DIR...\n",
+			sh.Name(), len(sh.Pairs), strings.Join(pairs, ", "), strings.Join(sh.Lanes, ","))
 	}
 	fmt.Fprintln(s.Out, relPath(res.Page))
 	if res.Outcome.Failed > 0 {

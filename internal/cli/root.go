@@ -125,6 +125,7 @@ pass-pair REPRODUCED or drift-suspected, and writes receipts that benchstat can 
 		newCalibrateCmd(s),
 		newPlanCmd(s),
 		newDoctorCmd(s),
+		newMergeCmd(s),
 	)
 	return root
 }
