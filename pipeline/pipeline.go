@@ -208,7 +208,7 @@ func Resume(ctx context.Context, dir string, job Job, opts Options) (*Result, er
 		return nil, err
 	}
 	if plan.Merged() {
-		return nil, fmt.Errorf("%s is a merged receipt: it measures nothing itself; run the missing or next shards (flipbench ab --shard i/n) and merge again", dir)
+		return nil, fmt.Errorf("a merged receipt measures nothing itself; run the missing or next shards (flipbench ab --shard i/n) and merge again")
 	}
 	if err := CheckArms(plan); err != nil {
 		return nil, err

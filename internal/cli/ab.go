@@ -18,6 +18,7 @@ import (
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -224,8 +225,8 @@ func finishAb(s Streams, res *pipeline.Result, err error) error {
 		for _, p := range sh.Pairs {
 			pairs = append(pairs, p.String())
 		}
-		fmt.Fprintf(s.Err, "flipbench: %s: %d pass pairs (%s) of lanes %s; merge it with the other shards' receipts: flipbench merge DIR...\n",
-			sh.Name(), len(sh.Pairs), strings.Join(pairs, ", "), strings.Join(sh.Lanes, ","))
+		fmt.Fprintf(s.Err, "flipbench: %s: %s (%s) of lanes %s; merge it with the other shards' receipts: flipbench merge DIR...\n",
+			sh.Name(), report.Count(len(sh.Pairs), "pass pair", "pass pairs"), strings.Join(pairs, ", "), strings.Join(sh.Lanes, ","))
 	}
 	fmt.Fprintln(s.Out, relPath(res.Page))
 	if res.Outcome.Failed > 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -91,8 +92,8 @@ func runMerge(ctx context.Context, s Streams, opts *mergeOptions) error {
 	}
 	for _, src := range res.Sources {
 		sh := receipt.Shard{Index: src.Index, Count: src.Count, FromRound: src.FromRound, ToRound: src.ToRound}
-		fmt.Fprintf(s.Err, "flipbench: merged %s (%s): %d runs of %d pass pairs, host %s\n",
-			sh.Name(), src.Receipt, src.Runs, len(src.Pairs), strings.Join(src.Hosts, "; "))
+		fmt.Fprintf(s.Err, "flipbench: merged %s (%s): %s of %s, host %s\n",
+			sh.Name(), src.Receipt, report.Count(src.Runs, "run", "runs"), report.Count(len(src.Pairs), "pass pair", "pass pairs"), strings.Join(src.Hosts, "; "))
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(s.Err, "flipbench: warning: %s\n", w.Text)
