@@ -535,8 +535,8 @@ func mergeWarnings(plan *receipt.Plan, res *MergeResult, dir string) []receipt.W
 		warn("%d runs of the shards are left out until round %d is complete: the looks cannot go past it; they are kept in the shard receipts", n, end)
 	}
 	if n := res.Next; n != nil {
-		warn("the sequential run is not finished: the look after round %d leaves %s pending; run %s on the shards (flipbench ab %s --shard i/n --continue %s) and merge every shard receipt again",
-			n.FromRound-1, strings.Join(n.Lanes, ", "), receipt.RoundsText(n.FromRound, n.ToRound), pageArg(plan), dir)
+		warn("the sequential run is not finished: the look after round %d leaves %s pending; run %s on the shards (flipbench ab %s --shard i/n --continue DIR, DIR this receipt's folder %s) and merge every shard receipt again",
+			n.FromRound-1, strings.Join(n.Lanes, ", "), receipt.RoundsText(n.FromRound, n.ToRound), pageArg(plan), filepath.Base(dir))
 	}
 	return out
 }
