@@ -67,7 +67,7 @@ type MergeResult struct {
 // sequential run whose merged data do not reach its first look (min-pairs rounds).
 func (r *MergeResult) DecidesNothing(plan *receipt.Plan) bool {
 	seq := plan.Protocol.Sequential
-	if seq == nil {
+	if seq == nil || r.Stopped {
 		return false
 	}
 	return len(r.Looks) == 0 || r.Looks[len(r.Looks)-1].Round < seq.MinPairs
