@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
@@ -76,9 +77,24 @@ func Receipts(root string, id int) ([]string, error) {
 		if c := strings.Compare(na.Stamp, nb.Stamp); c != 0 {
 			return c
 		}
+		// Receipts of one second (a merge right after its shards' runs) are ordered by
+		// when their manifests were written, so the last one finished is the newest.
+		if c := finishedAt(a).Compare(finishedAt(b)); c != 0 {
+			return c
+		}
 		return strings.Compare(a, b)
 	})
 	return out, nil
+}
+
+// finishedAt is when a receipt's manifest was written; the zero time for a receipt
+// without one (still measuring or interrupted).
+func finishedAt(dir string) time.Time {
+	st, err := os.Stat(filepath.Join(dir, receipt.ManifestFile))
+	if err != nil {
+		return time.Time{}
+	}
+	return st.ModTime()
 }
 
 // Finished reports whether a receipt data folder is finished: it has its manifest and its
