@@ -8,7 +8,7 @@ export CGO_ENABLED ?= 0
 
 BASE    ?= origin/main
 
-.PHONY: all build lanes ab gate test vet fmt-check sim valgrind clean
+.PHONY: all build lanes ab gate test vet fmt-check sim valgrind chromium clean
 
 all: build
 
@@ -44,12 +44,23 @@ valgrind:
 		$$sudo apt-get update && $$sudo apt-get install -y valgrind; }
 	@valgrind --version
 
+## chromium: install Debian's chromium when it is missing (apt-get, as root or through
+## sudo): the site's layout and screenshot tests render pages in it, and make test runs
+## them, so a fresh machine gets it here rather than skipping them
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "installing chromium: apt-get update && apt-get install -y chromium"; \
+		if [ "$$(id -u)" -eq 0 ]; then sudo=; else sudo=sudo; fi; \
+		$$sudo apt-get update && $$sudo apt-get install -y chromium; }
+	@chromium --version
+
 ## test: format check, vet, and every test (the probe package and the code it counts in
 ## both builds: without and with the flipbench_probe tag; the freshness lanes in every
 ## arm's build: no tag, freshness_optimistic, freshness_fifo; the plugin scheduler and its
 ## lanes also with pluginhost_fair, the build of experiment 40's candidate arm). The
-## instruction-count tests run lanes under Valgrind, which it installs when missing.
-test: fmt-check vet valgrind
+## instruction-count tests run lanes under Valgrind, and the site's layout test pages in
+## Chromium; it installs both when missing.
+test: fmt-check vet valgrind chromium
 	$(GO) test ./...
 	$(GO) test -tags flipbench_probe ./probe/ ./examples/readerpool/ ./examples/freshness/ ./lanes/release/ ./examples/pluginhost/ ./lanes/tenantmix/
 	$(GO) test -tags freshness_optimistic ./lanes/freshness/

@@ -20,27 +20,41 @@ const listTimeout = time.Minute
 // Kinds without a listing (exec) are not checked.
 func checkLanes(ctx context.Context, exp *spec.Experiment, arms []receipt.Arm) error {
 	for _, a := range arms {
-		kind, err := lanekind.Lookup(a.Kind)
-		if err != nil {
-			return fmt.Errorf("arm %s: %w", a.Name, err)
-		}
-		args := kind.ListArgs(a.Bin)
-		if args == nil {
+		have, listed, err := ListLanes(ctx, a)
+		if err != nil || !listed {
+			if err != nil {
+				return err
+			}
 			continue
 		}
-		lctx, cancel := context.WithTimeout(ctx, listTimeout)
-		out, err := run(lctx, command{Args: args, Env: a.Env})
-		cancel()
-		if err != nil {
-			return fmt.Errorf("arm %s: listing the lanes of %s: %w", a.Name, a.Bin, err)
-		}
-		have := kind.Lanes(out)
+		kind, _ := lanekind.Lookup(a.Kind)
 		if missing := missingLanes(kind, exp.Lanes, have); len(missing) > 0 {
 			return fmt.Errorf("arm %s: %s not in the arm's binary (it has: %s)",
 				a.Name, lanePhrase(missing), orNone(have))
 		}
 	}
 	return nil
+}
+
+// ListLanes lists the lanes of a built arm whose kind can list them (a gotest binary's
+// -test.list: its top-level benchmarks, without the Benchmark prefix); listed is false for
+// a kind that cannot (exec).
+func ListLanes(ctx context.Context, a receipt.Arm) (lanes []string, listed bool, err error) {
+	kind, err := lanekind.Lookup(a.Kind)
+	if err != nil {
+		return nil, false, fmt.Errorf("arm %s: %w", a.Name, err)
+	}
+	args := kind.ListArgs(a.Bin)
+	if args == nil {
+		return nil, false, nil
+	}
+	lctx, cancel := context.WithTimeout(ctx, listTimeout)
+	out, err := run(lctx, command{Args: args, Env: a.Env})
+	cancel()
+	if err != nil {
+		return nil, true, fmt.Errorf("arm %s: listing the lanes of %s: %w", a.Name, a.Bin, err)
+	}
+	return kind.Lanes(out), true, nil
 }
 
 // missingLanes returns the lanes that kind does not find among the listed ones.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -159,13 +160,10 @@ func at(s driftcheck.LaneSummary) string {
 func effects(sums []driftcheck.LaneSummary) string {
 	parts := make([]string, len(sums))
 	for i, s := range sums {
-		parts[i] = pct(s.EstimatePct)
+		parts[i] = human.Delta(s.EstimatePct)
 	}
 	return strings.Join(parts, ", ")
 }
-
-// pct formats a percentage with its sign: "+6.2%".
-func pct(x float64) string { return fmt.Sprintf("%+.1f%%", x) }
 
 // undecided explains why a lane the rule needs is not decided, and records it: an
 // insufficient collection leaves the arm inconclusive for lack of data, an undecided one
@@ -191,10 +189,10 @@ func underPowered(l laneCase, what string) string {
 	if l.pooled != nil && l.lane.Role != spec.RolePrimary {
 		worst = *l.pooled
 	}
-	floor := fmt.Sprintf("%g%%", l.floor(0))
-	power := fmt.Sprintf("MDE %.1f%% at floor %s", worst.MDEPct, floor)
+	floor := human.Num(l.floor(0)) + "%"
+	power := fmt.Sprintf("MDE %s at floor %s", human.Percent(worst.MDEPct), floor)
 	if worst.MDEPct > l.floor(0) {
-		power = fmt.Sprintf("MDE %.1f%% > floor %s", worst.MDEPct, floor)
+		power = fmt.Sprintf("MDE %s > floor %s", human.Percent(worst.MDEPct), floor)
 	}
 	more := ""
 	have := worst.UsablePairs
@@ -218,9 +216,9 @@ func underPowered(l laneCase, what string) string {
 // effectText formats a summary's estimate and interval: "+0.8% [-9.2%, +11.9%]".
 func effectText(s driftcheck.LaneSummary) string {
 	if !s.Bounded {
-		return pct(s.EstimatePct) + " (no interval)"
+		return human.Delta(s.EstimatePct) + " (no interval)"
 	}
-	return fmt.Sprintf("%s [%s, %s]", pct(s.EstimatePct), pct(s.CILowPct), pct(s.CIHighPct))
+	return human.DeltaCI(s.EstimatePct, s.CILowPct, s.CIHighPct)
 }
 
 // primary checks that a primary lane reached its expected verdict: reproduced in its
@@ -341,8 +339,8 @@ func (v *verdicts) decay(lanes []string) {
 		// The gain's rise from lane i-1 to lane i is effect(i-1) - effect(i).
 		rise := driftcheck.NewContrast(sums[i-1], sums[i], v.alpha)
 		if rise.OK && rise.Lo > 0 && rise.Est > fl {
-			v.reject(ReasonPremiseRefuted, "predicted decay broken: the gain rises from %s to %s: the ratio of %s's time change to %s's is %s [%s, %s], beyond the %g%% floor (%s)",
-				lanes[i-1], lanes[i], lanes[i-1], lanes[i], factor(rise.Est), factor(rise.Lo), factor(rise.Hi), v.floorPct, shape)
+			v.reject(ReasonPremiseRefuted, "predicted decay broken: the gain rises from %s to %s: the ratio of %s's time change to %s's is %s [%s, %s], beyond the %s%% floor (%s)",
+				lanes[i-1], lanes[i], lanes[i-1], lanes[i], factor(rise.Est), factor(rise.Lo), factor(rise.Hi), human.Num(v.floorPct), shape)
 			return
 		}
 	}
@@ -366,8 +364,8 @@ func (v *verdicts) decay(lanes []string) {
 func (v *verdicts) incidence(gate *spec.Incidence, inc *Incidence) {
 	switch {
 	case inc == nil:
-		v.open(OpenIncidence, "incidence not measured: the spec gates on %s/%s >= %g over the release suite; measure it before this can be accepted",
-			gate.Eligible, gate.Total, gate.MinShare)
+		v.open(OpenIncidence, "incidence not measured: the spec gates on %s/%s >= %s over the release suite; measure it before this can be accepted",
+			gate.Eligible, gate.Total, human.Num(gate.MinShare))
 	case inc.Broken:
 		why := "see its findings"
 		if len(inc.Errors) > 0 {
@@ -382,11 +380,11 @@ func (v *verdicts) incidence(gate *spec.Incidence, inc *Incidence) {
 	case inc.Total <= 0:
 		v.open(OpenIncidence, "the incidence suite counted no %s events; check that the suite exercises the code", gate.Total)
 	case inc.Share() < gate.MinShare:
-		v.reject(ReasonPremiseRefuted, "incidence %s/%s = %s (%g of %g) is below the min-share %g: the situation is too rare to matter",
-			gate.Eligible, gate.Total, ShareText(inc.Share()), inc.Eligible, inc.Total, gate.MinShare)
+		v.reject(ReasonPremiseRefuted, "incidence %s/%s = %s (%s of %s) is below the min-share %s: the situation is too rare to matter",
+			gate.Eligible, gate.Total, ShareText(inc.Share()), human.Num(inc.Eligible), human.Num(inc.Total), human.Num(gate.MinShare))
 	default:
-		v.passed = append(v.passed, fmt.Sprintf("incidence %s/%s = %s (%g of %g) at or above the min-share %g",
-			gate.Eligible, gate.Total, ShareText(inc.Share()), inc.Eligible, inc.Total, gate.MinShare))
+		v.passed = append(v.passed, fmt.Sprintf("incidence %s/%s = %s (%s of %s) at or above the min-share %s",
+			gate.Eligible, gate.Total, ShareText(inc.Share()), human.Num(inc.Eligible), human.Num(inc.Total), human.Num(gate.MinShare)))
 		if inc.Eligible == 0 {
 			v.notes = append(v.notes, "the eligible count is exactly zero; verify the probe counts what it should")
 		}
@@ -394,17 +392,14 @@ func (v *verdicts) incidence(gate *spec.Incidence, inc *Incidence) {
 }
 
 // factor formats a log ratio as a factor: "x1.98".
-func factor(x float64) string { return fmt.Sprintf("x%.3g", math.Exp(x)) }
+func factor(x float64) string { return "x" + human.Sig(math.Exp(x)) }
 
 // gainText formats a gain (minus an effect) in percent: "12.1%" or "-3.0%".
 func gainText(g float64) string {
-	if g == 0 || math.Abs(g) < 0.05 {
-		return "0.0%"
-	}
-	return fmt.Sprintf("%.1f%%", g)
+	return human.Percent(g)
 }
 
 // ShareText formats a share as a percentage with enough digits for small shares.
 func ShareText(s float64) string {
-	return fmt.Sprintf("%.3g%%", s*100)
+	return human.Sig(s*100) + "%"
 }

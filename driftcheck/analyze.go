@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/perf/benchmath"
+
+	"github.com/flipbench/flipbench/internal/human"
 )
 
 // minSamples is the fewest samples per side for a usable pass.
@@ -738,11 +740,11 @@ func PairCounts(s LaneSummary) string {
 	return joinComma(parts)
 }
 
-// fmtDelta formats a delta in percent with its sign: "-12.1%".
-func fmtDelta(d float64) string { return fmt.Sprintf("%+.1f%%", d) }
+// fmtDelta formats a delta in percent with its sign: "-12.1%", "x186" (human.Delta).
+func fmtDelta(d float64) string { return human.Delta(d) }
 
 // fmtFloor formats a threshold in percent: "3%".
-func fmtFloor(f float64) string { return fmt.Sprintf("%g%%", f) }
+func fmtFloor(f float64) string { return human.Num(f) + "%" }
 
 // fmtCV formats a CV in percent: whole percents from 10%, one decimal below, "0%" for 0.
 func fmtCV(cv float64) string {
@@ -750,9 +752,9 @@ func fmtCV(cv float64) string {
 	case cv == 0:
 		return "0%"
 	case cv >= 10:
-		return fmt.Sprintf("%.0f%%", cv)
+		return human.Num(math.Round(cv)) + "%"
 	default:
-		return fmt.Sprintf("%.1f%%", cv)
+		return human.Percent(cv)
 	}
 }
 

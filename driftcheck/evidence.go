@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/aclements/go-moremath/stats"
+
+	"github.com/flipbench/flipbench/internal/human"
 )
 
 // maxPairsNeeded caps the pairs-needed estimate: beyond it the answer is "far more than
@@ -209,7 +211,7 @@ func verdictFrom(s LaneSummary, ev evidence, fl float64, orderRepro bool, replic
 	n := s.Pairs
 	floor := fmtFloor(s.FloorPct)
 	pct := func(x float64) string { return fmtDelta(toPct(x)) }
-	ci := fmt.Sprintf("%s [%s, %s]", pct(ev.est), pct(ev.lo), pct(ev.hi))
+	ci := human.DeltaCI(toPct(ev.est), toPct(ev.lo), toPct(ev.hi))
 	switch {
 	case s.UsablePairs == 0:
 		return LaneInsufficient, fmt.Sprintf("no usable pair: all %d pairs insufficient", n)
@@ -241,7 +243,7 @@ func inEach(s LaneSummary) string {
 
 // undecidedWhy says why an undecided lane is undecided and what would decide it.
 func undecidedWhy(ev evidence, fl float64, s LaneSummary) string {
-	mde := fmt.Sprintf("%.1f%%", toPct(ev.mde))
+	mde := human.Percent(toPct(ev.mde))
 	floor := fmtFloor(s.FloorPct)
 	more := ""
 	switch {

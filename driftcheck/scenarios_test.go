@@ -51,7 +51,7 @@ func TestParseScenarios(t *testing.T) {
 	wantPairs := []string{
 		"point-read: REPRODUCED: both passes faster beyond the 3% floor: -9.8% then -9.8%",
 		"point-read: insufficient: pass 4: no candidate samples",
-		"bulk: neutral: both passes within the 3% floor: +0.0% then +0.0%",
+		"bulk: neutral: both passes within the 3% floor: 0.0% then 0.0%",
 	}
 	if d := cmp.Diff(wantPairs, got); d != "" {
 		t.Errorf("pairs (-want +got):\n%s", d)

@@ -30,11 +30,16 @@ import (
 	"strings"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
+
+// SchemaVersion is the version of flipbench gate --json's output (docs/json.md): the
+// Result, with the base, candidate and receipt.
+const SchemaVersion = 1
 
 // Outcome is the gate's decision.
 type Outcome string
@@ -71,6 +76,11 @@ type Finding struct {
 	// in the gate spec, or the gate's.
 	ThresholdPct float64 `json:"threshold_pct"`
 	Reason       string  `json:"reason"`
+	// Unit is the lane's unit, and BaseValue and CandValue each arm's value in it: the
+	// median over the arm's successful runs of each run's median (0 without runs).
+	Unit      string  `json:"unit,omitempty"`
+	BaseValue float64 `json:"base_value"`
+	CandValue float64 `json:"cand_value"`
 }
 
 // Failure is one lane of one arm whose runs failed.
@@ -179,12 +189,16 @@ func EvaluateLanes(rep driftcheck.Report, runs []receipt.Record, thresholdPct fl
 		alpha = driftcheck.DefaultConfig().LookAlpha()
 	}
 	family := alpha / float64(max(len(order), 1))
+	values := runValues(runs)
 	for _, k := range order {
 		thr := thresholdPct
 		if t := lanePct[k.lane]; t > 0 {
 			thr = t
 		}
 		f := judge(k.lane, k.arm, by[k], pooled[k], thr, alpha, family)
+		if v := values[k.lane]; v != nil {
+			f.Unit, f.BaseValue, f.CandValue = v.unit, driftcheck.Median(v.by[rep.Base]), driftcheck.Median(v.by[k.arm])
+		}
 		if failed := failuresOf(res.Failures, k.lane, k.arm); len(failed) > 0 {
 			f.Outcome = Broken
 			f.Reason = "runs failed: " + strings.Join(failed, "; ")
@@ -203,6 +217,29 @@ func EvaluateLanes(rep driftcheck.Report, runs []receipt.Record, thresholdPct fl
 		}
 	}
 	return res
+}
+
+// laneValues are one lane's run medians by arm, and its unit.
+type laneValues struct {
+	unit string
+	by   map[string][]float64
+}
+
+// runValues collects the median of every successful run, by lane and arm.
+func runValues(runs []receipt.Record) map[string]*laneValues {
+	out := map[string]*laneValues{}
+	for _, r := range runs {
+		if !r.OK() || len(r.Samples) == 0 {
+			continue
+		}
+		v := out[r.Lane]
+		if v == nil {
+			v = &laneValues{unit: r.Unit, by: map[string][]float64{}}
+			out[r.Lane] = v
+		}
+		v.by[r.Arm] = append(v.by[r.Arm], driftcheck.Median(r.Samples))
+	}
+	return out
 }
 
 // Pending returns the lanes a sequential gate run still needs pairs for: those whose
@@ -245,22 +282,23 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 		f.Verdicts = append(f.Verdicts, c.Verdict)
 		slowAll = slowAll && c.Verdict == driftcheck.LaneReproducedSlower && c.EstimateLog >= driftcheck.FloorLog(threshold) && c.LowerAbove(0, family)
 	}
-	effect := fmt.Sprintf("%s [%s, %s]", report.Pct(p.EstimatePct), report.Pct(p.CILowPct), report.Pct(p.CIHighPct))
+	effect := human.DeltaCI(p.EstimatePct, p.CILowPct, p.CIHighPct)
 	if !p.Bounded {
 		effect = "no interval yet"
 	}
 	thr := driftcheck.FloorLog(threshold)
+	thrText := human.Num(threshold)
 	switch {
 	case slowAll:
 		f.Outcome = Regression
-		f.Reason = fmt.Sprintf("reproduced slower in every collection (%s) beyond the %g%% threshold, each interval above 0 at the family level; pooled %s",
-			formatDeltas(f.DeltaPct), threshold, effect)
+		f.Reason = fmt.Sprintf("reproduced slower in every collection (%s) beyond the %s%% threshold, each interval above 0 at the family level; pooled %s",
+			formatDeltas(f.DeltaPct), thrText, effect)
 	case p.UpperBelow(threshold, alpha):
 		f.Outcome = Pass
-		f.Reason = fmt.Sprintf("a regression beyond %g%% is ruled out: pooled effect %s", threshold, effect)
+		f.Reason = fmt.Sprintf("a regression beyond %s%% is ruled out: pooled effect %s", thrText, effect)
 		if p.Verdict == driftcheck.LaneOrderDependent {
-			f.Reason += fmt.Sprintf("; an order effect of %s [%s, %s] was measured (the host drifts, or the lane depends on which arm runs first), which the order-flipped pairs cancel",
-				report.Pct(p.OrderEffectPct), report.Pct(p.OrderLowPct), report.Pct(p.OrderHighPct))
+			f.Reason += fmt.Sprintf("; an order effect of %s was measured (the host drifts, or the lane depends on which arm runs first), which the order-flipped pairs cancel",
+				human.DeltaCI(p.OrderEffectPct, p.OrderLowPct, p.OrderHighPct))
 		}
 	case !p.Bounded:
 		f.MorePairs = -1
@@ -268,12 +306,12 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 	case p.EstimateLog >= thr:
 		// The estimate is past the threshold: more pairs would confirm the regression.
 		f.MorePairs = more(p.PairsFor(p.EstimateLog, family), p.UsablePairs)
-		f.Reason = fmt.Sprintf("slower beyond the %g%% threshold (%s) but not reproduced in every collection (%s); about %d more pairs would settle it",
-			threshold, effect, verdictList(f.Verdicts), f.MorePairs)
+		f.Reason = fmt.Sprintf("slower beyond the %s%% threshold (%s) but not reproduced in every collection (%s); about %d more pairs would settle it",
+			thrText, effect, verdictList(f.Verdicts), f.MorePairs)
 	default:
 		f.MorePairs = more(p.PairsFor(thr-p.EstimateLog, alpha), p.UsablePairs)
-		f.Reason = fmt.Sprintf("a regression beyond %g%% is not ruled out: pooled effect %s reaches past it; about %d more pairs would rule it out if the estimate holds",
-			threshold, effect, f.MorePairs)
+		f.Reason = fmt.Sprintf("a regression beyond %s%% is not ruled out: pooled effect %s reaches past it; about %d more pairs would rule it out if the estimate holds",
+			thrText, effect, f.MorePairs)
 	}
 	return f
 }
@@ -295,11 +333,11 @@ func verdictList(vs []driftcheck.LaneVerdict) string {
 	return strings.Join(s, ", ")
 }
 
-// formatDeltas lists deltas with report.Pct: "+6.2%, +5.9%".
+// formatDeltas lists deltas with human.Delta: "+6.2%, +5.9%".
 func formatDeltas(ds []float64) string {
 	parts := make([]string, len(ds))
 	for i, d := range ds {
-		parts[i] = report.Pct(d)
+		parts[i] = human.Delta(d)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -326,16 +364,20 @@ func Markdown(w io.Writer, res Result, base, candidate, receiptPath string) erro
 		Broken:     "FAIL: runs failed, the build is broken",
 	}[res.Outcome]
 	fmt.Fprintf(w, "## flipbench gate: %s\n\n", title)
-	fmt.Fprintf(w, "Base `%s`, candidate `%s`; threshold %g%%. Positive effects are slower.\n\n", base, candidate, res.ThresholdPct)
+	fmt.Fprintf(w, "Base `%s`, candidate `%s`; threshold %s%%. Positive effects are slower.\n\n", base, candidate, human.Num(res.ThresholdPct))
 	rows := make([][]string, len(res.Findings))
 	for i, f := range res.Findings {
 		pooled := "-"
 		if f.Bounded {
-			pooled = fmt.Sprintf("%s [%s, %s]", report.Pct(f.EstimatePct), report.Pct(f.CILowPct), report.Pct(f.CIHighPct))
+			pooled = human.DeltaCI(f.EstimatePct, f.CILowPct, f.CIHighPct)
 		}
-		rows[i] = []string{f.Lane, f.Arm, pooled, formatDeltas(f.DeltaPct), verdictList(f.Verdicts), fmt.Sprint(f.Pairs), string(f.Outcome), f.Reason}
+		values := "-"
+		if f.BaseValue > 0 || f.CandValue > 0 {
+			values = human.Value(f.BaseValue, f.Unit) + " -> " + human.Value(f.CandValue, f.Unit)
+		}
+		rows[i] = []string{f.Lane, f.Arm, values, pooled, formatDeltas(f.DeltaPct), verdictList(f.Verdicts), fmt.Sprint(f.Pairs), string(f.Outcome), f.Reason}
 	}
-	if err := mdtable.Write(w, []string{"lane", "arm", "effect [95% CI]", "effect per collection", "lane verdicts", "pairs", "outcome", "reason"}, rows); err != nil {
+	if err := mdtable.Write(w, []string{"lane", "arm", "base -> candidate", "effect [95% CI]", "effect per collection", "lane verdicts", "pairs", "outcome", "reason"}, rows); err != nil {
 		return err
 	}
 	if len(res.Failures) > 0 {

@@ -40,7 +40,7 @@ func TestEvaluate(t *testing.T) {
 		reason string
 	}{
 		{"neutral passes", report1(lane("a", 1, neutral, 1, 1.5), lane("a", 2, neutral, -1, 1.5), lane("a", 0, neutral, 0, 1)),
-			Pass, "a regression beyond 5% is ruled out: pooled effect +0.0% [-1.0%, +1.0%]"},
+			Pass, "a regression beyond 5% is ruled out: pooled effect 0.0% [-1.0%, +1.0%]"},
 		{"faster passes", report1(lane("a", 1, fast, -20, 3), lane("a", 2, fast, -19, 3), lane("a", 0, fast, -19.5, 2)), Pass, "ruled out"},
 		{"undecided but below the threshold passes", report1(lane("a", 1, und, 1, 6), lane("a", 2, und, 0, 6), lane("a", 0, und, 0.5, 4)), Pass, "ruled out"},
 		{"slower in both collections", report1(lane("a", 1, slow, 20, 4), lane("a", 2, slow, 18, 4), lane("a", 0, slow, 19, 3)),
@@ -173,6 +173,7 @@ func TestMarkdown(t *testing.T) {
 		Findings: []Finding{
 			{Lane: "alpha", Arm: "cand", Outcome: Broken, Reason: "runs failed: arm cand: 1 of 1 runs failed (exited with status 3)"},
 			{Lane: "beta", Arm: "cand", Outcome: Pass, DeltaPct: []float64{1.04, -0.5}, EstimatePct: 0.3, CILowPct: -1.2, CIHighPct: 1.8, Bounded: true, Pairs: 4,
+				Unit: "ns/op", BaseValue: 171000, CandValue: 171513,
 				Verdicts: []driftcheck.LaneVerdict{driftcheck.LaneNeutral, driftcheck.LaneNeutral}, Reason: "a | b"},
 		},
 		Failures: []Failure{{Lane: "alpha", Arm: "cand", Failed: 1, Runs: 1, Error: "exited with status 3"}},
@@ -183,10 +184,10 @@ func TestMarkdown(t *testing.T) {
 	}
 	want := "## flipbench gate: FAIL: runs failed, the build is broken\n\n" +
 		"Base `abc`, candidate `HEAD`; threshold 5%. Positive effects are slower.\n\n" +
-		"| lane  | arm  | effect [95% CI]      | effect per collection | lane verdicts    | pairs | outcome | reason                                                           |\n" +
-		"|:------|:-----|:---------------------|:----------------------|:-----------------|:------|:--------|:-----------------------------------------------------------------|\n" +
-		"| alpha | cand | -                    |                       |                  | 0     | broken  | runs failed: arm cand: 1 of 1 runs failed (exited with status 3) |\n" +
-		"| beta  | cand | +0.3% [-1.2%, +1.8%] | +1.0%, -0.5%          | neutral, neutral | 4     | pass    | a \\| b                                                           |\n" +
+		"| lane  | arm  | base -> candidate  | effect [95% CI]      | effect per collection | lane verdicts    | pairs | outcome | reason                                                           |\n" +
+		"|:------|:-----|:-------------------|:---------------------|:----------------------|:-----------------|:------|:--------|:-----------------------------------------------------------------|\n" +
+		"| alpha | cand | -                  | -                    |                       |                  | 0     | broken  | runs failed: arm cand: 1 of 1 runs failed (exited with status 3) |\n" +
+		"| beta  | cand | 171.0µs -> 171.5µs | +0.3% [-1.2%, +1.8%] | +1.0%, -0.5%          | neutral, neutral | 4     | pass    | a \\| b                                                           |\n" +
 		"\n### Failed runs\n\n" +
 		"A failed run is a real failure, not noise: a rerun will not fix it. The receipt has each run's error and stderr.\n\n" +
 		"- lane alpha, arm cand: 1 of 1 runs failed (exited with status 3)\n" +

@@ -26,13 +26,14 @@ type PlanInput struct {
 func NewPlan(in PlanInput) *receipt.Plan {
 	r := in.Resolved
 	p := &receipt.Plan{
-		Experiment: in.Experiment.ID,
-		Title:      in.Experiment.Title,
-		Page:       in.Page,
-		Label:      in.Label,
-		Profile:    in.Profile,
-		Stamp:      in.Stamp,
-		Command:    in.Command,
+		SchemaVersion: receipt.PlanSchema,
+		Experiment:    in.Experiment.ID,
+		Title:         in.Experiment.Title,
+		Page:          in.Page,
+		Label:         in.Label,
+		Profile:       in.Profile,
+		Stamp:         in.Stamp,
+		Command:       in.Command,
 		Protocol: receipt.Protocol{
 			Samples:     r.Protocol.Samples,
 			Warmup:      r.Protocol.Warmup,

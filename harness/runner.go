@@ -459,6 +459,7 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 		return rec
 	}
 	rec.Samples, rec.Unit, rec.Metrics, rec.Counting = s.Values, s.Unit, s.Metrics, s.Counting
+	rec.Iters, rec.Config = s.Iters, s.Config
 	return rec
 }
 

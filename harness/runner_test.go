@@ -225,7 +225,7 @@ func gotestCommand(t *testing.T) []string {
 func TestExpand(t *testing.T) {
 	arm := receipt.Arm{Name: "candA", Bin: "/b/x.test", Command: gotestCommand(t), Args: []string{"-v"}}
 	got := strings.Join(Expand(arm, receipt.Run{Collection: 2, Pass: 3}, receipt.Lane{Name: "PointUnderLoad"}, receipt.Protocol{Samples: 41, Warmup: 10}), " ")
-	want := "/b/x.test -test.run ^$ -test.bench ^BenchmarkPointUnderLoad$ -test.benchtime 1x -test.count 51 -v"
+	want := "/b/x.test -test.run ^$ -test.bench ^BenchmarkPointUnderLoad$ -test.benchtime 1x -test.count 51 -test.benchmem -v"
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}

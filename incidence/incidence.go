@@ -44,12 +44,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/nonzero"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
@@ -260,8 +260,8 @@ func Compute(in Input) (*Report, error) {
 			}
 		}
 		for unit, vs := range rec.Metrics {
-			if _, isTime := nsPer(unit); isTime {
-				continue
+			if _, isTime := nsPer(unit); isTime || unit == "B/op" || unit == "allocs/op" {
+				continue // a time, or go test -benchmem's memory statistics: not probe counters
 			}
 			seen[unit] = true
 			for _, v := range vs {
@@ -465,13 +465,9 @@ func levelRank(level string) int {
 	return 1
 }
 
-// num formats a count: an integer without decimals, anything else with 4 digits.
-func num(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.4g", v)
-}
+// num formats a count: an integer without decimals, anything else with 3 significant
+// digits (human.Num).
+func num(v float64) string { return human.Num(v) }
 
 func orNone(names []string) string {
 	if len(names) == 0 {

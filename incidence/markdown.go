@@ -3,10 +3,8 @@ package incidence
 import (
 	"fmt"
 	"io"
-	"math"
-	"strconv"
-	"time"
 
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/receipt"
 )
@@ -53,7 +51,7 @@ func Summary(w io.Writer, r *Report) error {
 		if r.MeetsMinShare {
 			verdict = "at or above"
 		}
-		fmt.Fprintf(ew, ", %s the min-share %s", verdict, pctText(g.MinShare))
+		fmt.Fprintf(ew, ", %s the min-share %s", verdict, human.Num(g.MinShare*100)+"%")
 	}
 	fmt.Fprintf(ew, ".\n")
 	if r.FrequencyPerSec > 0 {
@@ -176,32 +174,18 @@ func pctText(s float64) string {
 	if s == 0 {
 		return "0%"
 	}
-	return fmt.Sprintf("%.3g%%", s*100)
+	return human.Sig(s*100) + "%"
 }
 
-// num3 formats a rate with 3 significant digits, without an exponent below 1e9.
-func num3(v float64) string {
-	if math.Abs(v) >= 1000 && math.Abs(v) < 1e9 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
-}
+// num3 formats a rate with 3 significant digits, never in e-notation.
+func num3(v float64) string { return human.Sig(v) }
 
-// durText formats ns as a duration rounded to 3 significant digits.
+// durText formats ns as a duration with 3 significant digits: "1.23ms".
 func durText(ns float64) string {
 	if ns <= 0 {
 		return "-"
 	}
-	d := time.Duration(ns)
-	switch {
-	case d >= time.Second:
-		return d.Round(10 * time.Millisecond).String()
-	case d >= time.Millisecond:
-		return d.Round(10 * time.Microsecond).String()
-	case d >= time.Microsecond:
-		return d.Round(10 * time.Nanosecond).String()
-	}
-	return d.String()
+	return human.Value(ns, "ns")
 }
 
 func suiteName(pkg string) string {

@@ -69,7 +69,8 @@ func (gotestKind) Build(h Harness) (Build, *Problem) {
 }
 
 // DefaultBenchtime is the -test.benchtime of gotest lanes when the harness sets none: one
-// operation per sample.
+// operation per sample. Lanes run with -test.benchmem, so their samples carry B/op and
+// allocs/op, as go test -bench -benchmem prints them.
 const DefaultBenchtime = "1x"
 
 func (gotestKind) Command(h Harness) []string {
@@ -77,7 +78,7 @@ func (gotestKind) Command(h Harness) []string {
 	if bt == "" {
 		bt = DefaultBenchtime
 	}
-	return []string{"{bin}", "-test.run", "^$", "-test.bench", "^Benchmark{lane}$", "-test.benchtime", bt, "-test.count", "{count}"}
+	return []string{"{bin}", "-test.run", "^$", "-test.bench", "^Benchmark{lane}$", "-test.benchtime", bt, "-test.count", "{count}", "-test.benchmem"}
 }
 
 func (gotestKind) ListArgs(bin string) []string { return []string{bin, "-test.list", "^Benchmark"} }

@@ -73,7 +73,7 @@ func TestBuildAndCommand(t *testing.T) {
 	if b, _ := gotest.Build(Harness{Kind: Gotest, Package: "."}); b.Bin != "harness.test" {
 		t.Errorf("gotest Build of . names the binary %s, want harness.test", b.Bin)
 	}
-	if got, want := strings.Join(gotest.Command(Harness{}), " "), "{bin} -test.run ^$ -test.bench ^Benchmark{lane}$ -test.benchtime 1x -test.count {count}"; got != want {
+	if got, want := strings.Join(gotest.Command(Harness{}), " "), "{bin} -test.run ^$ -test.bench ^Benchmark{lane}$ -test.benchtime 1x -test.count {count} -test.benchmem"; got != want {
 		t.Errorf("gotest Command = %s, want %s", got, want)
 	}
 	exec := mustLookup(t, Exec)

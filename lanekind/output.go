@@ -18,6 +18,11 @@ type Samples struct {
 	Metrics map[string][]float64 // every other metric, by unit
 	// Counting is set by the instruction counter (Counted).
 	Counting *receipt.Counting
+	// Iters is each sample's iteration count (b.N of a Go benchmark), as printed.
+	Iters []int
+	// Config holds the file configuration lines the lane printed before its results
+	// (goos, goarch, pkg, cpu for a Go test binary), as of its first kept result.
+	Config map[string]string
 }
 
 // ParseOutput reads a lane process's stdout in Go benchmark format. It expects exactly
@@ -48,6 +53,17 @@ func ParseOutput(out []byte, lane string, want, drop int, unit string) (Samples,
 			}
 			if err := s.add(rec, unit); err != nil {
 				return Samples{}, fmt.Errorf("output line %d: %v", line, err)
+			}
+			s.Iters = append(s.Iters, rec.Iters)
+			if s.Config == nil {
+				for _, c := range rec.Config {
+					if c.File {
+						if s.Config == nil {
+							s.Config = map[string]string{}
+						}
+						s.Config[c.Key] = string(c.Value)
+					}
+				}
 			}
 		}
 	}

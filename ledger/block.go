@@ -11,6 +11,7 @@ import (
 	"github.com/flipbench/flipbench/decide"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/incidence"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
@@ -93,8 +94,8 @@ func renderBlock(w io.Writer, b *blockInput) error {
 		if b.inc.Source != "" {
 			src = " (" + b.inc.Source + ")"
 		}
-		fmt.Fprintf(ew, "Incidence%s: %g eligible of %g events (%s); positive control fired: %t.\n\n",
-			src, b.inc.Eligible, b.inc.Total, decide.ShareText(b.inc.Share()), b.inc.ControlFired)
+		fmt.Fprintf(ew, "Incidence%s: %s eligible of %s events (%s); positive control fired: %t.\n\n",
+			src, human.Num(b.inc.Eligible), human.Num(b.inc.Total), decide.ShareText(b.inc.Share()), b.inc.ControlFired)
 	}
 	if ew.Err() != nil {
 		return ew.Err()
@@ -152,7 +153,7 @@ func renderArm(ew *report.ErrWriter, b *blockInput, a decide.ArmDecision) error 
 		return ew.Err()
 	}
 
-	roles := report.PlanRoles(d.Plan)
+	roles, vals := report.PlanRoles(d.Plan), report.DataValues(d)
 	var pooled []driftcheck.LaneSummary
 	for _, s := range d.Analysis.Pooled {
 		if s.Arm == a.Arm {
@@ -160,7 +161,7 @@ func renderArm(ew *report.ErrWriter, b *blockInput, a decide.ArmDecision) error 
 		}
 	}
 	fmt.Fprintf(ew, "#### Pooled over collections\n\n")
-	if err := report.EvidenceTable(ew, pooled, roles); err != nil {
+	if err := report.EvidenceTable(ew, d.Analysis.Base, pooled, roles, vals); err != nil {
 		return err
 	}
 	fmt.Fprintln(ew)
@@ -169,7 +170,7 @@ func renderArm(ew *report.ErrWriter, b *blockInput, a decide.ArmDecision) error 
 			continue
 		}
 		fmt.Fprintf(ew, "#### Collection %d\n\n", g[0].Collection)
-		if err := report.EvidenceTable(ew, g, roles); err != nil {
+		if err := report.EvidenceTable(ew, d.Analysis.Base, g, roles, vals); err != nil {
 			return err
 		}
 		fmt.Fprintln(ew)

@@ -37,7 +37,7 @@ func Check(root string) ([]*Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.directions(len(pages) > 0)
+	c.directions()
 	outside, err := OutsidePages(root)
 	if err != nil {
 		return nil, err
@@ -73,22 +73,23 @@ type checker struct {
 	problems   []*Problem
 	known      []string // registered directions; nil when there is no registry
 	noRegistry bool
+	// missingSaid says the missing registry was reported (once, for the first page that
+	// names a direction).
+	missingSaid bool
 }
 
 func (c *checker) add(file string, line int, format string, args ...any) {
 	c.problems = append(c.problems, &Problem{File: file, Line: line, Msg: fmt.Sprintf(format, args...)})
 }
 
-// directions reads the registry; it must exist when there are pages.
-func (c *checker) directions(needed bool) {
+// directions reads the registry. It is optional: a page need not name a direction, and
+// the registry must exist only when one does (pageDirections says so then).
+func (c *checker) directions() {
 	path := directionsPath(c.root)
 	dirs, err := ReadDirections(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		c.noRegistry = true
-		if needed {
-			c.add(path, 0, "missing: create it with one line per direction, name: one-line description")
-		}
 		return
 	case err != nil:
 		var ps []*Problem
@@ -174,16 +175,19 @@ func (c *checker) page(path string) error {
 // pageDirections checks a page's directions against the registry. It reads them from
 // the front matter's YAML directly, so they are checked even when other fields are wrong.
 func (c *checker) pageDirections(p *Page) {
-	dirs, line, ok := frontDirections(p)
+	dirs, _, ok := frontDirections(p)
 	if !ok {
 		return // the front matter does not parse; spec.Parse said why
 	}
 	if len(dirs) == 0 {
-		c.add(p.Path, line, "directions: needs at least one direction from %s", DirectionsFile)
-		return
+		return // directions are optional
 	}
 	if c.noRegistry {
-		return // reported once, on the registry
+		if !c.missingSaid {
+			c.missingSaid = true
+			c.add(directionsPath(c.root), 0, "missing, but %s names directions: create it with one line per direction, name: one-line description", p.Path)
+		}
+		return
 	}
 	for i, d := range dirs {
 		if d.name == "" || slices.Contains(c.known, d.name) {

@@ -125,7 +125,8 @@ func Headline(e *spec.Experiment, rep driftcheck.Report) string {
 }
 
 // RenderIndex writes the index table as markdown, or a line saying there are no
-// experiments yet. link maps a page's path to the link target written in the table.
+// experiments yet: one row per experiment, its number (the first column) linking to its
+// page. link maps a page's path to the link target written in the table.
 func RenderIndex(w io.Writer, entries []IndexEntry, link func(page string) string) error {
 	ew := report.NewErrWriter(w)
 	if len(entries) == 0 {
@@ -134,16 +135,14 @@ func RenderIndex(w io.Writer, entries []IndexEntry, link func(page string) strin
 	}
 	var rows [][]string
 	for _, e := range entries {
-		name := filepath.Base(e.Page)
+		id := fmt.Sprintf("[%03d](%s)", e.ID, link(e.Page))
 		if e.Invalid {
-			rows = append(rows, []string{fmt.Sprintf("%03d", e.ID), "(front matter invalid: run flipbench check)", "-", "-", "-", "-",
-				fmt.Sprintf("[%s](%s)", name, link(e.Page))})
+			rows = append(rows, []string{id, "(front matter invalid: run flipbench check)", "-", "-", "-", "-"})
 			continue
 		}
-		rows = append(rows, []string{fmt.Sprintf("%03d", e.ID), e.Title, e.Status, report.OrDash(strings.Join(e.Directions, ", ")), e.Date,
-			report.OrDash(e.Headline), fmt.Sprintf("[%s](%s)", name, link(e.Page))})
+		rows = append(rows, []string{id, e.Title, e.Status, report.OrDash(strings.Join(e.Directions, ", ")), e.Date, report.OrDash(e.Headline)})
 	}
-	if err := mdtable.Write(ew, []string{"id", "title", "status", "directions", "date", "headline", "page"}, rows); err != nil {
+	if err := mdtable.Write(ew, []string{"id", "title", "status", "directions", "date", "headline"}, rows); err != nil {
 		return err
 	}
 	return ew.Err()

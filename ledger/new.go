@@ -14,9 +14,13 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// TemplateFile is the page template under the ledger root. NewPage falls back to a
-// built-in copy when a ledger has none.
+// TemplateFile is the page template under the ledger root, for an exec harness (prebuilt
+// lane programs). NewPage falls back to a built-in copy when a ledger has none.
 const TemplateFile = "experiments/TEMPLATE.md"
+
+// GotestTemplateFile is the page template for Go benchmarks (a gotest harness, arms from
+// git refs), under the ledger root; NewPage falls back to a built-in copy.
+const GotestTemplateFile = "experiments/TEMPLATE-gotest.md"
 
 // defaultTemplate is the built-in page template, the same as the repository's
 // experiments/TEMPLATE.md.
@@ -24,15 +28,28 @@ const TemplateFile = "experiments/TEMPLATE.md"
 //go:embed template.md
 var defaultTemplate []byte
 
-// DefaultTemplate returns the built-in page template.
+// gotestTemplate is the built-in Go benchmark page template, the same as the repository's
+// experiments/TEMPLATE-gotest.md.
+//
+//go:embed template-gotest.md
+var gotestTemplate []byte
+
+// DefaultTemplate returns the built-in page template (exec).
 func DefaultTemplate() []byte { return append([]byte(nil), defaultTemplate...) }
 
+// GotestTemplate returns the built-in page template for Go benchmarks.
+func GotestTemplate() []byte { return append([]byte(nil), gotestTemplate...) }
+
+// Templates names the page templates NewPage offers, by harness kind.
+func Templates() []string { return []string{"exec", "gotest"} }
+
 // NewPage scaffolds the page of experiment id under root/experiments from the ledger's
-// template (or the built-in one), with its id, title and date filled in; every other
-// placeholder is left for the author, and flipbench check fails until they are replaced.
-// A number that another page already has is refused, naming that page. It returns the
-// new page's path.
-func NewPage(root string, id int, title string, date time.Time) (string, error) {
+// template for the harness kind (exec: TemplateFile, gotest: GotestTemplateFile; the
+// built-in one when the ledger has none), with its id, title and date filled in; every
+// other placeholder is left for the author, and flipbench check fails until they are
+// replaced. A number that another page already has is refused, naming that page. It
+// returns the new page's path.
+func NewPage(root string, id int, title, kind string, date time.Time) (string, error) {
 	if id <= 0 {
 		return "", fmt.Errorf("experiment number %d: must be positive", id)
 	}
@@ -49,16 +66,24 @@ func NewPage(root string, id int, title string, date time.Time) (string, error) 
 			return "", fmt.Errorf("experiment %d is taken by %s; the next free number is %d", id, p, nextFree(pages))
 		}
 	}
-	tmpl, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(TemplateFile)))
+	file, builtin := TemplateFile, DefaultTemplate()
+	switch kind {
+	case "", "exec":
+	case "gotest":
+		file, builtin = GotestTemplateFile, GotestTemplate()
+	default:
+		return "", fmt.Errorf("template %q: want one of %s", kind, strings.Join(Templates(), ", "))
+	}
+	tmpl, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(file)))
 	if errors.Is(err, os.ErrNotExist) {
-		tmpl, err = DefaultTemplate(), nil
+		tmpl, err = builtin, nil
 	}
 	if err != nil {
 		return "", err
 	}
 	page, err := fillTemplate(tmpl, id, title, date)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", TemplateFile, err)
+		return "", fmt.Errorf("%s: %w", file, err)
 	}
 	dir := filepath.Join(root, ExperimentsDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

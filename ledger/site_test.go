@@ -1,12 +1,16 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	stdhtml "html"
 	"image"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -78,35 +82,60 @@ func TestSite(t *testing.T) {
 		}
 	}
 	index, _ := os.ReadFile(filepath.Join(out, "index.html"))
-	if !strings.Contains(string(index), `<a href="experiments/001-fake.html">001-fake.md</a>`) {
-		t.Errorf("index does not link the page:\n%s", index)
+	// Each experiment is linked from the first column of its row.
+	if !regexp.MustCompile(`<tr>\s*<td[^>]*><a href="experiments/001-fake.html">001</a></td>`).Match(index) {
+		t.Errorf("the index's first column does not link the page:\n%s", index)
 	}
 }
 
-// TestSiteScreenshot renders the site's experiment page in headless Chromium and checks
-// that the screenshot shows a page, not a blank or an error. It is skipped where Chromium
-// is not installed (CI machines start bare); TestSite still parses every page and checks
-// its links there.
-func TestSiteScreenshot(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium is not installed")
+// chromium returns Debian's headless browser, or fails the test: the site's layout is
+// checked in it wherever the tests run (make chromium installs it; make test does that
+// first), never skipped.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
 	}
+	t.Fatal("chromium is not installed: run make chromium (apt-get update && apt-get install -y chromium), which make test runs first")
+	return ""
+}
+
+// runChromium runs headless Chromium on a page of the site at 1400x2000 with extra
+// arguments and returns its standard output.
+func runChromium(t *testing.T, bin, page string, args ...string) []byte {
+	t.Helper()
+	abs, err := filepath.Abs(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	argv := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--disable-background-networking", "--no-first-run", "--user-data-dir=" + t.TempDir(),
+		"--window-size=1400,2000"}, args...)
+	cmd := exec.CommandContext(ctx, bin, append(argv, "file://"+abs)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium %s: %v\n%s", page, err, stderr.Bytes())
+	}
+	return out
+}
+
+// TestSiteScreenshot renders the site's experiment page in headless Chromium and checks
+// that the screenshot shows a page, not a blank or an error.
+func TestSiteScreenshot(t *testing.T) {
+	bin := chromium(t)
 	root := siteLedger(t)
 	out := filepath.Join(t.TempDir(), "site")
 	if _, err := BuildSite(root, out); err != nil {
 		t.Fatal(err)
 	}
 	shot := filepath.Join(t.TempDir(), "page.png")
-	abs, _ := filepath.Abs(filepath.Join(out, "experiments", "001-fake.html"))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
-		"--disable-background-networking", "--no-first-run", "--user-data-dir="+t.TempDir(),
-		"--screenshot="+shot, "--window-size=1200,1600", "file://"+abs)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, b)
-	}
+	runChromium(t, bin, filepath.Join(out, "experiments", "001-fake.html"), "--screenshot="+shot)
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatal(err)
@@ -116,8 +145,8 @@ func TestSiteScreenshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := img.Bounds(); b.Dx() != 1200 || b.Dy() != 1600 {
-		t.Errorf("screenshot is %v, want 1200x1600", b)
+	if b := img.Bounds(); b.Dx() != 1400 || b.Dy() != 2000 {
+		t.Errorf("screenshot is %v, want 1400x2000", b)
 	}
 	// A rendered page has text, tables and links: a fair share of non-white pixels, and
 	// the link colour somewhere.
@@ -143,6 +172,83 @@ func TestSiteScreenshot(t *testing.T) {
 	if dir := os.Getenv("FLIPBENCH_SCREENSHOT_DIR"); dir != "" {
 		data, _ := os.ReadFile(shot)
 		os.WriteFile(filepath.Join(dir, "site-page.png"), data, 0o644)
+	}
+}
+
+// layoutScript measures a page as Chromium lays it out at 1400 px and writes what is
+// wrong into the DOM, for --dump-dom to carry out: a page wider than the window, a table
+// wider than the text column or scrolling inside itself, an empty header row, a plot that
+// does not load.
+const layoutScript = `<script>
+(function () {
+  var bad = [];
+  var root = document.documentElement, main = document.querySelector("main").getBoundingClientRect();
+  if (root.scrollWidth > root.clientWidth) bad.push("the page is " + root.scrollWidth + " px wide in a " + root.clientWidth + " px window");
+  var tables = document.querySelectorAll("table");
+  tables.forEach(function (t, i) {
+    var r = t.getBoundingClientRect(), head = t.querySelector("th") ? t.querySelector("th").textContent : "";
+    if (r.right > main.right + 1 || r.left < main.left - 1) bad.push("table " + i + " (" + head + ") is " + Math.round(r.width) + " px wide, past the " + Math.round(main.width) + " px text column");
+    if (t.scrollWidth > t.clientWidth + 1) bad.push("table " + i + " (" + head + ") scrolls: " + t.scrollWidth + " px in " + t.clientWidth);
+  });
+  document.querySelectorAll("thead tr").forEach(function (tr, i) {
+    if (tr.textContent.trim() === "") bad.push("header row " + i + " is empty");
+  });
+  document.querySelectorAll("img").forEach(function (img) {
+    if (!img.complete || img.naturalWidth === 0) bad.push("image " + img.getAttribute("src") + " does not load");
+  });
+  var out = document.createElement("pre");
+  out.id = "layout-check";
+  out.textContent = JSON.stringify({window: root.clientWidth, tables: tables.length, problems: bad});
+  document.body.appendChild(out);
+})();
+</script>`
+
+// layoutResult is what layoutScript finds.
+type layoutResult struct {
+	Window   int      `json:"window"`
+	Tables   int      `json:"tables"`
+	Problems []string `json:"problems"`
+}
+
+// TestSiteLayout lays out the site's index, an experiment page and a receipt page in
+// headless Chromium at 1400 px and checks that no table is wider than the page, none
+// scrolls, no header row is empty and every plot loads (layoutScript, run in a copy of
+// each page: the site itself carries no script).
+func TestSiteLayout(t *testing.T) {
+	bin := chromium(t)
+	root := siteLedger(t)
+	out := filepath.Join(t.TempDir(), "site")
+	if _, err := BuildSite(root, out); err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range []string{"index.html", "experiments/001-fake.html", fixtureReceipt + ".html"} {
+		t.Run(page, func(t *testing.T) {
+			path := filepath.Join(out, filepath.FromSlash(page))
+			html, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check := strings.TrimSuffix(path, ".html") + ".layout.html"
+			if err := os.WriteFile(check, bytes.Replace(html, []byte("</body>"), []byte(layoutScript+"</body>"), 1), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dom := runChromium(t, bin, check, "--dump-dom", "--virtual-time-budget=5000")
+			m := regexp.MustCompile(`(?s)<pre id="layout-check">(.*?)</pre>`).FindSubmatch(dom)
+			if m == nil {
+				t.Fatalf("no layout result in the dumped page:\n%.2000s", dom)
+			}
+			var res layoutResult
+			if err := json.Unmarshal([]byte(stdhtml.UnescapeString(string(m[1]))), &res); err != nil {
+				t.Fatalf("%v: %s", err, m[1])
+			}
+			// 1400 px less a scroll bar, if the page has one.
+			if res.Window < 1360 || res.Window > 1400 || res.Tables == 0 {
+				t.Errorf("laid out at %d px with %d tables; want 1400 px (less a scroll bar) and some tables", res.Window, res.Tables)
+			}
+			for _, p := range res.Problems {
+				t.Error(p)
+			}
+		})
 	}
 }
 

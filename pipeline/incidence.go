@@ -12,6 +12,7 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/incidence"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
@@ -211,7 +212,7 @@ func laneLine(rec receipt.Record, in *spec.Incidence) string {
 		if !ok || len(v) == 0 {
 			return "no " + name
 		}
-		return fmt.Sprintf("%g %s", v[0], name)
+		return human.Num(v[0]) + " " + name
 	}
 	took := rec.Ended.Sub(rec.Started).Round(time.Millisecond)
 	return fmt.Sprintf("%s: %s, %s (%s)", rec.Lane, count(in.Total), count(in.Eligible), took)
@@ -221,6 +222,7 @@ func laneLine(rec receipt.Record, in *spec.Incidence) string {
 func writeIncidence(dir string, rep *incidence.Report, recs []receipt.Record) error {
 	var runs bytes.Buffer
 	for _, r := range recs {
+		r.SchemaVersion = receipt.RecordSchema
 		b, err := json.Marshal(r)
 		if err != nil {
 			return err
@@ -246,10 +248,13 @@ func IncidenceSummary(r *incidence.Report) string {
 	control := "no positive control"
 	switch {
 	case r.Control.Fired:
-		control = fmt.Sprintf("positive control %s fired (%g)", r.Control.Lane, r.Control.Eligible)
+		control = fmt.Sprintf("positive control %s fired (%s)", r.Control.Lane, human.Num(r.Control.Eligible))
 	case r.Control.Lane != "":
 		control = fmt.Sprintf("positive control %s did NOT fire", r.Control.Lane)
 	}
-	return fmt.Sprintf("%g %s of %g %s (%.3g%%, min-share %.3g%%); %s",
-		r.Eligible, g.Eligible, r.Total, g.Total, r.Share*100, g.MinShare*100, control)
+	return fmt.Sprintf("%s %s of %s %s (%s%%, min-share %s%%); %s",
+		human.Num(r.Eligible), g.Eligible, human.Num(r.Total), g.Total, pctOf(r.Share), human.Num(g.MinShare*100), control)
 }
+
+// pctOf formats a measured share in percent: "0", "44.4", with Sig's digits.
+func pctOf(share float64) string { return human.Sig(share * 100) }

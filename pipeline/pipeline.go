@@ -122,6 +122,11 @@ type Job struct {
 	// sha256 stops the run before anything is measured.
 	ExpectArms     []receipt.Arm
 	ExpectArmsFrom string
+	// Select, when set, is called with the built arms before the plan is made, and returns
+	// the experiment and the resolved protocol and lanes to plan instead of Spec and
+	// Resolved: flipbench compare lists the benchmarks of the built binaries to choose its
+	// lanes.
+	Select func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error)
 }
 
 // Result is what a run produced.
@@ -164,6 +169,11 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	}})
 	if err != nil {
 		return nil, err
+	}
+	if job.Select != nil {
+		if job.Spec, job.Resolved, err = job.Select(ctx, arms); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkExpectArms(arms, job.ExpectArms, job.ExpectArmsFrom); err != nil {
 		return nil, err

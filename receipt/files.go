@@ -89,6 +89,7 @@ func OpenLog(dir string) (*Log, []Record, error) {
 
 // Append writes one record as a line and syncs it to disk before returning.
 func (l *Log) Append(r Record) error {
+	r.SchemaVersion = RecordSchema
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err

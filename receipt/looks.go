@@ -21,6 +21,8 @@ const (
 // Look is one look of a sequential run, after a round: how far it got, each lane's pooled
 // evidence, and what happens next.
 type Look struct {
+	// SchemaVersion is LookSchema, set when the look is appended.
+	SchemaVersion int `json:"schema_version,omitempty"`
 	// Round is the number of rounds measured (pass pairs per collection).
 	Round int `json:"round"`
 	// Elapsed is the measured wall time of the rounds so far.
@@ -47,7 +49,10 @@ type LookLane struct {
 }
 
 // AppendLook appends a look to dir's looks.jsonl and syncs it to disk.
-func AppendLook(dir string, l Look) error { return appendJSONL(filepath.Join(dir, LooksFile), l) }
+func AppendLook(dir string, l Look) error {
+	l.SchemaVersion = LookSchema
+	return appendJSONL(filepath.Join(dir, LooksFile), l)
+}
 
 // ReadLooks reads dir's looks; a missing file is no looks. A torn last line (a kill in the
 // middle of a write) is dropped: the look is made again from the data.

@@ -32,20 +32,29 @@ const (
 
 // Record is one finished run: one lane of one arm in one process.
 type Record struct {
-	Collection int       `json:"collection"`
-	Pass       int       `json:"pass"` // 1-based within the collection
-	Order      string    `json:"order"`
-	Arm        string    `json:"arm"`
-	Lane       string    `json:"lane"`
-	PID        int       `json:"pid"`
-	Exit       int       `json:"exit"`
-	Samples    []float64 `json:"samples"` // primary metric, in the unit the lane printed
-	Unit       string    `json:"unit"`
+	// SchemaVersion is RecordSchema, set when the record is appended to the log.
+	SchemaVersion int       `json:"schema_version,omitempty"`
+	Collection    int       `json:"collection"`
+	Pass          int       `json:"pass"` // 1-based within the collection
+	Order         string    `json:"order"`
+	Arm           string    `json:"arm"`
+	Lane          string    `json:"lane"`
+	PID           int       `json:"pid"`
+	Exit          int       `json:"exit"`
+	Samples       []float64 `json:"samples"` // primary metric, in the unit the lane printed
+	Unit          string    `json:"unit"`
 	// Metrics holds every other metric the lane printed, one value per sample.
-	Metrics     map[string][]float64 `json:"metrics,omitempty"`
-	MaxRSSBytes int64                `json:"max_rss_bytes"`
-	Started     time.Time            `json:"started"`
-	Ended       time.Time            `json:"ended"`
+	Metrics map[string][]float64 `json:"metrics,omitempty"`
+	// Iters is the iteration count of each sample as the lane printed it (b.N of a Go
+	// benchmark); absent in records of older receipts, which the .bench files then write
+	// as 1.
+	Iters []int `json:"iters,omitempty"`
+	// Config holds the file configuration lines the lane printed (goos, goarch, pkg, cpu
+	// for a Go test binary), written at the top of the arm's .bench file.
+	Config      map[string]string `json:"config,omitempty"`
+	MaxRSSBytes int64             `json:"max_rss_bytes"`
+	Started     time.Time         `json:"started"`
+	Ended       time.Time         `json:"ended"`
 	// Error says why the run produced no usable samples: a crash, a timeout, output that
 	// does not parse, or the wrong number of samples. Empty when the run is good.
 	Error string `json:"error,omitempty"`
@@ -101,12 +110,14 @@ func (r Record) Key() Key { return Key{r.Collection, r.Pass, r.Lane, r.Arm} }
 
 // Plan is everything needed to run, resume and re-analyse an experiment run.
 type Plan struct {
-	Experiment int    `json:"experiment"`
-	Title      string `json:"title"`
-	Page       string `json:"page"` // the experiment page, relative to the ledger root
-	Label      string `json:"label"`
-	Profile    string `json:"profile,omitempty"`
-	Stamp      string `json:"stamp"`
+	// SchemaVersion is PlanSchema (harness.NewPlan sets it).
+	SchemaVersion int    `json:"schema_version,omitempty"`
+	Experiment    int    `json:"experiment"`
+	Title         string `json:"title"`
+	Page          string `json:"page"` // the experiment page, relative to the ledger root
+	Label         string `json:"label"`
+	Profile       string `json:"profile,omitempty"`
+	Stamp         string `json:"stamp"`
 	// Command is the flipbench command line that made the plan.
 	Command  []string          `json:"command"`
 	Protocol Protocol          `json:"protocol"`

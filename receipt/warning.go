@@ -22,6 +22,9 @@ const (
 	StageIncidence = "incidence"
 	StageMetrics   = "metrics"
 	StageMerge     = "merge"
+	// StageBenchmark is a lane whose samples look like a Go benchmark given too few
+	// iterations (report.BenchtimeWarnings).
+	StageBenchmark = "benchmark"
 )
 
 // String formats the warning as "stage: text".

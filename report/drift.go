@@ -3,10 +3,10 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
 )
 
@@ -17,22 +17,22 @@ import (
 // headings. roles names the lanes' roles (nil shows none). The drift check's warnings are
 // not here: the receipt shows them with every other warning (Data.Warnings), and
 // flipbench drift after the tables.
-func DriftMarkdown(w io.Writer, r driftcheck.Report, roles Roles) error {
+func DriftMarkdown(w io.Writer, r driftcheck.Report, roles Roles, vals *Values) error {
 	ew := NewErrWriter(w)
 	for _, g := range Groups(r.Pooled) {
 		fmt.Fprintf(ew, "### %s vs %s, pooled over collections\n\n", g[0].Arm, r.Base)
-		if err := EvidenceTable(ew, g, roles); err != nil {
+		if err := EvidenceTable(ew, r.Base, g, roles, vals); err != nil {
 			return err
 		}
 		fmt.Fprintln(ew)
 	}
 	for _, g := range Groups(r.Lanes) {
 		fmt.Fprintf(ew, "### %s vs %s, collection %d\n\n", g[0].Arm, r.Base, g[0].Collection)
-		if err := EvidenceTable(ew, g, roles); err != nil {
+		if err := EvidenceTable(ew, r.Base, g, roles, vals); err != nil {
 			return err
 		}
 		fmt.Fprintf(ew, "\nPass statistics (for comparison with benchstat; the verdicts use the pair means above):\n\n")
-		if err := passStats(ew, g, r.Base); err != nil {
+		if err := passStats(ew, g, r.Base, vals); err != nil {
 			return err
 		}
 		fmt.Fprintln(ew)
@@ -57,12 +57,12 @@ func DriftMarkdown(w io.Writer, r driftcheck.Report, roles Roles) error {
 // passStats writes one collection's per-lane pass statistics: the median and mean pass
 // delta (side by side, so a host blip shows), passes faster, the pooled-sample
 // Mann-Whitney p and medians with their intervals, and host blips.
-func passStats(w io.Writer, g []driftcheck.LaneSummary, base string) error {
+func passStats(w io.Writer, g []driftcheck.LaneSummary, base string, vals *Values) error {
 	rows := make([][]string, 0, len(g))
 	for _, l := range g {
 		med, mean := SummaryDeltas(l)
 		rows = append(rows, []string{l.Lane, fmt.Sprint(l.Passes), med, mean, fmt.Sprintf("%d/%d", l.Faster, l.Passes),
-			driftP(l), driftSummary(l.Base), driftSummary(l.Cand), driftBlips(l.HostBlips)})
+			driftP(l), driftSummary(l.Base, vals.Unit(l.Lane)), driftSummary(l.Cand, vals.Unit(l.Lane)), driftBlips(l.HostBlips)})
 	}
 	return mdtable.Write(w, []string{"lane", "passes", "median Δ", "mean Δ", "faster", "p (samples)",
 		base + " median (95% CI)", g[0].Arm + " median (95% CI)", "host blips"}, rows)
@@ -81,33 +81,25 @@ func driftP(l driftcheck.LaneSummary) string {
 }
 
 // driftSummary formats a pooled median with its confidence interval.
-func driftSummary(s driftcheck.Summary) string {
+func driftSummary(s driftcheck.Summary, unit string) string {
 	switch {
 	case s.N == 0:
 		return "-"
 	case !s.Bounded:
-		return fmt.Sprintf("%s (n=%d, too few for a CI)", driftNum(s.Median), s.N)
+		return fmt.Sprintf("%s (n=%d, too few for a CI)", human.Value(s.Median, unit), s.N)
 	default:
-		return fmt.Sprintf("%s [%s, %s]", driftNum(s.Median), driftNum(s.Lo), driftNum(s.Hi))
+		return fmt.Sprintf("%s [%s, %s]", human.Value(s.Median, unit), human.Value(s.Lo, unit), human.Value(s.Hi, unit))
 	}
 }
 
-// driftNum formats a measured value with 4 significant digits.
-func driftNum(x float64) string {
-	if math.Abs(x) >= 1e4 || (x != 0 && math.Abs(x) < 1e-3) {
-		return fmt.Sprintf("%.3e", x)
-	}
-	return fmt.Sprintf("%.4g", x)
-}
-
-// SummaryDeltas formats a lane summary's median and mean pass delta with Pct, or "-" for
+// SummaryDeltas formats a lane summary's median and mean pass delta with human.Delta, or "-" for
 // both when the lane has no usable pass in the collection (all its runs failed or are
 // missing): the summary's zeros are then no measurement.
 func SummaryDeltas(l driftcheck.LaneSummary) (median, mean string) {
 	if l.Passes == 0 {
 		return "-", "-"
 	}
-	return Pct(l.MedianDeltaPct), Pct(l.MeanDeltaPct)
+	return human.Delta(l.MedianDeltaPct), human.Delta(l.MeanDeltaPct)
 }
 
 // driftBlips lists host-blip passes: "pass 5, 9".

@@ -89,7 +89,7 @@ func TestDriftMarkdown(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := DriftMarkdown(&buf, tc.report, goldenRoles); err != nil {
+			if err := DriftMarkdown(&buf, tc.report, goldenRoles, nil); err != nil {
 				t.Fatal(err)
 			}
 			golden := filepath.Join("testdata", tc.name+".md")
@@ -127,11 +127,11 @@ func TestDriftMarkdownWriteError(t *testing.T) {
 		t.Fatal(err)
 	}
 	var full bytes.Buffer
-	if err := DriftMarkdown(&full, r, goldenRoles); err != nil {
+	if err := DriftMarkdown(&full, r, goldenRoles, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []int{0, 10, full.Len() / 2, full.Len() - 5} {
-		if err := DriftMarkdown(&failWriter{n: n}, r, goldenRoles); err == nil {
+		if err := DriftMarkdown(&failWriter{n: n}, r, goldenRoles, nil); err == nil {
 			t.Errorf("writer failing after %d bytes: no error", n)
 		}
 	}

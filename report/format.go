@@ -7,10 +7,6 @@ import (
 	"github.com/flipbench/flipbench/internal/mdtable"
 )
 
-// Pct formats a delta in percent with its sign and one decimal: "-12.1%", "+0.4%". Every
-// delta in receipts, results blocks and the ledger index is written with it.
-func Pct(d float64) string { return fmt.Sprintf("%+.1f%%", d) }
-
 // OneLine collapses runs of white space, newlines included, to one space, so a message
 // fits in a list item or a table cell. It is mdtable.OneLine, which packages below report
 // (incidence) use too.
@@ -23,9 +19,6 @@ func Count(n int, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
-
-// mib formats a byte count in MiB.
-func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
 
 // ErrWriter wraps a writer and remembers its first write error, so a renderer can make
 // many formatted writes and check once. After an error, writes do nothing and return it.

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/nonzero"
 	"github.com/flipbench/flipbench/spec"
@@ -77,7 +78,7 @@ func MetricsTable(w io.Writer, d *Data, arms []string) (bool, error) {
 					row = append(row, "-")
 					continue
 				}
-				row = append(row, FormatValue(driftcheck.Median(xs)))
+				row = append(row, human.Quantity(driftcheck.Median(xs), m))
 			}
 			rows = append(rows, row)
 		}

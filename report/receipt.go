@@ -17,6 +17,7 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/incidence"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
@@ -94,7 +95,24 @@ func Open(dir string) (*Data, error) {
 		}
 		d.Reanalyzed = true
 	}
+	tidyReasons(&d.Analysis)
 	return d, nil
+}
+
+// tidyReasons rewrites the signed zeros ("-0.0%") that older drift checks wrote into the
+// reasons of a stored analysis, so a page shows them as the current one would.
+func tidyReasons(r *driftcheck.Report) {
+	for i := range r.Pairs {
+		r.Pairs[i].Reason = human.Tidy(r.Pairs[i].Reason)
+	}
+	for _, ls := range [][]driftcheck.LaneSummary{r.Lanes, r.Pooled} {
+		for i := range ls {
+			ls[i].Reason = human.Tidy(ls[i].Reason)
+		}
+	}
+	for i := range r.Warnings {
+		r.Warnings[i] = human.Tidy(r.Warnings[i])
+	}
 }
 
 // readData reads what a run wrote into a receipt data folder: the plan, the records and
@@ -183,7 +201,7 @@ func render(w *ErrWriter, d *Data) error {
 	}
 	fmt.Fprintf(w, "\n## Drift check\n\n")
 	fmt.Fprintf(w, "%s Negative deltas mean the candidate is better.\n\n", ConfigText(d.Analysis.Config))
-	if err := DriftMarkdown(w, d.Analysis, PlanRoles(d.Plan)); err != nil {
+	if err := DriftMarkdown(w, d.Analysis, PlanRoles(d.Plan), DataValues(d)); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\n## Per-pass medians\n\n")
@@ -265,6 +283,7 @@ func (d *Data) Warnings() ([]receipt.Warning, error) {
 	out = append(out, receipt.Warnings(receipt.StageHost, d.Env.HostWarnings())...)
 	out = append(out, receipt.Warnings(receipt.StageAnalysis, d.Analysis.Warnings)...)
 	out = append(out, receipt.Warnings(receipt.StageMetrics, NonZeroWarnings(d))...)
+	out = append(out, receipt.Warnings(receipt.StageBenchmark, BenchtimeWarnings(d))...)
 	if incidence.Exists(d.Dir) {
 		r, err := incidence.Read(d.Dir)
 		if err != nil {
@@ -336,11 +355,11 @@ func provenance(w io.Writer, d *Data) error {
 			[]string{"go", s.GoVersion},
 			[]string{"load (1 min)", loadRange(d.Env)},
 			[]string{"others' CPU", busyRange(d.Env)},
-			[]string{"memory available", fmt.Sprintf("%d MiB of %d MiB at start", s.MemAvailBytes>>20, s.MemTotalBytes>>20)},
-			[]string{"disk free", fmt.Sprintf("%d MiB at start", s.DiskFreeBytes>>20)},
+			[]string{"memory available", fmt.Sprintf("%s of %s at start", human.Bytes(float64(s.MemAvailBytes)), human.Bytes(float64(s.MemTotalBytes)))},
+			[]string{"disk free", human.Bytes(float64(s.DiskFreeBytes)) + " at start"},
 		)
 	}
-	return mdtable.Write(w, []string{"", ""}, rows)
+	return mdtable.Write(w, []string{"field", "value"}, rows)
 }
 
 // busyRange summarises the share of CPU other processes used, as measured over each pass
@@ -357,7 +376,7 @@ func busyRange(env receipt.Env) string {
 	if n == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.0f%% on average, %.0f%% at most (share of all CPUs used by other processes, measured over each of %d passes)", sum/float64(n), hi, n)
+	return fmt.Sprintf("%s on average, %s at most (share of all CPUs used by other processes, measured over each of %d passes)", human.Percent(sum/float64(n)), human.Percent(hi), n)
 }
 
 func loadRange(env receipt.Env) string {
@@ -365,7 +384,7 @@ func loadRange(env receipt.Env) string {
 	for _, s := range env.Snapshots {
 		lo, hi = math.Min(lo, s.Load1), math.Max(hi, s.Load1)
 	}
-	return fmt.Sprintf("%.2f to %.2f over %d snapshots", lo, hi, len(env.Snapshots))
+	return fmt.Sprintf("%s to %s over %d snapshots", human.Sig(lo), human.Sig(hi), len(env.Snapshots))
 }
 
 func armsTable(w io.Writer, p *receipt.Plan) error {
@@ -380,6 +399,7 @@ func armsTable(w io.Writer, p *receipt.Plan) error {
 // passTable shows, per lane and pass, each arm's median and each candidate's delta and CVs.
 func passTable(w io.Writer, d *Data) error {
 	header := []string{"lane", "coll", "pass", "order", "arm", "base median", "cand median", "delta", "base CV", "cand CV", "note"}
+	vals := DataValues(d)
 	var rows [][]string
 	for _, pd := range d.Analysis.Passes {
 		note := pd.Note
@@ -394,7 +414,8 @@ func passTable(w io.Writer, d *Data) error {
 			continue
 		}
 		rows = append(rows, []string{pd.Lane, itoa(pd.Collection), itoa(pd.Pass), pd.Order, pd.Arm,
-			FormatValue(pd.BaseMedian), FormatValue(pd.CandMedian), Pct(pd.DeltaPct), cv(pd.BaseCVPct), cv(pd.CandCVPct), note})
+			human.Value(pd.BaseMedian, vals.Unit(pd.Lane)), human.Value(pd.CandMedian, vals.Unit(pd.Lane)), human.Delta(pd.DeltaPct),
+			human.Percent(pd.BaseCVPct), human.Percent(pd.CandCVPct), note})
 	}
 	return mdtable.Write(w, header, rows)
 }
@@ -410,11 +431,6 @@ func failedRuns(recs []receipt.Record) []receipt.Record {
 }
 
 func itoa(n int) string { return fmt.Sprint(n) }
-
-func cv(v float64) string { return fmt.Sprintf("%.1f%%", v) }
-
-// FormatValue formats a measured value with four significant digits.
-func FormatValue(v float64) string { return fmt.Sprintf("%.4g", v) }
 
 // OrDash returns s, or "-" for an empty table cell.
 func OrDash(s string) string {

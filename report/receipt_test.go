@@ -50,12 +50,12 @@ func TestRenderShapes(t *testing.T) {
 				"exit 2): exit status 2",
 				"  stderr: `panic: boom`",
 				// The crashes' 1 MiB peaks are not counted: 20.0 MiB median and max.
-				"| L    | 10.0 MiB    | 10.0 MiB | 20.0 MiB    | 20.0 MiB |",
+				"| L    | 10.0MiB     | 10.0MiB  | 20.0MiB     | 20.0MiB  |",
 				// No usable pass: no delta, not +0.0%.
 				"| 1 insufficient | insufficient | no usable pair: all 1 pairs insufficient",
 				"| L    | 0      | -        | -      | 0/0    |",
 			},
-			absent: []string{"1.0 MiB", "| L    | 0      | +0.0%"},
+			absent: []string{"1.00MiB", "| L    | 0      | 0.0%"},
 		},
 		{
 			name: "three arms",
@@ -78,7 +78,7 @@ func TestRenderShapes(t *testing.T) {
 		{
 			name:   "lanes filtered: the plan ran L only",
 			adjust: func(s *receipttest.Synth) { s.Lanes = []string{"L"} },
-			want:   []string{"| L    | 10.0 MiB    | 10.0 MiB | 20.0 MiB    | 20.0 MiB |"},
+			want:   []string{"| L    | 10.0MiB     | 10.0MiB  | 20.0MiB     | 20.0MiB  |"},
 			absent: []string{"| G "},
 		},
 	}
@@ -151,14 +151,14 @@ func TestRSSTable(t *testing.T) {
 	}{
 		{RSSMedianMax, "| lane | base median | base max | cand median | cand max |\n" +
 			"|:-----|:------------|:---------|:------------|:---------|\n" +
-			"| L    | 13.0 MiB    | 16.0 MiB | 26.0 MiB    | 32.0 MiB |\n" +
-			"| M    | 8.0 MiB     | 8.0 MiB  | -           | -        |\n" +
+			"| L    | 13.0MiB     | 16.0MiB  | 26.0MiB     | 32.0MiB  |\n" +
+			"| M    | 8.00MiB     | 8.00MiB  | -           | -        |\n" +
 			"| N    | -           | -        | -           | -        |\n"},
-		{RSSMedianDelta, "| lane | base     | cand     | Δ       |\n" +
-			"|:-----|:---------|:---------|:--------|\n" +
-			"| L    | 13.0 MiB | 26.0 MiB | +100.0% |\n" +
-			"| M    | 8.0 MiB  | -        | -       |\n" +
-			"| N    | -        | -        | -       |\n"},
+		{RSSMedianDelta, "| lane | base    | cand    | Δ     |\n" +
+			"|:-----|:--------|:--------|:------|\n" +
+			"| L    | 13.0MiB | 26.0MiB | x2.00 |\n" +
+			"| M    | 8.00MiB | -       | -     |\n" +
+			"| N    | -       | -       | -     |\n"},
 	}
 	for _, tt := range tests {
 		var buf bytes.Buffer
@@ -176,7 +176,7 @@ func TestSummaryDeltas(t *testing.T) {
 		s            driftcheck.LaneSummary
 		median, mean string
 	}{
-		{driftcheck.LaneSummary{Passes: 4, MedianDeltaPct: -12.06, MeanDeltaPct: 0.04}, "-12.1%", "+0.0%"},
+		{driftcheck.LaneSummary{Passes: 4, MedianDeltaPct: -12.06, MeanDeltaPct: 0.04}, "-12.1%", "0.0%"},
 		{driftcheck.LaneSummary{Passes: 0, Verdict: driftcheck.LaneInsufficient}, "-", "-"},
 	} {
 		if m, a := SummaryDeltas(tt.s); m != tt.median || a != tt.mean {

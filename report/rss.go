@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
 )
 
@@ -59,15 +60,15 @@ func RSSTable(w io.Writer, d *Data, arms []string, style RSSStyle) error {
 			case len(xs) == 0:
 				row = append(row, "-")
 			case style == RSSMedianMax:
-				row = append(row, mib(med), mib(slices.Max(xs)))
+				row = append(row, human.Bytes(med), human.Bytes(slices.Max(xs)))
 			default:
-				row = append(row, mib(med))
+				row = append(row, human.Bytes(med))
 			}
 		}
 		if style == RSSMedianDelta {
 			delta := "-"
 			if n := len(meds); n >= 2 && meds[0] > 0 && meds[n-1] > 0 {
-				delta = Pct((meds[n-1] - meds[0]) / meds[0] * 100)
+				delta = human.Delta((meds[n-1] - meds[0]) / meds[0] * 100)
 			}
 			row = append(row, delta)
 		}

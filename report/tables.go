@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/receipt"
 )
@@ -26,23 +27,28 @@ func PlanRoles(p *receipt.Plan) Roles {
 	return r
 }
 
-// EvidenceTable writes the lane evidence of summaries (one candidate, in one collection
-// or pooled) as a markdown table: role, effect estimate with its interval, MDE, noise,
-// order effect, pair verdict counts, the lane verdict and its reason. Receipts, drift
-// reports and experiment pages all show lanes with it.
-func EvidenceTable(w io.Writer, sums []driftcheck.LaneSummary, roles Roles) error {
+// EvidenceTable writes the lane evidence of summaries (one candidate against base, in one
+// collection or pooled) as a markdown table: role, the base and candidate values beside
+// the effect estimate with its interval, MDE, noise, order effect, pair verdict counts,
+// the lane verdict and its reason. Receipts, drift reports and experiment pages all show
+// lanes with it. vals gives the values (nil: none).
+func EvidenceTable(w io.Writer, base string, sums []driftcheck.LaneSummary, roles Roles, vals *Values) error {
 	rows := make([][]string, 0, len(sums))
 	for _, s := range sums {
 		rows = append(rows, []string{
-			s.Lane, OrDash(roles[s.Lane]), Effect(s), mdeText(s), noiseText(s), orderText(s),
+			s.Lane, OrDash(roles[s.Lane]), vals.Change(s.Lane, base, s.Arm, s.Collection), Effect(s), mdeText(s), noiseText(s), orderText(s),
 			OrDash(driftcheck.PairCounts(s)), string(s.Verdict), s.Reason,
 		})
 	}
 	conf := "95%"
 	if len(sums) > 0 && sums[0].Confidence > 0 {
-		conf = fmt.Sprintf("%.4g%%", sums[0].Confidence*100)
+		conf = human.Num(sums[0].Confidence*100) + "%"
 	}
-	return mdtable.Write(w, []string{"lane", "role", "effect [" + conf + " CI]", "MDE", "noise (between / within)", "order effect", "pairs", "verdict", "reason"}, rows)
+	arm := "candidate"
+	if len(sums) > 0 {
+		arm = sums[0].Arm
+	}
+	return mdtable.Write(w, []string{"lane", "role", base + " -> " + arm, "effect [" + conf + " CI]", "MDE", "noise (between / within)", "order effect", "pairs", "verdict", "reason"}, rows)
 }
 
 // Effect formats a summary's effect estimate with its interval: "-12.1% [-15.0%, -9.1%]",
@@ -52,30 +58,30 @@ func Effect(s driftcheck.LaneSummary) string {
 	case s.UsablePairs == 0:
 		return "-"
 	case !s.Bounded:
-		return Pct(s.EstimatePct) + " (no interval)"
+		return human.Delta(s.EstimatePct) + " (no interval)"
 	}
-	return fmt.Sprintf("%s [%s, %s]", Pct(s.EstimatePct), Pct(s.CILowPct), Pct(s.CIHighPct))
+	return human.DeltaCI(s.EstimatePct, s.CILowPct, s.CIHighPct)
 }
 
 func mdeText(s driftcheck.LaneSummary) string {
 	if !s.Bounded {
 		return "-"
 	}
-	return fmt.Sprintf("%.1f%%", s.MDEPct)
+	return human.Percent(s.MDEPct)
 }
 
 func noiseText(s driftcheck.LaneSummary) string {
 	if !s.Bounded {
 		return "-"
 	}
-	return fmt.Sprintf("%.1f%% (%.1f%% / %.1f%%)", s.NoisePct, s.BetweenPct, s.WithinCVPct)
+	return fmt.Sprintf("%s (%s / %s)", human.Percent(s.NoisePct), human.Percent(s.BetweenPct), human.Percent(s.WithinCVPct))
 }
 
 func orderText(s driftcheck.LaneSummary) string {
 	if !s.Bounded {
 		return "-"
 	}
-	return fmt.Sprintf("%s [%s, %s]", Pct(s.OrderEffectPct), Pct(s.OrderLowPct), Pct(s.OrderHighPct))
+	return human.DeltaCI(s.OrderEffectPct, s.OrderLowPct, s.OrderHighPct)
 }
 
 // PairTable writes pass-pair verdicts as a markdown table: lane, (arm,) collection, pair,
@@ -84,7 +90,7 @@ func orderText(s driftcheck.LaneSummary) string {
 func PairTable(w io.Writer, pairs []driftcheck.Pair, withArm bool) error {
 	rows := make([][]string, 0, len(pairs))
 	for _, p := range pairs {
-		d1, d2, m := Pct(p.Delta1Pct), Pct(p.Delta2Pct), Pct(p.MeanPct)
+		d1, d2, m := human.Delta(p.Delta1Pct), human.Delta(p.Delta2Pct), human.Delta(p.MeanPct)
 		if !p.Usable1 {
 			d1 = "-"
 		}
@@ -128,8 +134,9 @@ func ConfigText(c driftcheck.Config) string {
 	if c.Looks > 1 {
 		looks = fmt.Sprintf("%d looks, alpha/%d each", c.Looks, c.Looks)
 	}
-	return fmt.Sprintf("Effect floor %g%%; intervals at %.4g%% (alpha %g over %s); MDE at %g%% power; a pass is contaminated above a clean CV of %g%% with %gx asymmetry.",
-		c.EffectFloorPct, (1-c.Alpha/float64(max(c.Looks, 1)))*100, c.Alpha, looks, c.Power*100, c.CleanCVPct, c.CVAsymmetry)
+	return fmt.Sprintf("Effect floor %s%%; intervals at %s%% (alpha %s over %s); MDE at %s%% power; a pass is contaminated above a clean CV of %s%% with %sx asymmetry.",
+		human.Num(c.EffectFloorPct), human.Num((1-c.Alpha/float64(max(c.Looks, 1)))*100), human.Num(c.Alpha), looks, human.Num(c.Power*100),
+		human.Num(c.CleanCVPct), human.Num(c.CVAsymmetry))
 }
 
 // Stopped returns a sequential receipt's last look when it says the run stopped (every
@@ -178,4 +185,64 @@ func LooksTable(w io.Writer, d *Data) error {
 		fmt.Fprintf(ew, "\nThe run was cut short after its last look; flipbench ab --resume %s goes on.\n", filepath.Base(d.Dir))
 	}
 	return ew.Err()
+}
+
+// Values are what the tables show beside a delta: each lane's unit, and each arm's value
+// in it, the median over the arm's successful runs of each run's median, per collection
+// and over all of them. A nil *Values shows plain numbers and no values.
+type Values struct {
+	units map[string]string
+	meds  map[valueKey][]float64
+}
+
+// valueKey is one lane of one arm in one collection (0: all of them).
+type valueKey struct {
+	lane, arm  string
+	collection int
+}
+
+// DataValues returns the values of a receipt's runs.
+func DataValues(d *Data) *Values {
+	v := &Values{units: map[string]string{}, meds: map[valueKey][]float64{}}
+	for _, r := range d.Records {
+		if !r.OK() || len(r.Samples) == 0 {
+			continue
+		}
+		if v.units[r.Lane] == "" {
+			v.units[r.Lane] = r.Unit
+		}
+		m := driftcheck.Median(r.Samples)
+		for _, c := range []int{r.Collection, 0} {
+			k := valueKey{r.Lane, r.Arm, c}
+			v.meds[k] = append(v.meds[k], m)
+		}
+	}
+	for _, l := range d.Plan.Lanes {
+		if v.units[l.Name] == "" {
+			v.units[l.Name] = l.Unit
+		}
+	}
+	return v
+}
+
+// Unit returns a lane's unit, "" when unknown.
+func (v *Values) Unit(lane string) string {
+	if v == nil {
+		return ""
+	}
+	return v.units[lane]
+}
+
+// Change formats the base's and a candidate's values of a lane in a collection (0: all)
+// as "1.01ms -> 806.5µs", or "-" when either has no successful run.
+func (v *Values) Change(lane, base, arm string, collection int) string {
+	if v == nil {
+		return "-"
+	}
+	b, c := v.meds[valueKey{lane, base, collection}], v.meds[valueKey{lane, arm, collection}]
+	if len(b) == 0 || len(c) == 0 {
+		return "-"
+	}
+	u := v.units[lane]
+	return human.Value(driftcheck.Median(b), u) + " -> " + human.Value(driftcheck.Median(c), u)
 }

@@ -228,6 +228,7 @@ func finishAb(s Streams, res *pipeline.Result, err error) error {
 		fmt.Fprintf(s.Err, "flipbench: %s: %s (%s) of lanes %s; merge it with the other shards' receipts: flipbench merge DIR...\n",
 			sh.Name(), report.Count(len(sh.Pairs), "pass pair", "pass pairs"), strings.Join(pairs, ", "), strings.Join(sh.Lanes, ","))
 	}
+	summarize(s, res.Dir)
 	fmt.Fprintln(s.Out, relPath(res.Page))
 	if res.Outcome.Failed > 0 {
 		fmt.Fprintf(s.Err, "flipbench: %d runs failed; their errors are in the receipt\n", res.Outcome.Failed)
@@ -266,4 +267,23 @@ func relPath(p string) string {
 		return r
 	}
 	return p
+}
+
+// summarize says on stderr what a finished receipt found: one line per candidate and
+// primary or guard lane with its pooled verdict and effect, then the benchmark warnings.
+func summarize(s Streams, dir string) {
+	d, err := report.Load(dir)
+	if err != nil {
+		fmt.Fprintf(s.Err, "flipbench: warning: summarising %s: %v\n", relPath(dir), err)
+		return
+	}
+	if lines := report.VerdictLines(d); len(lines) > 0 {
+		fmt.Fprintln(s.Err, "flipbench: verdicts, pooled over collections (the receipt has the reasons):")
+		for _, l := range lines {
+			fmt.Fprintf(s.Err, "flipbench:   %s\n", l)
+		}
+	}
+	for _, w := range report.BenchtimeWarnings(d) {
+		fmt.Fprintf(s.Err, "flipbench: warning: %s\n", w)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -38,6 +39,7 @@ func TestMain(m *testing.M) {
 // TestScripts runs every testdata/script/*.txtar: each is one CLI behaviour end to end, with
 // the fake lane program in place of real measurements.
 func TestScripts(t *testing.T) {
+	bs := &benchstat{dir: t.TempDir()}
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: *update,
@@ -65,6 +67,7 @@ func TestScripts(t *testing.T) {
 			"remanifest": cmdRemanifest,
 			"looks":      cmdLooks,
 			"block":      cmdBlock,
+			"benchstat":  bs.cmd,
 		},
 	})
 }
@@ -533,4 +536,30 @@ func envFloat(k string, def float64) float64 {
 		}
 	}
 	return def
+}
+
+// benchstat is the benchstat command of the scripts: golang.org/x/perf/cmd/benchstat at the
+// version in go.mod, built once (from this module, so it needs no network) the first time
+// a script runs it.
+type benchstat struct {
+	dir  string
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// cmd runs benchstat with the script's arguments: benchstat FILE...
+func (b *benchstat) cmd(ts *testscript.TestScript, neg bool, args []string) {
+	b.once.Do(func() {
+		b.bin = filepath.Join(b.dir, "benchstat")
+		out, err := exec.Command("go", "build", "-o", b.bin, "golang.org/x/perf/cmd/benchstat").CombinedOutput()
+		if err != nil {
+			b.err = fmt.Errorf("building benchstat: %v\n%s", err, out)
+		}
+	})
+	ts.Check(b.err)
+	err := ts.Exec(b.bin, args...)
+	if neg != (err != nil) {
+		ts.Fatalf("benchstat: %v (want failure: %v)", err, neg)
+	}
 }

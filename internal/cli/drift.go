@@ -18,6 +18,7 @@ type driftOptions struct {
 	input            string
 	json             bool
 	failOnReproduced bool
+	markdown         bool
 	floor, cv, asym  float64
 }
 
@@ -30,6 +31,10 @@ func newDriftCmd(s Streams) *cobra.Command {
 delta against base, each pass-pair's verdict with its reason, and per lane the pooled
 summary. --input takes hand-collected data instead:
 {"scenarios":[{"label":"x","pass1":{"baseline":[...],"candidate":[...]},"pass2":{...}}]}.
+
+It prints tables for a terminal, 100 columns wide ($COLUMNS when set), with each reason
+under its row; --markdown prints the markdown a receipt holds, pass statistics included;
+--json the analysis as one document (docs/json.md).
 
 Exit status: 0, or 3 with --fail-on-reproduced when any pass-pair is REPRODUCED (use it to
 prove an A/A run clean).`,
@@ -64,7 +69,7 @@ prove an A/A run clean).`,
 	f := cmd.Flags()
 	f.StringVar(&opts.input, "input", "", "hand-collected scenarios (JSON) instead of a results folder")
 	f.BoolVar(&opts.json, "json", false, "print the analysis as one JSON document")
-	f.Bool("markdown", true, "print markdown tables (the default)")
+	f.BoolVar(&opts.markdown, "markdown", false, "print markdown tables (with the pass statistics) instead of the terminal's")
 	f.BoolVar(&opts.failOnReproduced, "fail-on-reproduced", false, "exit 3 when any pass-pair is REPRODUCED")
 	f.Float64Var(&opts.floor, "floor", 0, "effect floor in percent (default: the run's, or 3)")
 	f.Float64Var(&opts.cv, "clean-cv", 0, "clean-CV threshold in percent (default: the run's, or 8)")
@@ -77,6 +82,7 @@ func runDrift(s Streams, opts *driftOptions) error {
 		in    driftcheck.Input
 		cfg   = driftcheck.DefaultConfig()
 		roles report.Roles
+		vals  *report.Values
 	)
 	if opts.input != "" {
 		data, err := os.ReadFile(opts.input)
@@ -91,7 +97,7 @@ func runDrift(s Streams, opts *driftOptions) error {
 		if err != nil {
 			return err
 		}
-		in, cfg, roles = report.DriftInput(d.Plan, d.Records), d.Plan.Drift, report.PlanRoles(d.Plan)
+		in, cfg, roles, vals = report.DriftInput(d.Plan, d.Records), d.Plan.Drift, report.PlanRoles(d.Plan), report.DataValues(d)
 	}
 	if opts.floor > 0 {
 		cfg.EffectFloorPct = opts.floor
@@ -113,9 +119,9 @@ func runDrift(s Streams, opts *driftOptions) error {
 		if err := enc.Encode(rep); err != nil {
 			return err
 		}
-	} else {
+	} else if opts.markdown {
 		fmt.Fprintf(&buf, "%s Negative effects mean the candidate is better.\n\n", report.ConfigText(rep.Config))
-		if err := report.DriftMarkdown(&buf, rep, roles); err != nil {
+		if err := report.DriftMarkdown(&buf, rep, roles, vals); err != nil {
 			return err
 		}
 		fmt.Fprintf(&buf, "### Warnings\n\n")
@@ -125,6 +131,8 @@ func runDrift(s Streams, opts *driftOptions) error {
 		for _, w := range rep.Warnings {
 			fmt.Fprintf(&buf, "- %s\n", w)
 		}
+	} else if err := report.DriftText(&buf, rep, roles, vals, terminalWidth(s)); err != nil {
+		return err
 	}
 	if _, err := s.Out.Write(buf.Bytes()); err != nil {
 		return err

@@ -15,17 +15,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flipbench/flipbench/armbuild"
+	"github.com/flipbench/flipbench/compare"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/gate"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
 
 type gateOptions struct {
 	base, candidate string
 	specPath        string
+	bench           string
 	json            bool
 	results         string
 	threshold       float64
@@ -57,7 +60,9 @@ lanes in rounds of order-flipped pass pairs until every lane passes or fails, or
           after the receipt is written); exit 2 usage
 
 The lanes come from experiments/gate.yaml, or --spec FILE (a gate.yaml, or an experiment
-page whose guard lanes are used). A markdown summary goes to stdout and, when set, to
+page whose guard lanes are used). A gotest gate spec may leave its lanes out: the gate
+then gates on every benchmark of its package, listed from the built arms; --bench REGEX
+selects some as go test -bench does, and --lanes REGEX filters the lanes either way. A markdown summary goes to stdout and, when set, to
 $GITHUB_STEP_SUMMARY; --json prints the decision as JSON instead.`,
 		Example: `  flipbench gate --base origin/main
   flipbench gate --base main --candidate WORKTREE --spec experiments/275-admission-priority.md`,
@@ -102,6 +107,8 @@ $GITHUB_STEP_SUMMARY; --json prints the decision as JSON instead.`,
 	f.StringVar(&opts.base, "base", "", "the branch the change goes into (its merge base with the candidate is measured)")
 	f.StringVar(&opts.candidate, "candidate", "HEAD", "the change: a ref, or WORKTREE for the uncommitted tree")
 	f.StringVar(&opts.specPath, "spec", "", "gate spec (default experiments/gate.yaml), or an experiment page")
+	f.StringVar(&opts.bench, "bench", "", "gate on the harness's benchmarks that this go test -bench expression selects, listed from the built arms (gotest; the default when the spec lists no lanes)")
+	f.StringVar(&opts.overrides.Lanes, "lanes", "", "run only the lanes (or listed benchmarks) matching this regular expression")
 	f.BoolVar(&opts.json, "json", false, "print the decision as JSON")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ beside experiments/)")
 	f.Float64Var(&opts.threshold, "threshold", 0, "smallest slowdown in percent that fails the build (default: the spec's, or 5)")
@@ -130,8 +137,18 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	if opts.threshold > 0 {
 		threshold = opts.threshold
 	}
+	// Without lanes in the spec, or with --bench, the lanes are the harness's benchmarks,
+	// listed once the arms are built; --lanes then filters those.
+	discover := opts.bench != "" || len(gs.Lanes) == 0
+	if kind, err := gs.Harness.LaneKind(); discover && (err != nil || kind.ListArgs("bin") == nil) {
+		return usageError("--bench: the gate spec's %s harness cannot list its lanes; name them in the spec's lanes", gs.Harness.Kind)
+	}
+	pre := opts.overrides
+	if discover {
+		pre.Lanes = ""
+	}
 	// Flag values are checked before git is asked anything.
-	res, err := gateExperiment(gs, "", opts).Resolve(opts.overrides)
+	res, err := gateExperiment(gs, "", opts).Resolve(pre)
 	if err != nil {
 		return flagProblem(err)
 	}
@@ -146,6 +163,18 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	exp := gateExperiment(gs, base, opts)
 	job := pipeline.Job{Spec: exp, Root: root, Resolved: res, Label: "gate", Results: resultsDir(root, opts.results), Command: opts.args,
 		Pending: func(rep driftcheck.Report) []string { return gate.PendingLanes(rep, threshold, gs.LaneThresholds()) }}
+	if discover {
+		job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
+			e, res, notes, err := compare.Select(ctx, exp, arms, opts.bench, spec.RoleGuard, opts.overrides)
+			for _, n := range notes {
+				fmt.Fprintf(s.Err, "flipbench: note: %s\n", n)
+			}
+			if err == nil {
+				fmt.Fprintf(s.Err, "flipbench: gating on %s: %s\n", report.Count(len(res.Lanes), "benchmark", "benchmarks"), laneNames(res.Lanes))
+			}
+			return e, res, err
+		}
+	}
 	out, err := runPipeline(ctx, s, job, "", opts.wait)
 	if err != nil {
 		return err
@@ -174,11 +203,12 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 		enc := json.NewEncoder(s.Out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(struct {
+			SchemaVersion int `json:"schema_version"`
 			gate.Result
 			Base      string `json:"base"`
 			Candidate string `json:"candidate"`
 			Receipt   string `json:"receipt"`
-		}{decision, base, opts.candidate, relPath(m.md)}); err != nil {
+		}{gate.SchemaVersion, decision, base, opts.candidate, relPath(m.md)}); err != nil {
 			return err
 		}
 	} else if _, err := s.Out.Write(summary.Bytes()); err != nil {

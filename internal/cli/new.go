@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,9 +13,10 @@ import (
 )
 
 type newOptions struct {
-	id    int
-	title string
-	now   func() time.Time
+	id      int
+	title   string
+	harness string
+	now     func() time.Time
 }
 
 func newNewCmd(s Streams) *cobra.Command {
@@ -23,8 +26,13 @@ func newNewCmd(s Streams) *cobra.Command {
 		Short: "Scaffold a new experiment page from experiments/TEMPLATE.md",
 		Long: `new writes experiments/NNN-slug.md from the ledger's template (or the built-in one)
 with its number, title and today's date filled in. The other placeholders (<...>) are for
-you to replace; flipbench check fails until you do. A number another page has is refused.`,
-		Example: `  flipbench new 276 "does batching the writes help"`,
+you to replace; flipbench check fails until you do. A number another page has is refused.
+
+--harness picks the template: exec (the default; prebuilt lane programs, any language,
+experiments/TEMPLATE.md) or gotest (Go benchmarks, arms built from git refs,
+experiments/TEMPLATE-gotest.md).`,
+		Example: `  flipbench new 276 "does batching the writes help"
+  flipbench new 277 "does the B-tree insert faster with a bigger node" --harness gotest`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usageError(`new: want a number and a title, as in: flipbench new 276 "the question"; got %d arguments`, len(args))
@@ -34,9 +42,13 @@ you to replace; flipbench check fails until you do. A number another page has is
 				return usageError("new: experiment number %q: want a positive integer", args[0])
 			}
 			opts.id, opts.title = id, args[1]
+			if !slices.Contains(ledger.Templates(), opts.harness) {
+				return usageError("--harness %q: want one of %s", opts.harness, strings.Join(ledger.Templates(), ", "))
+			}
 			return runNew(s, opts)
 		},
 	}
+	cmd.Flags().StringVar(&opts.harness, "harness", "exec", "the template: exec (prebuilt lane programs) or gotest (Go benchmarks from git refs)")
 	return cmd
 }
 
@@ -45,7 +57,7 @@ func runNew(s Streams, opts *newOptions) error {
 	if err != nil {
 		root = "."
 	}
-	path, err := ledger.NewPage(relPath(root), opts.id, opts.title, opts.now().UTC())
+	path, err := ledger.NewPage(relPath(root), opts.id, opts.title, opts.harness, opts.now().UTC())
 	if err != nil {
 		return err
 	}

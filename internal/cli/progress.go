@@ -11,8 +11,8 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
 )
 
 // progress shows a run's progress on stderr: a live bar on a terminal, one plain line per
@@ -25,6 +25,9 @@ type progress struct {
 
 	mu    sync.Mutex // label is read by mpb's render goroutine
 	label string
+
+	start time.Time // when Begin was called
+	first int       // runs already done then (resumed)
 }
 
 func newProgress(s Streams) *progress {
@@ -32,6 +35,7 @@ func newProgress(s Streams) *progress {
 }
 
 func (p *progress) Begin(total, done int) {
+	p.start, p.first = time.Now(), done
 	if done > 0 {
 		fmt.Fprintf(p.w, "flipbench: resuming: %d of %d runs already on disk\n", done, total)
 	}
@@ -40,8 +44,10 @@ func (p *progress) Begin(total, done int) {
 	}
 	p.p = mpb.New(mpb.WithOutput(p.w), mpb.WithWidth(40))
 	p.bar = p.p.AddBar(int64(total),
-		mpb.PrependDecorators(decor.CountersNoUnit("%d/%d runs "), decor.Any(func(decor.Statistics) string { return p.currentLabel() })),
-		mpb.AppendDecorators(decor.Percentage(), decor.Name(" "), decor.AverageETA(decor.ET_STYLE_GO)),
+		mpb.PrependDecorators(decor.CountersNoUnit("runs %d/%d ")),
+		mpb.AppendDecorators(decor.Percentage(), decor.Name(" elapsed "), decor.Elapsed(decor.ET_STYLE_GO),
+			decor.Name(" ETA "), decor.AverageETA(decor.ET_STYLE_GO),
+			decor.Any(func(decor.Statistics) string { return "  " + p.currentLabel() })),
 	)
 	p.bar.SetCurrent(int64(done))
 }
@@ -49,7 +55,7 @@ func (p *progress) Begin(total, done int) {
 func (p *progress) RunDone(n, total int, rec receipt.Record) {
 	line := fmt.Sprintf("c%d p%d %-7s %s/%s", rec.Collection, rec.Pass, rec.Order, rec.Lane, rec.Arm)
 	if rec.OK() {
-		line += fmt.Sprintf(" median %s %s", report.FormatValue(driftcheck.Median(rec.Samples)), rec.Unit)
+		line += " median " + human.Value(driftcheck.Median(rec.Samples), rec.Unit)
 	} else {
 		line += " FAILED"
 	}
@@ -60,7 +66,7 @@ func (p *progress) RunDone(n, total int, rec receipt.Record) {
 		p.bar.SetCurrent(int64(n))
 		return
 	}
-	fmt.Fprintf(p.w, "flipbench: [%d/%d] %s\n", n, total, line)
+	fmt.Fprintf(p.w, "flipbench: run %d/%d (%s): %s\n", n, total, p.timing(n, total), line)
 }
 
 func (p *progress) Warn(w receipt.Warning) {
@@ -93,7 +99,7 @@ func (p *progress) Finish() {
 func (p *progress) Look(l receipt.Look) {
 	var parts []string
 	for _, ll := range l.Lanes {
-		parts = append(parts, fmt.Sprintf("%s/%s %s %s", ll.Lane, ll.Arm, ll.Verdict, report.Pct(ll.EstimatePct)))
+		parts = append(parts, fmt.Sprintf("%s/%s %s %s", ll.Lane, ll.Arm, ll.Verdict, human.Delta(ll.EstimatePct)))
 	}
 	next := fmt.Sprintf("next round: %s", strings.Join(l.Pending, ", "))
 	if l.Stop != "" {
@@ -110,4 +116,15 @@ func (p *progress) note(format string, args ...any) {
 		return
 	}
 	fmt.Fprintf(p.w, "flipbench: %s\n", msg)
+}
+
+// timing says how long the run has taken and about how long the rest will take, from
+// the runs this session made: "elapsed 1m2s, ETA 3m4s".
+func (p *progress) timing(n, total int) string {
+	el := time.Since(p.start)
+	eta := "?"
+	if made := n - p.first; made > 0 {
+		eta = (el / time.Duration(made) * time.Duration(total-n)).Round(time.Second).String()
+	}
+	return fmt.Sprintf("elapsed %s, ETA %s", el.Round(time.Second), eta)
 }

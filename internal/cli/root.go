@@ -109,9 +109,12 @@ pass-pair REPRODUCED or drift-suspected, and writes receipts that benchstat can 
 	root.SetErr(s.Err)
 	root.SetIn(s.In)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
+	root.Version = versionText()
+	root.SetVersionTemplate("flipbench {{.Version}}\n")
 	root.AddCommand(
 		newVersionCmd(s),
 		newAbCmd(s),
+		newCompareCmd(s),
 		newBuildCmd(s),
 		newArchiveCmd(s),
 		newDriftCmd(s),

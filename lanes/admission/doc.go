@@ -4,7 +4,7 @@
 //
 // flipbench runs each lane in a fresh process as
 //
-//	admission.test -test.run '^$' -test.bench '^BenchmarkX$' -test.benchtime 1x -test.count W+N
+//	admission.test -test.run '^$' -test.bench '^BenchmarkX$' -test.benchtime 1x -test.count W+N -test.benchmem
 //
 // so every repetition is one sample with b.N == 1 and the first W are warmup. The
 // database and a pool of exactly four workers are built once per process, on first use,

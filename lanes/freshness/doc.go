@@ -5,7 +5,7 @@
 //
 // flipbench runs each lane in a fresh process as
 //
-//	freshness.test -test.run '^$' -test.bench '^BenchmarkX$' -test.benchtime 1x -test.count W+N
+//	freshness.test -test.run '^$' -test.bench '^BenchmarkX$' -test.benchtime 1x -test.count W+N -test.benchmem
 //
 // so every repetition is one sample with b.N == 1 and the first W are warmup. One sample
 // is one run of a scenario on the scheduler's real clock: four worker goroutines, frames

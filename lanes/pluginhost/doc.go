@@ -4,7 +4,7 @@
 //
 // flipbench runs each lane in a fresh process as
 //
-//	pluginhost.test -test.run '^$' -test.bench '^BenchmarkX$' -test.benchtime 1x -test.count W+N
+//	pluginhost.test -test.run '^$' -test.bench '^BenchmarkX$' -test.benchtime 1x -test.count W+N -test.benchmem
 //
 // so every repetition is one sample with b.N == 1 and the first W are warmup. The
 // scheduler is built once per process and shared by every sample of the lane. It uses

@@ -7,7 +7,7 @@
 // builds the package with -tags flipbench_probe and runs each lane once, in its own
 // process:
 //
-//	release.test -test.run '^$' -test.bench '^BenchmarkX$' -test.benchtime 1x -test.count 1
+//	release.test -test.run '^$' -test.bench '^BenchmarkX$' -test.benchtime 1x -test.count 1 -test.benchmem
 //
 // One operation of a lane is its whole workload. Every lane reports, besides its time,
 // the change of every reader-pool probe counter over that workload with b.ReportMetric, in

@@ -8,7 +8,7 @@
 // builds the package with -tags flipbench_probe and runs each lane once, in its own
 // process:
 //
-//	tenantmix.test -test.run '^$' -test.bench '^BenchmarkX$' -test.benchtime 1x -test.count 1
+//	tenantmix.test -test.run '^$' -test.bench '^BenchmarkX$' -test.benchtime 1x -test.count 1 -test.benchmem
 //
 // One operation of a lane is its whole workload. Every lane reports, besides its time,
 // the change of every plugin-scheduler probe counter over that workload with

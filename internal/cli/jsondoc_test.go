@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/gate"
+	"github.com/flipbench/flipbench/receipt"
+)
+
+// TestJSONDocumented checks that docs/json.md names every field of every machine-readable
+// output: plan.json, raw.jsonl, looks.jsonl, analysis.json (and drift --json) and gate
+// --json. A field added to one of their types without a line in the reference fails here.
+func TestJSONDocumented(t *testing.T) {
+	data, err := os.ReadFile("../../docs/json.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	for name, v := range map[string]any{
+		"plan.json":     receipt.Plan{},
+		"raw.jsonl":     receipt.Record{},
+		"looks.jsonl":   receipt.Look{},
+		"analysis.json": driftcheck.Report{},
+		"gate --json":   gate.Result{},
+	} {
+		for _, field := range jsonFields(reflect.TypeOf(v), map[reflect.Type]bool{}) {
+			if !regexp.MustCompile("[`.]" + regexp.QuoteMeta(field) + "[`.\\[]").MatchString(doc) {
+				t.Errorf("docs/json.md does not name field %s of %s", field, name)
+			}
+		}
+	}
+}
+
+// jsonFields returns the JSON names of a struct type's fields and of the structs inside
+// it.
+func jsonFields(t reflect.Type, seen map[reflect.Type]bool) []string {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] || t.PkgPath() == "time" {
+		return nil
+	}
+	seen[t] = true
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name != "" {
+			out = append(out, name)
+		}
+		out = append(out, jsonFields(f.Type, seen)...)
+	}
+	return out
+}

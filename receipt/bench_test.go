@@ -1,0 +1,82 @@
+package receipt
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/perf/benchfmt"
+)
+
+// TestWriteBench checks that an arm's .bench file reads back, with benchfmt, as what go
+// test -bench -benchmem printed: its configuration lines, each sample's iteration count
+// and every metric, and that no value is written in e-notation.
+func TestWriteBench(t *testing.T) {
+	dir := t.TempDir()
+	plan := &Plan{Experiment: 7, Stamp: "2026-12-01T00-00-00Z",
+		Arms: []Arm{{Name: "base"}, {Name: "cand"}},
+		Runs: []Run{{Collection: 1, Pass: 1, Lane: "Get", Arm: "base"}, {Collection: 1, Pass: 1, Lane: "Get", Arm: "cand"}}}
+	cfg := map[string]string{"goos": "linux", "goarch": "amd64", "pkg": "example.com/btree", "cpu": "Test CPU @ 2.00GHz"}
+	recs := []Record{
+		{Collection: 1, Pass: 1, Lane: "Get", Arm: "base", Unit: "ns/op", Samples: []float64{1.71e5, 1.2e6}, Iters: []int{7021, 1000},
+			Metrics: map[string][]float64{"B/op": {48, 2e6}, "allocs/op": {1, 3}}, Config: cfg},
+		{Collection: 1, Pass: 1, Lane: "Get", Arm: "cand", Unit: "ns/op", Samples: []float64{0.25, 3e9}, Config: cfg},
+	}
+	if _, err := WriteBench(dir, plan, recs); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "base.bench"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "goos: linux\ngoarch: amd64\npkg: example.com/btree\ncpu: Test CPU @ 2.00GHz\nexperiment: 7\nreceipt: 2026-12-01T00-00-00Z\n" +
+		"BenchmarkGet\t7021\t171000 ns/op\t48 B/op\t1 allocs/op\n" +
+		"BenchmarkGet\t1000\t1200000 ns/op\t2000000 B/op\t3 allocs/op\n"
+	if diff := cmp.Diff(want, string(data)); diff != "" {
+		t.Errorf("base.bench (-want +got):\n%s", diff)
+	}
+
+	type line struct {
+		Name  string
+		Iters int
+		Vals  map[string]float64
+		Cfg   map[string]string
+	}
+	var got []line
+	r := benchfmt.NewReader(bytes.NewReader(data), "base.bench")
+	for r.Scan() {
+		res, ok := r.Result().(*benchfmt.Result)
+		if !ok {
+			t.Fatalf("not a result: %v", r.Result())
+		}
+		l := line{Name: string(res.Name.Full()), Iters: res.Iters, Vals: map[string]float64{}, Cfg: map[string]string{}}
+		for _, v := range res.Values {
+			l.Vals[v.OrigUnit+v.Unit] = v.OrigValue + v.Value
+		}
+		for _, c := range res.Config {
+			l.Cfg[c.Key] = string(c.Value)
+		}
+		got = append(got, l)
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Iters != 7021 || got[1].Vals["B/op"] != 2e6 || got[0].Cfg["cpu"] != cfg["cpu"] || got[0].Cfg["pkg"] != cfg["pkg"] {
+		t.Errorf("read back %+v", got)
+	}
+
+	cand, err := os.ReadFile(filepath.Join(dir, "cand.bench"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A record of an older receipt has no iteration counts: 1, as before.
+	if !bytes.Contains(cand, []byte("BenchmarkGet\t1\t0.25 ns/op\nBenchmarkGet\t1\t3000000000 ns/op\n")) {
+		t.Errorf("cand.bench:\n%s", cand)
+	}
+	if e := regexp.MustCompile(`[0-9]e[-+]?[0-9]`); e.Match(data) || e.Match(cand) {
+		t.Errorf("e-notation in a .bench file:\n%s\n%s", data, cand)
+	}
+}

@@ -1,0 +1,141 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+
+	"golang.org/x/perf/benchunit"
+
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/human"
+	"github.com/flipbench/flipbench/lanekind"
+	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/spec"
+)
+
+// ShortSampleNs is the sample time below which a Go benchmark run with one iteration
+// per sample is warned about: a b.N loop run once measures its setup and the timer more
+// than the operation.
+const ShortSampleNs = 1e6
+
+// BenchtimeWarnings returns, for every gotest lane whose samples look like a b.N
+// benchmark given too few iterations, one warning that says how to fix it:
+//
+//   - run with one iteration per sample (-test.benchtime 1x, the default of a harness
+//     without benchtime), with a median sample under ShortSampleNs;
+//   - or its time per operation falls sharply as the iteration count grows (the samples
+//     of a duration benchtime have different counts): the median at the lower half of
+//     the counts is more than twice the median at the upper half, whose typical count is
+//     at least four times the lower half's.
+//
+// Only time units are checked.
+func BenchtimeWarnings(d *Data) []string {
+	var out []string
+	for _, l := range d.Plan.Lanes {
+		type point struct {
+			iters int
+			v     float64
+		}
+		var vals []float64
+		var pts []point
+		bt, unit := "", ""
+		for _, a := range d.Plan.Arms {
+			if a.Kind != lanekind.Gotest {
+				continue
+			}
+			if b := benchtimeOf(a.Command); bt == "" || b == lanekind.DefaultBenchtime {
+				bt = b
+			}
+			for _, r := range d.Records {
+				if r.Arm != a.Name || r.Lane != l.Name || !r.OK() {
+					continue
+				}
+				unit = r.Unit
+				vals = append(vals, r.Samples...)
+				for i, v := range r.Samples {
+					if i < len(r.Iters) {
+						pts = append(pts, point{r.Iters[i], v})
+					}
+				}
+			}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		v, tu := benchunit.Tidy(driftcheck.Median(vals), unit)
+		if tu != "sec/op" {
+			continue
+		}
+		if bt == lanekind.DefaultBenchtime && v*1e9 < ShortSampleNs {
+			out = append(out, fmt.Sprintf("lane %s runs one iteration per sample (-test.benchtime 1x) and its samples take %s: a b.N benchmark run once measures its setup and the timer, not its loop; "+
+				"set harness.benchtime to a duration (100ms) or a count (10000x) that makes a sample take a millisecond or more (flipbench compare: --benchtime)",
+				l.Name, human.Value(driftcheck.Median(vals), unit)))
+			continue
+		}
+		if len(pts) < 4 {
+			continue
+		}
+		slices.SortFunc(pts, func(a, b point) int { return a.iters - b.iters })
+		lo, hi := pts[:len(pts)/2], pts[len(pts)/2:]
+		loIters, hiIters := lo[len(lo)/2].iters, hi[len(hi)/2].iters
+		if hiIters < 4*loIters {
+			continue
+		}
+		med := func(ps []point) float64 {
+			xs := make([]float64, len(ps))
+			for i, p := range ps {
+				xs[i] = p.v
+			}
+			return driftcheck.Median(xs)
+		}
+		if a, b := med(lo), med(hi); b > 0 && a > 2*b {
+			out = append(out, fmt.Sprintf("lane %s's time per operation falls from %s at %d iterations to %s at %d: setup inside the timed loop is measured with the operation; "+
+				"call b.ResetTimer after the setup, or give it a longer benchtime", l.Name, human.Value(a, unit), loIters, human.Value(b, unit), hiIters))
+		}
+	}
+	return out
+}
+
+// benchtimeOf returns the -test.benchtime of a gotest lane command, "" when it has none.
+func benchtimeOf(cmd []string) string {
+	for i, a := range cmd {
+		if (a == "-test.benchtime" || a == "-benchtime") && i+1 < len(cmd) {
+			return cmd[i+1]
+		}
+	}
+	return ""
+}
+
+// VerdictLines summarises a receipt in one line per candidate and primary or guard lane:
+// "candA PointRead (primary, expect faster): reproduced-faster, effect -12.1% [-15.0%,
+// -9.1%]", from the lane evidence pooled over collections.
+func VerdictLines(d *Data) []string {
+	var out []string
+	for _, s := range d.Analysis.Pooled {
+		i := slices.IndexFunc(d.Plan.Lanes, func(l receipt.Lane) bool { return l.Name == s.Lane })
+		if i < 0 {
+			continue
+		}
+		l := d.Plan.Lanes[i]
+		role := l.Role
+		switch role {
+		case spec.RolePrimary:
+			expect := l.ExpectFor(s.Arm)
+			if expect == "" {
+				expect = spec.DefaultExpect
+			}
+			role += ", expect " + expect
+		case spec.RoleGuard:
+		default:
+			continue
+		}
+		effect := "no interval"
+		if s.Bounded {
+			effect = human.DeltaCI(s.EstimatePct, s.CILowPct, s.CIHighPct)
+		} else if s.UsablePairs > 0 {
+			effect = human.Delta(s.EstimatePct) + " (no interval)"
+		}
+		out = append(out, fmt.Sprintf("%s %s (%s): %s, effect %s", s.Arm, s.Lane, role, s.Verdict, effect))
+	}
+	return out
+}
