@@ -87,12 +87,12 @@ func Receipts(root string, id int) ([]string, error) {
 	return out, nil
 }
 
-// finishedAt is when a receipt's manifest was written; the zero time for a receipt
-// without one (still measuring or interrupted).
+// finishedAt is when a receipt's manifest was written. A receipt without one (still
+// measuring, or interrupted) is newer than every finished one of its second.
 func finishedAt(dir string) time.Time {
 	st, err := os.Stat(filepath.Join(dir, receipt.ManifestFile))
 	if err != nil {
-		return time.Time{}
+		return time.Unix(1<<62, 0)
 	}
 	return st.ModTime()
 }

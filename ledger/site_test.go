@@ -178,9 +178,9 @@ func TestSiteScreenshot(t *testing.T) {
 // layoutScript measures a page as Chromium lays it out at 1400 px and writes what is
 // wrong into the DOM, for --dump-dom to carry out: a page wider than the window, a table
 // wider than the text column or scrolling inside itself, an empty header row, a plot that
-// does not load.
+// does not load. It runs once the page has loaded, its plots included.
 const layoutScript = `<script>
-(function () {
+window.addEventListener("load", function () {
   var bad = [];
   var root = document.documentElement, main = document.querySelector("main").getBoundingClientRect();
   if (root.scrollWidth > root.clientWidth) bad.push("the page is " + root.scrollWidth + " px wide in a " + root.clientWidth + " px window");
@@ -200,7 +200,7 @@ const layoutScript = `<script>
   out.id = "layout-check";
   out.textContent = JSON.stringify({window: root.clientWidth, tables: tables.length, problems: bad});
   document.body.appendChild(out);
-})();
+});
 </script>`
 
 // layoutResult is what layoutScript finds.
