@@ -52,6 +52,9 @@ func (execKind) Lanes([]byte) []string { return nil }
 
 func (execKind) Offers(listed []string, lane string) bool { return slices.Contains(listed, lane) }
 
+// An exec program's operations are its own: no b.N loop.
+func (execKind) Benchtime([]string) (string, bool) { return "", false }
+
 func (execKind) Prepare(r Run) []Proc { return runOnce(r) }
 
 func (execKind) Collect(r Run, outs []Output) (Samples, error) {

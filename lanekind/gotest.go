@@ -101,6 +101,16 @@ func (gotestKind) Offers(listed []string, lane string) bool {
 	return slices.Contains(listed, top)
 }
 
+// Benchtime reads -test.benchtime from command; without it go test runs 1s.
+func (gotestKind) Benchtime(command []string) (string, bool) {
+	for i, a := range command {
+		if (a == "-test.benchtime" || a == "-benchtime") && i+1 < len(command) {
+			return command[i+1], true
+		}
+	}
+	return "1s", true
+}
+
 func (gotestKind) Prepare(r Run) []Proc { return runOnce(r) }
 
 // Collect drops the warmup repetitions, which the test binary prints like the others.

@@ -7,6 +7,7 @@
 //   - the command that runs one lane in one process (Kind.Command),
 //   - how the lanes of a built binary are listed, if they can be (Kind.ListArgs,
 //     Kind.Lanes, Kind.Offers),
+//   - whether its lanes are b.N loops, and with which benchtime (Kind.Benchtime),
 //   - which processes one run starts and how their output becomes samples (Kind.Prepare,
 //     Kind.Collect),
 //   - which functions delimit one operation when the lane's instructions are counted
@@ -84,6 +85,10 @@ type Kind interface {
 	// Offers reports whether lane is among the listed lanes (or inside one of them, as a
 	// sub-benchmark is inside its benchmark).
 	Offers(listed []string, lane string) bool
+	// Benchtime returns the -test.benchtime a lane command of the kind (an arm's
+	// command, as Command returns it) gives its b.N loops, and false when the kind's
+	// lanes have no b.N loop, so no benchtime to warn about.
+	Benchtime(command []string) (string, bool)
 	// Counter says how the instruction counter finds the operations of lane of h (for
 	// metric: instructions), or why it cannot: a problem naming its field (relative to
 	// the harness, or "" for the lane itself).

@@ -89,6 +89,28 @@ func TestBuildAndCommand(t *testing.T) {
 	}
 }
 
+// TestBenchtime checks that a gotest command's benchtime is read from its flags (go
+// test's 1s without one), and that an exec command has no b.N loop.
+func TestBenchtime(t *testing.T) {
+	gotest := mustLookup(t, Gotest)
+	for _, c := range []struct {
+		cmd  []string
+		want string
+	}{
+		{gotest.Command(Harness{}), DefaultBenchtime},
+		{gotest.Command(Harness{Benchtime: "100ms"}), "100ms"},
+		{[]string{"{bin}", "-benchtime", "5x"}, "5x"},
+		{[]string{"{bin}", "-test.bench", "."}, "1s"},
+	} {
+		if got, ok := gotest.Benchtime(c.cmd); got != c.want || !ok {
+			t.Errorf("gotest Benchtime(%v) = %q, %v, want %q, true", c.cmd, got, ok, c.want)
+		}
+	}
+	if got, ok := mustLookup(t, Exec).Benchtime([]string{"{bin}", "-test.benchtime", "1x"}); ok {
+		t.Errorf("exec Benchtime = %q, true, want false (no b.N loop)", got)
+	}
+}
+
 func TestListing(t *testing.T) {
 	gotest := mustLookup(t, Gotest)
 	if got := gotest.ListArgs("/b/x.test"); !slices.Equal(got, []string{"/b/x.test", "-test.list", "^Benchmark"}) {

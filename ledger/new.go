@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/flipbench/flipbench/lanekind"
 )
 
 // TemplateFile is the page template under the ledger root, for an exec harness (prebuilt
@@ -40,8 +42,33 @@ func DefaultTemplate() []byte { return append([]byte(nil), defaultTemplate...) }
 // GotestTemplate returns the built-in page template for Go benchmarks.
 func GotestTemplate() []byte { return append([]byte(nil), gotestTemplate...) }
 
-// Templates names the page templates NewPage offers, by harness kind.
-func Templates() []string { return []string{"exec", "gotest"} }
+// pageTemplate is the page template of one harness kind: the file under the ledger root
+// and its built-in copy.
+type pageTemplate struct {
+	file    string
+	builtin func() []byte
+}
+
+// pageTemplates are the page templates by harness kind (lanekind's names). A kind without
+// one has no template to scaffold from.
+func pageTemplates() map[string]pageTemplate {
+	return map[string]pageTemplate{
+		lanekind.Exec:   {TemplateFile, DefaultTemplate},
+		lanekind.Gotest: {GotestTemplateFile, GotestTemplate},
+	}
+}
+
+// Templates names the page templates NewPage offers, by harness kind, in lanekind's order.
+func Templates() []string {
+	ts := pageTemplates()
+	var names []string
+	for _, n := range lanekind.Names() {
+		if _, ok := ts[n]; ok {
+			names = append(names, n)
+		}
+	}
+	return names
+}
 
 // NewPage scaffolds the page of experiment id under root/experiments from the ledger's
 // template for the harness kind (exec: TemplateFile, gotest: GotestTemplateFile; the
@@ -66,14 +93,14 @@ func NewPage(root string, id int, title, kind string, date time.Time) (string, e
 			return "", fmt.Errorf("experiment %d is taken by %s; the next free number is %d", id, p, nextFree(pages))
 		}
 	}
-	file, builtin := TemplateFile, DefaultTemplate()
-	switch kind {
-	case "", "exec":
-	case "gotest":
-		file, builtin = GotestTemplateFile, GotestTemplate()
-	default:
+	if kind == "" {
+		kind = lanekind.Exec
+	}
+	t, ok := pageTemplates()[kind]
+	if !ok {
 		return "", fmt.Errorf("template %q: want one of %s", kind, strings.Join(Templates(), ", "))
 	}
+	file, builtin := t.file, t.builtin()
 	tmpl, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(file)))
 	if errors.Is(err, os.ErrNotExist) {
 		tmpl, err = builtin, nil

@@ -40,10 +40,15 @@ func BenchtimeWarnings(d *Data) []string {
 		var pts []point
 		bt, unit := "", ""
 		for _, a := range d.Plan.Arms {
-			if a.Kind != lanekind.Gotest {
+			kind, err := lanekind.Lookup(a.Kind)
+			if err != nil {
 				continue
 			}
-			if b := benchtimeOf(a.Command); bt == "" || b == lanekind.DefaultBenchtime {
+			b, loops := kind.Benchtime(a.Command)
+			if !loops {
+				continue
+			}
+			if bt == "" || b == lanekind.DefaultBenchtime {
 				bt = b
 			}
 			for _, r := range d.Records {
@@ -94,16 +99,6 @@ func BenchtimeWarnings(d *Data) []string {
 		}
 	}
 	return out
-}
-
-// benchtimeOf returns the -test.benchtime of a gotest lane command, "" when it has none.
-func benchtimeOf(cmd []string) string {
-	for i, a := range cmd {
-		if (a == "-test.benchtime" || a == "-benchtime") && i+1 < len(cmd) {
-			return cmd[i+1]
-		}
-	}
-	return ""
 }
 
 // VerdictLines summarises a receipt in one line per candidate and primary or guard lane:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/ledger"
 )
 
@@ -48,7 +49,7 @@ experiments/TEMPLATE-gotest.md).`,
 			return runNew(s, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.harness, "harness", "exec", "the template: exec (prebuilt lane programs) or gotest (Go benchmarks from git refs)")
+	cmd.Flags().StringVar(&opts.harness, "harness", lanekind.Exec, "the template: exec (prebuilt lane programs) or gotest (Go benchmarks from git refs)")
 	return cmd
 }
 
