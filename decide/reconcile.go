@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
@@ -178,6 +179,10 @@ func power(e *spec.Experiment, plan *receipt.Plan) *Reason {
 		return &Reason{OpenSpecChanged, fmt.Sprintf("the receipt ran %s, but %s pre-registers %s: the stopping rule changed after the run; restore it or rerun",
 			ran, what, asked)}
 	}
+	if ran, asked := cpusText(got.CPUs), cpusText(want.CPUList()); ran != asked {
+		return &Reason{OpenSpecChanged, fmt.Sprintf("the receipt's lanes ran %s, but %s asks for them to run %s: the placement changed after the run; restore it or rerun",
+			ran, what, asked)}
+	}
 	if got.Sequential != nil {
 		// A sequential run stops each lane when it is decided: its evidence, not its
 		// pass count, says whether it can settle the experiment.
@@ -191,6 +196,18 @@ func power(e *spec.Experiment, plan *receipt.Plan) *Reason {
 		"too little evidence to decide either way; rerun without the --collections, --passes or --samples that lowered it",
 		count(got.Collections, "collection", "collections"), count(got.Passes, "pass", "passes"), count(got.Samples, "sample", "samples"),
 		what, want.Collections, want.Passes, want.Samples)}
+}
+
+// cpusText describes where lanes ran: "on CPU 0", "on CPUs 0-1", "where the operating
+// system put them".
+func cpusText(cpus []int) string {
+	switch len(cpus) {
+	case 0:
+		return "where the operating system put them"
+	case 1:
+		return "on CPU " + cpuset.Format(cpus)
+	}
+	return "on CPUs " + cpuset.Format(cpus)
 }
 
 // ruleText describes a sequential stopping rule: "a sequential rule (pairs 2 to 12,

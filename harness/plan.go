@@ -41,6 +41,7 @@ func NewPlan(in PlanInput) *receipt.Plan {
 			Collections: r.Protocol.Collections,
 			Seed:        r.Protocol.Seed,
 			Timeout:     time.Duration(r.Protocol.Timeout),
+			CPUs:        r.Protocol.CPUList(),
 		},
 		Drift: r.Drift,
 		Arms:  in.Arms,

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/internal/owner"
 	"github.com/flipbench/flipbench/receipt"
 )
@@ -40,7 +41,23 @@ type Process struct {
 // Starter runs one lane process to completion. The real one is ExecStarter; tests may fake
 // it.
 type Starter interface {
-	Start(ctx context.Context, argv, env []string, dir string, timeout time.Duration) Process
+	Start(ctx context.Context, c Command) Process
+}
+
+// Command is one process to run.
+type Command struct {
+	// Argv is the program and its arguments.
+	Argv []string
+	// Env is appended to flipbench's environment.
+	Env []string
+	// Dir is the working directory; empty means flipbench's.
+	Dir string
+	// Timeout bounds the process; it is killed with everything it started after it.
+	Timeout time.Duration
+	// CPUs, when set, are the only CPUs the process may run on (protocol.cpus): it starts
+	// pinned to them, so a Go lane's GOMAXPROCS is their number. Nil leaves the placement
+	// to the operating system.
+	CPUs []int
 }
 
 // ExecStarter runs lane processes with os/exec, each in its own process group so a timeout
@@ -57,8 +74,8 @@ const stderrTailBytes = 2048
 // than flipbench holding gigabytes of output in memory.
 const MaxStdout = 64 << 20
 
-// Start runs argv in dir (empty: the current directory) with env appended to this
-// process's environment, and waits for it.
+// Start runs c.Argv in c.Dir (empty: the current directory) with c.Env appended to this
+// process's environment, on c.CPUs if set, and waits for it.
 //
 // Nothing the lane starts outlives it: the lane runs in its own process group, which is
 // killed when the lane exits; every process it starts carries a mark in its environment
@@ -68,18 +85,19 @@ const MaxStdout = 64 << 20
 // MaxStdout of stdout and the tail of stderr, so no temporary file is left behind; a
 // process that escaped the mark and still holds a pipe delays the reading by one second
 // at most.
-func (e ExecStarter) Start(ctx context.Context, argv, env []string, dir string, timeout time.Duration) Process {
+func (e ExecStarter) Start(ctx context.Context, c Command) Process {
+	argv := c.Argv
 	now := e.Now
 	if now == nil {
 		now = time.Now
 	}
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	runCtx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	tag := "lane-" + strconv.FormatUint(rand.Uint64(), 36)
 	self := owner.Self()
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
-	cmd.Env = append(append(os.Environ(), env...), owner.Mark(tag))
-	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), c.Env...), owner.Mark(tag))
+	cmd.Dir = c.Dir
 	// Its own process group, so a timeout kills the lane and all it started; and killed
 	// with flipbench, so a lane never outlives the run that measures it (Pdeathsig fires
 	// when the thread that started the child exits: the thread is locked for the run).
@@ -101,7 +119,7 @@ func (e ExecStarter) Start(ctx context.Context, argv, env []string, dir string, 
 	cmd.Stdout, cmd.Stderr = outW, errW
 
 	p := Process{Started: now(), Exit: -1}
-	err = cmd.Start()
+	err = startOn(cmd, c.CPUs)
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -145,7 +163,7 @@ func (e ExecStarter) Start(ctx context.Context, argv, env []string, dir string, 
 	switch {
 	case runCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
 		p.TimedOut = true
-		p.Err = fmt.Errorf("timed out after %s and was killed", timeout)
+		p.Err = fmt.Errorf("timed out after %s and was killed", c.Timeout)
 	case ctx.Err() != nil:
 		p.Err = ctx.Err()
 	case out.over:
@@ -254,4 +272,21 @@ func CleanUp(dir string) ([]string, error) {
 		notes = append(notes, fmt.Sprintf("removed %d receipt folders that runs killed before their plan was written left in %s (%s)", len(removed), filepath.Dir(dir), strings.Join(removed, ", ")))
 	}
 	return notes, errors.Join(append(errs, err)...)
+}
+
+// startOn starts cmd on cpus (all the process's when nil): the locked thread that starts
+// it is pinned to them while it does, and the child inherits that.
+func startOn(cmd *exec.Cmd, cpus []int) error {
+	if len(cpus) == 0 {
+		return cmd.Start()
+	}
+	restore, err := cpuset.PinThread(cpus)
+	if err != nil {
+		return err
+	}
+	err = cmd.Start()
+	if rerr := restore(); rerr != nil && err == nil {
+		err = fmt.Errorf("restoring flipbench's CPUs after starting the lane: %w", rerr)
+	}
+	return err
 }

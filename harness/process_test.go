@@ -14,7 +14,7 @@ func TestExecStarterKillsWhatTheLaneLeftBehind(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	// The lane starts a background sleeper in its own process group and exits at once.
 	script := "sleep 30 & echo $! > " + pidfile + "; echo 'BenchmarkA 1 5 ns/op'"
-	p := ExecStarter{}.Start(context.Background(), []string{"sh", "-c", script}, nil, "", 10*time.Second)
+	p := ExecStarter{}.Start(context.Background(), Command{Argv: []string{"sh", "-c", script}, Timeout: 10 * time.Second})
 	if p.Err != nil || !strings.Contains(string(p.Stdout), "BenchmarkA") {
 		t.Fatalf("run: %+v", p)
 	}
@@ -42,7 +42,7 @@ func TestExecStarterKillsWhatTheLaneLeftBehind(t *testing.T) {
 }
 
 func TestExecStarterTimeoutKillsTheGroup(t *testing.T) {
-	p := ExecStarter{}.Start(context.Background(), []string{"sh", "-c", "sleep 30; sleep 30"}, nil, "", 200*time.Millisecond)
+	p := ExecStarter{}.Start(context.Background(), Command{Argv: []string{"sh", "-c", "sleep 30; sleep 30"}, Timeout: 200 * time.Millisecond})
 	if !p.TimedOut || p.Err == nil || !strings.Contains(p.Err.Error(), "timed out after 200ms") {
 		t.Fatalf("process %+v, want a timeout", p)
 	}
@@ -50,7 +50,7 @@ func TestExecStarterTimeoutKillsTheGroup(t *testing.T) {
 
 func TestExecStarterRunsInDir(t *testing.T) {
 	dir := t.TempDir()
-	p := ExecStarter{}.Start(context.Background(), []string{"pwd"}, []string{"X=1"}, dir, 10*time.Second)
+	p := ExecStarter{}.Start(context.Background(), Command{Argv: []string{"pwd"}, Env: []string{"X=1"}, Dir: dir, Timeout: 10 * time.Second})
 	if p.Err != nil || strings.TrimSpace(string(p.Stdout)) != dir {
 		t.Fatalf("pwd printed %q, want %q (%v)", p.Stdout, dir, p.Err)
 	}
@@ -61,7 +61,7 @@ func TestExecStarterRunsInDir(t *testing.T) {
 func TestExecStarterEndsAndReportsASetsidChild(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	script := "setsid sleep 300 & echo $! > " + pidfile + "; sleep 0.1; echo 'BenchmarkA 1 5 ns/op'"
-	p := ExecStarter{}.Start(context.Background(), []string{"sh", "-c", script}, nil, "", 10*time.Second)
+	p := ExecStarter{}.Start(context.Background(), Command{Argv: []string{"sh", "-c", script}, Timeout: 10 * time.Second})
 	if p.Err != nil {
 		t.Fatalf("run: %v", p.Err)
 	}
@@ -84,7 +84,7 @@ func TestExecStarterEndsAndReportsASetsidChild(t *testing.T) {
 func TestExecStarterBoundsStdout(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	p := ExecStarter{}.Start(context.Background(), []string{"sh", "-c", "yes BenchmarkA 1 5 ns/op"}, nil, "", time.Minute)
+	p := ExecStarter{}.Start(context.Background(), Command{Argv: []string{"sh", "-c", "yes BenchmarkA 1 5 ns/op"}, Timeout: time.Minute})
 	if p.Err == nil || !strings.Contains(p.Err.Error(), "printed more than 64 MiB on stdout and was killed") {
 		t.Fatalf("err = %v, want the flood named", p.Err)
 	}
@@ -98,7 +98,7 @@ func TestExecStarterBoundsStdout(t *testing.T) {
 
 // A lane's stderr is kept as its tail, however much it writes.
 func TestExecStarterKeepsTheStderrTail(t *testing.T) {
-	p := ExecStarter{}.Start(context.Background(), []string{"sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo line $i >&2; i=$((i+1)); done; exit 3"}, nil, "", time.Minute)
+	p := ExecStarter{}.Start(context.Background(), Command{Argv: []string{"sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo line $i >&2; i=$((i+1)); done; exit 3"}, Timeout: time.Minute})
 	if p.Exit != 3 || !strings.HasSuffix(p.StderrTail, "line 1999") || len(p.StderrTail) > stderrTailBytes {
 		t.Fatalf("exit %d, stderr tail %d bytes ending %q", p.Exit, len(p.StderrTail), p.StderrTail[max(0, len(p.StderrTail)-20):])
 	}

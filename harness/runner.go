@@ -441,7 +441,7 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 	}
 	var outs []lanekind.Output
 	for i, proc := range kind.Prepare(r) {
-		p := st.Start(ctx, proc.Argv, proc.Env, arm.Dir, timeout)
+		p := st.Start(ctx, Command{Argv: proc.Argv, Env: proc.Env, Dir: arm.Dir, Timeout: timeout, CPUs: proto.CPUs})
 		if i == 0 {
 			rec.Started, rec.MaxRSSBytes = p.Started.UTC(), p.MaxRSSBytes
 		}

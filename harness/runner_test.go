@@ -24,7 +24,8 @@ type fakeStarter struct {
 	cancelAt int
 }
 
-func (f *fakeStarter) Start(ctx context.Context, argv, env []string, dir string, timeout time.Duration) Process {
+func (f *fakeStarter) Start(ctx context.Context, c Command) Process {
+	argv := c.Argv
 	f.calls = append(f.calls, strings.Join(argv, " "))
 	if f.cancel != nil && len(f.calls) == f.cancelAt {
 		f.cancel()
@@ -360,8 +361,8 @@ type noSpaceStarter struct {
 	full bool
 }
 
-func (f *noSpaceStarter) Start(ctx context.Context, argv, env []string, dir string, timeout time.Duration) Process {
-	p := f.fakeStarter.Start(ctx, argv, env, dir, timeout)
+func (f *noSpaceStarter) Start(ctx context.Context, c Command) Process {
+	p := f.fakeStarter.Start(ctx, c)
 	if f.full && len(f.calls) >= f.from {
 		p.Stdout, p.Exit, p.Err = nil, 1, errors.New("exited with status 1")
 		p.StderrTail = "writing /tmp/lane-cache: write /tmp/lane-cache: no space left on device"

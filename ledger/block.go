@@ -73,6 +73,9 @@ func renderBlock(w io.Writer, b *blockInput) error {
 	if p.Profile != "" {
 		profile = fmt.Sprintf(", profile %s", p.Profile)
 	}
+	if pin := p.Protocol.Pinned(); pin != "" {
+		profile += ", " + pin
+	}
 	fmt.Fprintf(ew, "Protocol: %s × %s, %s after %d warmup per run%s. %s "+
 		"Effects are candidate against %s; negative means the candidate is better.\n\n",
 		report.Count(p.Protocol.Collections, "collection", "collections"), report.Count(p.Protocol.Passes, "pass", "passes"),

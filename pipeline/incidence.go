@@ -187,7 +187,7 @@ func MeasureIncidence(ctx context.Context, j IncidenceJob, opts Options) (*incid
 
 // listLanes lists the lanes of a suite binary.
 func listLanes(ctx context.Context, st harness.Starter, kind lanekind.Kind, arm receipt.Arm) ([]string, error) {
-	p := st.Start(ctx, kind.ListArgs(arm.Bin), arm.Env, arm.Dir, time.Minute)
+	p := st.Start(ctx, harness.Command{Argv: kind.ListArgs(arm.Bin), Env: arm.Env, Dir: arm.Dir, Timeout: time.Minute})
 	if p.Err != nil {
 		return nil, fmt.Errorf("listing the lanes of the incidence suite %s: %v: %s", arm.Bin, p.Err, p.StderrTail)
 	}

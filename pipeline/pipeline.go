@@ -25,6 +25,7 @@ import (
 	"github.com/flipbench/flipbench/armbuild"
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/incidence"
+	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -152,6 +153,11 @@ var ErrInterrupted = errors.New("interrupted")
 // taken first, since a build competing with another run's measurement contaminates it as
 // a second measurement would, and held until the receipt is written.
 func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
+	if cpus := job.Resolved.Protocol.CPUList(); cpus != nil {
+		if err := cpuset.Check(cpus); err != nil {
+			return nil, fmt.Errorf("the protocol pins lanes to %w", err)
+		}
+	}
 	results := job.Results
 	lock, err := takeLock(ctx, opts, results)
 	if err != nil {
@@ -222,6 +228,11 @@ func Resume(ctx context.Context, dir string, job Job, opts Options) (*Result, er
 	}
 	if err := CheckArms(plan); err != nil {
 		return nil, err
+	}
+	if cpus := plan.Protocol.CPUs; cpus != nil {
+		if err := cpuset.Check(cpus); err != nil {
+			return nil, fmt.Errorf("the plan pins its lanes to %w", err)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, receipt.ManifestFile)); err == nil {
 		// A finished receipt: re-rendering it must not launder edits to its data.

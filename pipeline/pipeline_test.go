@@ -36,7 +36,8 @@ type fakeStarter struct {
 	n  uint64
 }
 
-func (f *fakeStarter) Start(ctx context.Context, argv, env []string, dir string, timeout time.Duration) harness.Process {
+func (f *fakeStarter) Start(ctx context.Context, c harness.Command) harness.Process {
+	argv := c.Argv
 	f.mu.Lock()
 	f.n++
 	n := f.n
@@ -249,13 +250,13 @@ type cancelAfter struct {
 	n      int
 }
 
-func (c *cancelAfter) Start(ctx context.Context, argv, env []string, dir string, timeout time.Duration) harness.Process {
+func (c *cancelAfter) Start(ctx context.Context, cmd harness.Command) harness.Process {
 	c.n++
 	if c.n == c.after {
 		c.cancel()
 		return harness.Process{Err: context.Canceled}
 	}
-	return c.fakeStarter.Start(ctx, argv, env, dir, timeout)
+	return c.fakeStarter.Start(ctx, cmd)
 }
 
 // TestMain puts the tests' receipts in memory where the machine has a tmpfs: the gate

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/cpuset"
 )
 
 // File names inside a receipt data folder.
@@ -141,6 +142,21 @@ type Protocol struct {
 	// Sequential is the stopping rule of a sequential run; nil for a fixed protocol.
 	// Its runs are scheduled in rounds (Round) and Passes is 2 x MaxPairs.
 	Sequential *Sequential `json:"sequential,omitempty"`
+	// CPUs are the CPUs every lane process was pinned to (protocol.cpus), sorted; nil
+	// when the operating system placed them.
+	CPUs []int `json:"cpus,omitempty"`
+}
+
+// Pinned says where the lanes ran when the protocol pinned them: "every lane process
+// pinned to CPU 0", "... to CPUs 0-1"; "" when it did not.
+func (p Protocol) Pinned() string {
+	switch len(p.CPUs) {
+	case 0:
+		return ""
+	case 1:
+		return "every lane process pinned to CPU " + cpuset.Format(p.CPUs)
+	}
+	return "every lane process pinned to CPUs " + cpuset.Format(p.CPUs)
 }
 
 // Sequential is a run's pre-registered stopping rule: look after every round (one pass

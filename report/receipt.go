@@ -335,6 +335,9 @@ func provenance(w io.Writer, d *Data) error {
 			Count(p.Protocol.Samples, "sample", "samples"), p.Protocol.Warmup, p.Protocol.Seed, p.Protocol.Timeout)},
 		{"runs", fmt.Sprintf("%d planned, %d recorded, %d failed", len(p.Runs), len(d.Records), len(failedRuns(d.Records)))},
 	}
+	if pin := p.Protocol.Pinned(); pin != "" {
+		rows = append(rows[:3], append([][]string{{"placement", pin + " (a Go lane's GOMAXPROCS is the number of its CPUs)"}}, rows[3:]...)...)
+	}
 	if len(d.Records) > 0 {
 		first, last := d.Records[0].Started, d.Records[0].Ended
 		for _, r := range d.Records {

@@ -3,7 +3,6 @@ package spec
 import (
 	"errors"
 	"fmt"
-	"github.com/flipbench/flipbench/driftcheck"
 	"maps"
 	"regexp"
 	"regexp/syntax"
@@ -11,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/cpuset"
 
 	"github.com/flipbench/flipbench/lanekind"
 )
@@ -86,6 +88,8 @@ type Overrides struct {
 	Lanes string
 	// Timeout overrides the per-run timeout (--timeout).
 	Timeout *time.Duration
+	// CPUs overrides the CPUs lanes are pinned to (--cpus; "all" unpins).
+	CPUs *string
 	// UntilDecided makes the run sequential (--until-decided), with the spec's stopping
 	// rule or the defaults; MaxPairs and Budget override its fields (--max-pairs,
 	// --budget) and imply it.
@@ -106,6 +110,23 @@ type Resolved struct {
 	// Lanes are the selected lanes in spec order, with Expect (primary lanes) and Better
 	// defaults filled in.
 	Lanes []Lane
+}
+
+// AllCPUs is the protocol.cpus value that undoes a pin: the operating system places the
+// lanes.
+const AllCPUs = "all"
+
+// CPUList returns the CPUs the protocol pins lanes to, or nil when it does not pin them.
+// It expects a validated protocol.
+func (p Protocol) CPUList() []int {
+	if p.CPUs == "" || p.CPUs == AllCPUs {
+		return nil
+	}
+	cpus, err := cpuset.Parse(p.CPUs)
+	if err != nil {
+		return nil
+	}
+	return cpus
 }
 
 // FullProfile is the profile name that means the spec's own protocol, unless the spec
@@ -162,6 +183,10 @@ func (e *Experiment) Resolve(o Overrides) (Resolved, error) {
 	if o.Timeout != nil {
 		p.Timeout = Duration(*o.Timeout)
 		origin["timeout"] = "--timeout " + o.Timeout.String()
+	}
+	if o.CPUs != nil {
+		p.CPUs = *o.CPUs
+		origin["cpus"] = "--cpus " + *o.CPUs
 	}
 	e.resolveSequential(p, layers, o, &probs)
 	checkProtocol(*p, func(string) bool { return true }, func(name, msg string) {
@@ -247,6 +272,7 @@ func (e *Experiment) mergeProtocol(p *Protocol, q Protocol, prefix string, origi
 	take("collections", q.Collections != 0, func() { p.Collections = q.Collections })
 	take("seed", q.Seed != 0, func() { p.Seed = q.Seed })
 	take("timeout", q.Timeout != 0, func() { p.Timeout = q.Timeout })
+	take("cpus", q.CPUs != "", func() { p.CPUs = q.CPUs })
 }
 
 // selectLanes returns the lanes whose names match the --lanes expression (all when it is

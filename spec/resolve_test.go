@@ -364,3 +364,48 @@ func TestResolveMetric(t *testing.T) {
 		t.Errorf("without harness.metric: %+v", r.Lanes)
 	}
 }
+
+// protocol.cpus pins lanes; a profile or --cpus replaces the list, and "all" unpins.
+func TestResolveCPUs(t *testing.T) {
+	e := mustParse(t, "275-gotest.md",
+		"protocol: {samples: 41, warmup: 10, passes: 12, collections: 2, seed: 275}",
+		`protocol: {samples: 41, warmup: 10, passes: 12, collections: 2, seed: 275, cpus: "1,0"}`,
+		"profiles: {quick: {samples: 15, warmup: 3, passes: 4}}",
+		"profiles: {quick: {samples: 15, warmup: 3, passes: 4}, spread: {cpus: all}}")
+	tests := []struct {
+		name string
+		o    Overrides
+		want []int
+		err  string
+	}{
+		{name: "the spec's list", want: []int{0, 1}},
+		{name: "a profile that keeps it", o: Overrides{Profile: "quick"}, want: []int{0, 1}},
+		{name: "a profile that unpins", o: Overrides{Profile: "spread"}},
+		{name: "--cpus", o: Overrides{CPUs: ptr("0")}, want: []int{0}},
+		{name: "--cpus all", o: Overrides{CPUs: ptr("all")}},
+		{name: "--cpus bad", o: Overrides{CPUs: ptr("0-x")}, err: `--cpus 0-x: "0-x" is not a CPU number or range`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := e.Resolve(tc.o)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, r.Protocol.CPUList()); diff != "" {
+				t.Errorf("cpus (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := Parse(page, []byte(edit(t, readTestdata(t, "275-gotest.md"),
+		"protocol: {samples: 41, warmup: 10, passes: 12, collections: 2, seed: 275}",
+		`protocol: {samples: 41, warmup: 10, passes: 12, collections: 2, seed: 275, cpus: "2-1"}`))); err == nil ||
+		!strings.Contains(err.Error(), `protocol.cpus: CPU range "2-1" runs backwards, or "all"`) {
+		t.Errorf("a backwards range: %v", err)
+	}
+}

@@ -179,6 +179,10 @@ type Protocol struct {
 	// every collection) until every lane the decision rule needs is decided, max-pairs is
 	// reached or the budget is spent. Passes is then 2 x max-pairs.
 	Sequential *Sequential `yaml:"sequential,omitempty"`
+	// CPUs, when set, pins every lane process to these CPUs, a list as taskset -c writes
+	// it ("0", "0-1", "0,2"; package cpuset); "all" (a profile or --cpus) undoes a pin.
+	// Empty leaves the placement to the operating system.
+	CPUs string `yaml:"cpus,omitempty"`
 }
 
 // Sequential is a pre-registered stopping rule (docs/sequential.md).

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/lanekind"
 )
 
@@ -264,6 +265,11 @@ func (v *validator) buildUses(field string, written bool, placeholder string) {
 // zero field means "not set" and is checked only when set(name) says it was written.
 func checkProtocol(p Protocol, set func(name string) bool, bad func(name, msg string)) {
 	atMost := func(n int) string { return fmt.Sprintf("must be at most %d", n) }
+	if p.CPUs != "" && p.CPUs != AllCPUs {
+		if _, err := cpuset.Parse(p.CPUs); err != nil {
+			bad("cpus", err.Error()+`, or "all"`)
+		}
+	}
 	switch {
 	case p.Samples < 0 || p.Samples == 0 && set("samples"):
 		bad("samples", "must be at least 1")

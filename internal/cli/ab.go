@@ -44,6 +44,7 @@ func newAbCmd(s Streams) *cobra.Command {
 		samples, warmup, passes, collections, maxPairs int
 		seed                                           int64
 		timeout, budget                                time.Duration
+		cpus                                           string
 	)
 	cmd := &cobra.Command{
 		Use:   "ab PAGE|NNN",
@@ -93,6 +94,9 @@ an interrupted run. The receipt's path is the last line of stdout.`,
 			if f.Changed("max-pairs") {
 				o.MaxPairs = &maxPairs
 			}
+			if f.Changed("cpus") {
+				o.CPUs = &cpus
+			}
 			if f.Changed("budget") {
 				o.Budget = &budget
 			}
@@ -119,6 +123,7 @@ an interrupted run. The receipt's path is the last line of stdout.`,
 	f.IntVar(&collections, "collections", 0, "collections")
 	f.Int64Var(&seed, "seed", 0, "seed of the lane-order shuffle")
 	f.DurationVar(&timeout, "timeout", 0, "timeout of one run (one process)")
+	f.StringVar(&cpus, "cpus", "", `pin every lane process to these CPUs (as taskset -c: 0, 0-1, 0,2); "all" undoes the spec's pin`)
 	f.StringVar(&opts.overrides.Lanes, "lanes", "", "run only lanes matching this regular expression")
 	f.BoolVar(&opts.overrides.UntilDecided, "until-decided", false, "run pass pairs in rounds until every lane the decision needs is decided (docs/sequential.md)")
 	f.IntVar(&maxPairs, "max-pairs", 0, "sequential: the most rounds (pass pairs per collection); implies --until-decided")

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -507,9 +508,13 @@ func fakeLane() {
 }
 
 // fakeMetrics returns the extra metrics FAKE_METRICS asks every result line to carry
-// ("stale/op=0 age-ms=4" prints " 0 stale/op 4 age-ms").
+// ("stale/op=0 age-ms=4" prints " 0 stale/op 4 age-ms"); FAKE_CPUS=1 adds the number of
+// CPUs the lane may run on as cpus/op.
 func fakeMetrics() string {
 	var b strings.Builder
+	if os.Getenv("FAKE_CPUS") == "1" {
+		fmt.Fprintf(&b, " %d cpus/op", runtime.NumCPU())
+	}
 	for _, kv := range strings.Fields(os.Getenv("FAKE_METRICS")) {
 		unit, value, _ := strings.Cut(kv, "=")
 		fmt.Fprintf(&b, " %s %s", value, unit)

@@ -44,6 +44,7 @@ func newGateCmd(s Streams) *cobra.Command {
 	opts := &gateOptions{}
 	var samples, passes, collections, maxPairs int
 	var budget time.Duration
+	var cpus string
 	cmd := &cobra.Command{
 		Use:   "gate --base REF",
 		Short: "CI gate: fail only on a regression that reproduces across order-flipped pass pairs",
@@ -99,6 +100,9 @@ $GITHUB_STEP_SUMMARY; --json prints the decision as JSON instead.`,
 			if f.Changed("budget") {
 				opts.overrides.Budget = &budget
 			}
+			if f.Changed("cpus") {
+				opts.overrides.CPUs = &cpus
+			}
 			opts.args = append([]string{"flipbench"}, s.argv...)
 			return runGate(cmd.Context(), s, opts)
 		},
@@ -117,6 +121,7 @@ $GITHUB_STEP_SUMMARY; --json prints the decision as JSON instead.`,
 	f.IntVar(&collections, "collections", 0, "collections")
 	f.IntVar(&maxPairs, "max-pairs", 0, "the most rounds of pass pairs (the gate runs rounds until every lane passes or fails)")
 	f.DurationVar(&budget, "budget", 0, "the measured wall time after which no round starts (default: the gate spec's, or 10m)")
+	f.StringVar(&cpus, "cpus", "", `pin every lane process to these CPUs (as taskset -c: 0, 0-1, 0,2); "all" undoes the spec's pin`)
 	addWaitFlag(cmd, &opts.wait)
 	return cmd
 }
