@@ -79,6 +79,10 @@ type Lane struct {
 	DF          int     `json:"df"`
 	// RunTime is the median wall time of one run (one process).
 	RunTime time.Duration `json:"run_time_ns"`
+	// CPUs are the CPUs the lanes were pinned to while they were measured
+	// (protocol.cpus); empty when the operating system placed them. Pinning changes the
+	// noise, so a calibration speaks for one placement.
+	CPUs []int `json:"cpus,omitempty"`
 	// Receipt is the A/A receipt the numbers come from, relative to the ledger root, and
 	// Measured when it ran.
 	Receipt  string    `json:"receipt"`
@@ -174,7 +178,7 @@ func FromReceipt(plan *receipt.Plan, recs []receipt.Record, rep driftcheck.Repor
 		}
 		out = append(out, Lane{Experiment: plan.Experiment, Lane: s.Lane, NoisePct: s.NoisePct, BetweenPct: s.BetweenPct,
 			WithinCVPct: s.WithinCVPct, Samples: plan.Protocol.Samples, Warmup: plan.Protocol.Warmup, Pairs: s.UsablePairs, DF: s.DF,
-			RunTime: time.Duration(driftcheck.Median(times[s.Lane])), Receipt: receiptPath, Measured: measured})
+			RunTime: time.Duration(driftcheck.Median(times[s.Lane])), CPUs: plan.Protocol.CPUs, Receipt: receiptPath, Measured: measured})
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no lane of the receipt has a noise estimate: run at least 2 pass pairs")

@@ -8,9 +8,11 @@ package doctor
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/flipbench/flipbench/calibrate"
+	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -104,6 +106,10 @@ func contract(in Input) []Finding {
 		if !ok {
 			out = append(out, Finding{Warn, "contract", fmt.Sprintf("%s: not calibrated on this host: run flipbench calibrate %d", l.Name, in.Spec.ID)})
 			continue
+		}
+		if want := p.CPUList(); !slices.Equal(cal.CPUs, want) {
+			out = append(out, Finding{Warn, "contract", fmt.Sprintf("%s: calibrated %s, but the protocol runs it %s: the noise differs; run flipbench calibrate %d again",
+				l.Name, cpuset.Placement(cal.CPUs), cpuset.Placement(want), in.Spec.ID)})
 		}
 		floor := calibrate.FloorOf(l, in.Resolved)
 		lp := calibrate.Plan(cal, floor, proto, in.Resolved.Drift)

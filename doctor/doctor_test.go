@@ -53,3 +53,25 @@ var errEx = errString("none here")
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// A calibration made with the lanes placed differently from the protocol's placement is
+// named: pinning changes the noise.
+func TestCheckPlacement(t *testing.T) {
+	e := &spec.Experiment{ID: 7, Arms: []spec.Arm{{Name: "base"}, {Name: "cand"}},
+		Lanes: []spec.Lane{{Name: "pinned", Role: spec.RolePrimary}, {Name: "spread", Role: spec.RoleGuard}}}
+	res := spec.Resolved{Protocol: spec.Protocol{Samples: 10, Passes: 4, Collections: 2, CPUs: "0"}, Drift: driftcheck.DefaultConfig(), Lanes: e.Lanes}
+	cal := &calibrate.File{Lanes: []calibrate.Lane{
+		{Experiment: 7, Lane: "pinned", BetweenPct: 0.2, WithinCVPct: 0.5, Samples: 10, RunTime: time.Second, CPUs: []int{0}},
+		{Experiment: 7, Lane: "spread", BetweenPct: 0.2, WithinCVPct: 0.5, Samples: 10, RunTime: time.Second},
+	}}
+	var lines []string
+	for _, f := range Check(Input{Spec: e, Resolved: res, Host: Host{Snapshot: receipt.Snapshot{CPUs: 2}}, Calibration: cal}) {
+		if f.Check == "contract" && f.Level == Warn {
+			lines = append(lines, f.Text)
+		}
+	}
+	want := "spread: calibrated unpinned, but the protocol runs it pinned to CPU 0: the noise differs; run flipbench calibrate 7 again"
+	if len(lines) != 1 || lines[0] != want {
+		t.Errorf("contract warnings %q, want only %q", lines, want)
+	}
+}

@@ -150,13 +150,10 @@ type Protocol struct {
 // Pinned says where the lanes ran when the protocol pinned them: "every lane process
 // pinned to CPU 0", "... to CPUs 0-1"; "" when it did not.
 func (p Protocol) Pinned() string {
-	switch len(p.CPUs) {
-	case 0:
+	if len(p.CPUs) == 0 {
 		return ""
-	case 1:
-		return "every lane process pinned to CPU " + cpuset.Format(p.CPUs)
 	}
-	return "every lane process pinned to CPUs " + cpuset.Format(p.CPUs)
+	return "every lane process " + cpuset.Placement(p.CPUs)
 }
 
 // Sequential is a run's pre-registered stopping rule: look after every round (one pass

@@ -13,7 +13,6 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/cpuset"
-
 	"github.com/flipbench/flipbench/lanekind"
 )
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/flipbench/flipbench/doctor"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
@@ -59,11 +61,10 @@ func findTarget(arg string) (target, error) {
 	return target{exp: exp, root: root, page: filepath.ToSlash(rel)}, nil
 }
 
-// resolveFixed resolves the target's protocol for profile as a fixed protocol of pairs
-// pass pairs per collection (0: the spec's; a sequential spec's max-pairs), with samples
-// overridden when set.
-func resolveFixed(e *spec.Experiment, profile string, pairs, samples int) (spec.Resolved, error) {
-	o := spec.Overrides{Profile: profile}
+// resolveFixed resolves the target's protocol with the overrides o as a fixed protocol of
+// pairs pass pairs per collection (0: the spec's; a sequential spec's max-pairs), with
+// samples overridden when set.
+func resolveFixed(e *spec.Experiment, o spec.Overrides, pairs, samples int) (spec.Resolved, error) {
 	if samples > 0 {
 		o.Samples = &samples
 	}
@@ -90,6 +91,8 @@ type calibrateOptions struct {
 	pairs   int
 	samples int
 	results string
+	cpus    string
+	cpusSet bool
 	wait    waitFlag
 	args    []string
 }
@@ -120,6 +123,7 @@ protocol can resolve; the receipt's path is its last line.`,
 				return usageError("--pairs %d: want 2 to %d (one pair gives no noise estimate)", opts.pairs, spec.MaxPasses/2)
 			}
 			opts.target = args[0]
+			opts.cpusSet = cmd.Flags().Changed("cpus")
 			opts.args = append([]string{"flipbench"}, s.argv...)
 			return runCalibrate(cmd.Context(), s, opts)
 		},
@@ -129,6 +133,7 @@ protocol can resolve; the receipt's path is its last line.`,
 	f.IntVar(&opts.pairs, "pairs", 0, "pass pairs per collection (default: the protocol's)")
 	f.IntVar(&opts.samples, "samples", 0, "samples per run (default: the protocol's)")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ beside experiments/)")
+	f.StringVar(&opts.cpus, "cpus", "", `pin every lane process to these CPUs (as taskset -c: 0, 0-1, 0,2); "all" undoes the spec's pin`)
 	addWaitFlag(cmd, &opts.wait)
 	return cmd
 }
@@ -140,7 +145,11 @@ func runCalibrate(ctx context.Context, s Streams, opts *calibrateOptions) error 
 	if err != nil {
 		return err
 	}
-	res, err := resolveFixed(t.exp, opts.profile, opts.pairs, opts.samples)
+	o := spec.Overrides{Profile: opts.profile}
+	if opts.cpusSet {
+		o.CPUs = &opts.cpus
+	}
+	res, err := resolveFixed(t.exp, o, opts.pairs, opts.samples)
 	if err != nil {
 		return flagProblem(err)
 	}
@@ -298,6 +307,10 @@ func runPlan(s Streams, opts *planOptions) error {
 		for _, l := range res.Lanes {
 			if cal, ok := f.Lane(t.exp.ID, l.Name); ok {
 				lanes = append(lanes, cal)
+				if want := res.Protocol.CPUList(); !slices.Equal(cal.CPUs, want) {
+					fmt.Fprintf(s.Err, "flipbench: warning: %s was calibrated %s, but the protocol runs it %s: the noise differs; run flipbench calibrate %s again\n",
+						l.Name, cpuset.Placement(cal.CPUs), cpuset.Placement(want), opts.target)
+				}
 			}
 		}
 		source = relPath(calibrate.Path(t.root, host))

@@ -84,6 +84,18 @@ func Format(cpus []int) string {
 	return b.String()
 }
 
+// Placement says where lanes run: "pinned to CPU 0", "pinned to CPUs 0-1", or
+// "unpinned" for an empty list (the operating system places them).
+func Placement(cpus []int) string {
+	switch len(cpus) {
+	case 0:
+		return "unpinned"
+	case 1:
+		return "pinned to CPU " + Format(cpus)
+	}
+	return "pinned to CPUs " + Format(cpus)
+}
+
 // Allowed returns the CPUs this process may run on, sorted.
 func Allowed() ([]int, error) {
 	var set unix.CPUSet
