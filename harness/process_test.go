@@ -13,7 +13,9 @@ import (
 func TestExecStarterKillsWhatTheLaneLeftBehind(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	// The lane starts a background sleeper in its own process group and exits at once.
-	script := "sleep 30 & echo $! > " + pidfile + "; echo 'BenchmarkA 1 5 ns/op'"
+	// It waits until the sleeper is sleep (a forked child is still sh until it execs).
+	script := "sleep 30 & pid=$!; echo $pid > " + pidfile +
+		`; while [ "$(cat /proc/$pid/comm)" != sleep ]; do :; done; echo 'BenchmarkA 1 5 ns/op'`
 	p := ExecStarter{}.Start(context.Background(), Command{Argv: []string{"sh", "-c", script}, Timeout: 10 * time.Second})
 	if p.Err != nil || !strings.Contains(string(p.Stdout), "BenchmarkA") {
 		t.Fatalf("run: %+v", p)
