@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -40,12 +39,7 @@ type abOptions struct {
 
 func newAbCmd(s Streams) *cobra.Command {
 	opts := &abOptions{}
-	var (
-		samples, warmup, passes, collections, maxPairs int
-		seed                                           int64
-		timeout, budget                                time.Duration
-		cpus                                           string
-	)
+	var pf protocolFlags
 	cmd := &cobra.Command{
 		Use:   "ab PAGE|NNN",
 		Short: "Build the arms, run the order-flipped A/B, drift-check it and write a receipt",
@@ -73,33 +67,7 @@ an interrupted run. The receipt's path is the last line of stdout.`,
 			}
 			f := cmd.Flags()
 			o := &opts.overrides
-			if f.Changed("samples") {
-				o.Samples = &samples
-			}
-			if f.Changed("warmup") {
-				o.Warmup = &warmup
-			}
-			if f.Changed("passes") {
-				o.Passes = &passes
-			}
-			if f.Changed("collections") {
-				o.Collections = &collections
-			}
-			if f.Changed("seed") {
-				o.Seed = &seed
-			}
-			if f.Changed("timeout") {
-				o.Timeout = &timeout
-			}
-			if f.Changed("max-pairs") {
-				o.MaxPairs = &maxPairs
-			}
-			if f.Changed("cpus") {
-				o.CPUs = &cpus
-			}
-			if f.Changed("budget") {
-				o.Budget = &budget
-			}
+			pf.apply(f, o)
 			if opts.resume != "" && (o.Profile != "" || o.Lanes != "" || f.NFlag() > 1 && !(f.NFlag() == 2 && f.Changed("wait"))) {
 				return usageError("--resume: the plan is fixed by the interrupted run; drop the other flags")
 			}
@@ -117,17 +85,17 @@ an interrupted run. The receipt's path is the last line of stdout.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.overrides.Profile, "profile", "", "protocol profile from the spec (e.g. quick); full means the spec's own protocol")
-	f.IntVar(&samples, "samples", 0, "samples per run (overrides spec and profile)")
-	f.IntVar(&warmup, "warmup", 0, "unrecorded warmup operations per run")
-	f.IntVar(&passes, "passes", 0, "passes per collection (even)")
-	f.IntVar(&collections, "collections", 0, "collections")
-	f.Int64Var(&seed, "seed", 0, "seed of the lane-order shuffle")
-	f.DurationVar(&timeout, "timeout", 0, "timeout of one run (one process)")
-	f.StringVar(&cpus, "cpus", "", `pin every lane process to these CPUs (as taskset -c: 0, 0-1, 0,2); "all" undoes the spec's pin`)
+	f.IntVar(&pf.samples, "samples", 0, "samples per run (overrides spec and profile)")
+	f.IntVar(&pf.warmup, "warmup", 0, "unrecorded warmup operations per run")
+	f.IntVar(&pf.passes, "passes", 0, "passes per collection (even)")
+	f.IntVar(&pf.collections, "collections", 0, "collections")
+	f.Int64Var(&pf.seed, "seed", 0, "seed of the lane-order shuffle")
+	f.DurationVar(&pf.timeout, "timeout", 0, "timeout of one run (one process)")
+	cpusFlag(f, &pf.cpus)
 	f.StringVar(&opts.overrides.Lanes, "lanes", "", "run only lanes matching this regular expression")
 	f.BoolVar(&opts.overrides.UntilDecided, "until-decided", false, "run pass pairs in rounds until every lane the decision needs is decided (docs/sequential.md)")
-	f.IntVar(&maxPairs, "max-pairs", 0, "sequential: the most rounds (pass pairs per collection); implies --until-decided")
-	f.DurationVar(&budget, "budget", 0, "sequential: the measured wall time after which no round starts; implies --until-decided")
+	f.IntVar(&pf.maxPairs, "max-pairs", 0, "sequential: the most rounds (pass pairs per collection); implies --until-decided")
+	f.DurationVar(&pf.budget, "budget", 0, "sequential: the measured wall time after which no round starts; implies --until-decided")
 	f.StringVar(&opts.resume, "resume", "", "finish the interrupted run in this receipt data folder")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ beside experiments/)")
 	f.StringVar(&opts.label, "label", "", "receipt label (default: the profile name, or full)")

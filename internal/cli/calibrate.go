@@ -133,7 +133,7 @@ protocol can resolve; the receipt's path is its last line.`,
 	f.IntVar(&opts.pairs, "pairs", 0, "pass pairs per collection (default: the protocol's)")
 	f.IntVar(&opts.samples, "samples", 0, "samples per run (default: the protocol's)")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ beside experiments/)")
-	f.StringVar(&opts.cpus, "cpus", "", `pin every lane process to these CPUs (as taskset -c: 0, 0-1, 0,2); "all" undoes the spec's pin`)
+	cpusFlag(f, &opts.cpus)
 	addWaitFlag(cmd, &opts.wait)
 	return cmd
 }

@@ -36,8 +36,7 @@ type compareOptions struct {
 
 func newCompareCmd(s Streams) *cobra.Command {
 	opts := &compareOptions{}
-	var samples, maxPairs int
-	var budget time.Duration
+	var pf protocolFlags
 	cmd := &cobra.Command{
 		Use:   "compare [BASE [CANDIDATE]] [PACKAGES]",
 		Short: "Compare the Go benchmarks of a base commit and the working tree, with nothing to write first",
@@ -85,16 +84,7 @@ Exit status: 0; 1 on an error, or when runs failed (after the table and the rece
 			if _, err := compare.Matcher(opts.bench); err != nil {
 				return usageError("%v", err)
 			}
-			f := cmd.Flags()
-			if f.Changed("samples") {
-				opts.overrides.Samples = &samples
-			}
-			if f.Changed("max-pairs") {
-				opts.overrides.MaxPairs = &maxPairs
-			}
-			if f.Changed("budget") {
-				opts.overrides.Budget = &budget
-			}
+			pf.apply(cmd.Flags(), &opts.overrides)
 			opts.args = append([]string{"flipbench"}, s.argv...)
 			return runCompare(cmd.Context(), s, opts)
 		},
@@ -102,9 +92,9 @@ Exit status: 0; 1 on an error, or when runs failed (after the table and the rece
 	f := cmd.Flags()
 	f.StringVar(&opts.bench, "bench", "", "run only the benchmarks this go test -bench expression selects")
 	f.StringVar(&opts.benchtime, "benchtime", "", "each sample's -test.benchtime: a duration or a count like 1000x (default "+compare.DefaultBenchtime+")")
-	f.IntVar(&samples, "samples", 0, "samples per process (default 6)")
-	f.IntVar(&maxPairs, "max-pairs", 0, "the most rounds of pass pairs (default 20)")
-	f.DurationVar(&budget, "budget", 0, "the measured wall time after which no round starts (default 10m)")
+	f.IntVar(&pf.samples, "samples", 0, "samples per process (default 6)")
+	f.IntVar(&pf.maxPairs, "max-pairs", 0, "the most rounds of pass pairs (default 20)")
+	f.DurationVar(&pf.budget, "budget", 0, "the measured wall time after which no round starts (default 10m)")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ at the repository root)")
 	f.StringVar(&opts.save, "save", "", "also write the run as experiment page NNN (experiments/NNN-slug.md), for flipbench finalize")
 	f.StringVar(&opts.title, "title", "", "the saved page's title (with --save)")

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -42,9 +41,7 @@ const worktreeRef = "WORKTREE"
 
 func newGateCmd(s Streams) *cobra.Command {
 	opts := &gateOptions{}
-	var samples, passes, collections, maxPairs int
-	var budget time.Duration
-	var cpus string
+	var pf protocolFlags
 	cmd := &cobra.Command{
 		Use:   "gate --base REF",
 		Short: "CI gate: fail only on a regression that reproduces across order-flipped pass pairs",
@@ -84,25 +81,7 @@ $GITHUB_STEP_SUMMARY; --json prints the decision as JSON instead.`,
 			if opts.threshold < 0 || opts.threshold > spec.MaxDriftThreshold {
 				return usageError("--threshold %g: must be between 0 and %d", opts.threshold, spec.MaxDriftThreshold)
 			}
-			f := cmd.Flags()
-			if f.Changed("samples") {
-				opts.overrides.Samples = &samples
-			}
-			if f.Changed("passes") {
-				opts.overrides.Passes = &passes
-			}
-			if f.Changed("collections") {
-				opts.overrides.Collections = &collections
-			}
-			if f.Changed("max-pairs") {
-				opts.overrides.MaxPairs = &maxPairs
-			}
-			if f.Changed("budget") {
-				opts.overrides.Budget = &budget
-			}
-			if f.Changed("cpus") {
-				opts.overrides.CPUs = &cpus
-			}
+			pf.apply(cmd.Flags(), &opts.overrides)
 			opts.args = append([]string{"flipbench"}, s.argv...)
 			return runGate(cmd.Context(), s, opts)
 		},
@@ -116,12 +95,12 @@ $GITHUB_STEP_SUMMARY; --json prints the decision as JSON instead.`,
 	f.BoolVar(&opts.json, "json", false, "print the decision as JSON")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ beside experiments/)")
 	f.Float64Var(&opts.threshold, "threshold", 0, "smallest slowdown in percent that fails the build (default: the spec's, or 5)")
-	f.IntVar(&samples, "samples", 0, "samples per run")
-	f.IntVar(&passes, "passes", 0, "passes per collection (even)")
-	f.IntVar(&collections, "collections", 0, "collections")
-	f.IntVar(&maxPairs, "max-pairs", 0, "the most rounds of pass pairs (the gate runs rounds until every lane passes or fails)")
-	f.DurationVar(&budget, "budget", 0, "the measured wall time after which no round starts (default: the gate spec's, or 10m)")
-	f.StringVar(&cpus, "cpus", "", `pin every lane process to these CPUs (as taskset -c: 0, 0-1, 0,2); "all" undoes the spec's pin`)
+	f.IntVar(&pf.samples, "samples", 0, "samples per run")
+	f.IntVar(&pf.passes, "passes", 0, "passes per collection (even)")
+	f.IntVar(&pf.collections, "collections", 0, "collections")
+	f.IntVar(&pf.maxPairs, "max-pairs", 0, "the most rounds of pass pairs (the gate runs rounds until every lane passes or fails)")
+	f.DurationVar(&pf.budget, "budget", 0, "the measured wall time after which no round starts (default: the gate spec's, or 10m)")
+	cpusFlag(f, &pf.cpus)
 	addWaitFlag(cmd, &opts.wait)
 	return cmd
 }
