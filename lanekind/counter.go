@@ -117,8 +117,9 @@ type countedKind struct {
 
 // Counted wraps k so that each run of a lane executes twice: first natively, with the
 // counter's pinned environment (its wall time is what counting is compared with), then
-// under callgrind, which counts every instruction the process executes, on every thread
-// but the Go runtime's monitor, and dumps its counts at each entry of the functions
+// under callgrind, which counts every instruction the process executes, on every thread,
+// but for the Go runtime's work paced by the clock (its monitor and its scavenger; see
+// pacedFns), and dumps its counts at each entry of the functions
 // that delimit a measured call (c.Start and c.End; see measuredCalls). What happens
 // outside measured calls (process start, set-up before the first call, printing between
 // an exec lane's operations) is left out; system calls, I/O and waiting execute no

@@ -15,11 +15,11 @@ import (
 )
 
 // testPart is one dump to write: its trigger ("" for the process's end), its Ir, and the
-// calls that show waiting, and what the monitor thread ran.
+// calls that show waiting, and what the monitor thread and the scavenger ran.
 type testPart struct {
-	trigger        string
-	ir, sysmon     int
-	idle, maxprocs int
+	trigger          string
+	ir, sysmon, scav int
+	idle, maxprocs   int
 }
 
 // writeProfile writes parts as callgrind would with --dump-before and
@@ -34,7 +34,7 @@ func writeProfile(t *testing.T, dir string, parts []testPart) {
 		} else {
 			fmt.Fprintf(&b, "desc: Trigger: --dump-before=%s\n", p.trigger)
 		}
-		fmt.Fprintf(&b, "\npositions: line\nevents: Ir\nsummary: %d\n\n\nob=/x.test\nfl=/src/x.go\n", p.ir+p.sysmon)
+		fmt.Fprintf(&b, "\npositions: line\nevents: Ir\nsummary: %d\n\n\nob=/x.test\nfl=/src/x.go\n", p.ir+p.sysmon+p.scav)
 		fmt.Fprintf(&b, "fn=main.work\n0 %d\n", p.ir)
 		if p.idle > 0 {
 			fmt.Fprintf(&b, "fn=runtime.findRunnable\ncfn=runtime.pidleput\ncalls=%d 0\n0 0\n", p.idle)
@@ -45,6 +45,9 @@ func writeProfile(t *testing.T, dir string, parts []testPart) {
 		}
 		if p.sysmon > 0 {
 			fmt.Fprintf(&b, "fn=runtime.sysmon'2\n0 %d\ncfn=runtime.usleep\ncalls=3 0\n0 %d\n", p.sysmon/2, p.sysmon-p.sysmon/2)
+		}
+		if p.scav > 0 {
+			fmt.Fprintf(&b, "fn=runtime.bgscavenge\n0 %d\ncfn=runtime.(*scavengerState).run\ncalls=2 0\n0 %d\n", p.scav/3, p.scav-p.scav/3)
 		}
 		name := profileBase
 		if i < len(parts)-1 {
@@ -66,7 +69,7 @@ func TestReadProfile(t *testing.T) {
 	// More than nine parts, so that .10 must sort after .9.
 	var parts []testPart
 	for i := range 11 {
-		parts = append(parts, testPart{trigger: "x.BenchmarkWork", ir: i + 1, sysmon: 7 * i, idle: i % 2, maxprocs: i % 3})
+		parts = append(parts, testPart{trigger: "x.BenchmarkWork", ir: i + 1, sysmon: 7 * i, scav: 100 * (i % 4), idle: i % 2, maxprocs: i % 3})
 	}
 	parts = append(parts, testPart{ir: 99})
 	writeProfile(t, dir, parts)
@@ -80,7 +83,7 @@ func TestReadProfile(t *testing.T) {
 	for i, p := range prof.parts[:11] {
 		want := part{trigger: "x.BenchmarkWork", ir: float64(i + 1), idle: i % 2, maxprocs: i % 3, gcs: i % 3}
 		if p != want {
-			t.Errorf("part %d = %+v, want %+v (the monitor's instructions left out)", i+1, p, want)
+			t.Errorf("part %d = %+v, want %+v (the monitor's and the scavenger's instructions left out)", i+1, p, want)
 		}
 	}
 	if last := prof.parts[11]; last.trigger != "" || last.ir != 99 {

@@ -60,6 +60,6 @@ func CountingTable(w io.Writer, d *Data) error {
 		}
 		rows = append(rows, row)
 	}
-	fmt.Fprintf(w, "Instructions per operation, counted by Valgrind's callgrind: every instruction the lane process executes, on every thread but the Go runtime's monitor, from an entry of the first function to the next entry of the second. System calls, I/O and waiting are not counted, nor is anything outside those calls. Each run executes the lane twice, natively and counted, with the same pinned environment; the slowdown is the median ratio of their wall times (medians over the successful runs).\n\n")
+	fmt.Fprintf(w, "Instructions per operation, counted by Valgrind's callgrind: every instruction the lane process executes, on every thread, but for the Go runtime's work paced by the clock (its monitor and its scavenger), from an entry of the first function to the next entry of the second. System calls, I/O and waiting are not counted, nor is anything outside those calls. Each run executes the lane twice, natively and counted, with the same pinned environment; the slowdown is the median ratio of their wall times (medians over the successful runs).\n\n")
 	return mdtable.Write(w, header, rows)
 }
