@@ -51,7 +51,11 @@ func CountingTable(w io.Writer, d *Data) error {
 			continue
 		}
 		c := l.Counter
-		row := []string{l.Name, fmt.Sprintf("`%s` to `%s`", c.Start, c.End), itoa(c.Iterations), strings.Join(c.Env, " "), OrDash(strings.Join(tools[l.Name], ", "))}
+		span := fmt.Sprintf("`%s` to `%s`", c.Start, c.End)
+		if c.Start == "" {
+			span = fmt.Sprintf("`%s` to the next", c.End)
+		}
+		row := []string{l.Name, span, itoa(c.Iterations), strings.Join(c.Env, " "), OrDash(strings.Join(tools[l.Name], ", "))}
 		if t := by[l.Name]; t != nil {
 			row = append(row, fmt.Sprintf("%.2f s", driftcheck.Median(t.native)), fmt.Sprintf("%.2f s", driftcheck.Median(t.counted)),
 				fmt.Sprintf("%.0fx", driftcheck.Median(t.ratio)))
