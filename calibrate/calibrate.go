@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -87,6 +88,16 @@ type Lane struct {
 	// Measured when it ran.
 	Receipt  string    `json:"receipt"`
 	Measured time.Time `json:"measured"`
+}
+
+// PlacementChange says how the lane's calibrated placement differs from want, the CPUs a
+// protocol pins lanes to (nil: unpinned): "calibrated unpinned, but the protocol runs it
+// pinned to CPU 0: the noise differs"; "" when they agree.
+func (l Lane) PlacementChange(want []int) string {
+	if slices.Equal(l.CPUs, want) {
+		return ""
+	}
+	return fmt.Sprintf("calibrated %s, but the protocol runs it %s: the noise differs", cpuset.Placement(l.CPUs), cpuset.Placement(want))
 }
 
 // File is a calibration file: a host and its lanes.

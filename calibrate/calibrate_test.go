@@ -65,3 +65,16 @@ func TestFile(t *testing.T) {
 		t.Errorf("another host: %v, want a missing file", err)
 	}
 }
+
+func TestPlacementChange(t *testing.T) {
+	pinned := Lane{CPUs: []int{0}}
+	if got := pinned.PlacementChange([]int{0}); got != "" {
+		t.Errorf("same placement: %q", got)
+	}
+	if got, want := pinned.PlacementChange(nil), "calibrated pinned to CPU 0, but the protocol runs it unpinned: the noise differs"; got != want {
+		t.Errorf("pinned calibration, unpinned protocol: %q, want %q", got, want)
+	}
+	if got, want := (Lane{}).PlacementChange([]int{0, 1}), "calibrated unpinned, but the protocol runs it pinned to CPUs 0-1: the noise differs"; got != want {
+		t.Errorf("unpinned calibration, pinned protocol: %q, want %q", got, want)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/texttable"
+	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
 )
@@ -114,7 +115,7 @@ func Table(w io.Writer, d *report.Data, names Names, width int) error {
 	}
 	var cells [][]string
 	for _, r := range rows {
-		cells = append(cells, []string{r.Lane, value(r.Base, r.Unit), value(r.Cand, r.Unit), effect(r.Effect), string(r.Effect.Verdict), r.Effect.Reason})
+		cells = append(cells, []string{r.Lane, value(r.Base, r.Unit), value(r.Cand, r.Unit), report.Effect(r.Effect), string(r.Effect.Verdict), r.Effect.Reason})
 	}
 	if err := texttable.Write(ew, []string{"lane", p.Arms[0].Name, p.Arms[len(p.Arms)-1].Name, "delta [" + conf + " CI]", "verdict", "reason"}, cells, width); err != nil {
 		return err
@@ -149,9 +150,13 @@ func Table(w io.Writer, d *report.Data, names Names, width int) error {
 // 1m10s."
 func protocolLine(d *report.Data) string {
 	p := d.Plan
-	bt := ""
+	bt := "-"
 	if len(p.Arms) > 0 {
-		bt = benchtime(p.Arms[0].Command)
+		if k, err := lanekind.Lookup(p.Arms[0].Kind); err == nil {
+			if v, ok := k.Benchtime(p.Arms[0].Command); ok {
+				bt = v
+			}
+		}
 	}
 	s := fmt.Sprintf("benchtime %s; %s per process after %d warmup; %s", bt, report.Count(p.Protocol.Samples, "sample", "samples"),
 		p.Protocol.Warmup, report.Count(p.Protocol.Collections, "collection", "collections"))
@@ -174,33 +179,12 @@ func stopWhy(stop string) string {
 	return stop
 }
 
-// benchtime returns the -test.benchtime of a lane command.
-func benchtime(cmd []string) string {
-	for i, a := range cmd {
-		if a == "-test.benchtime" && i+1 < len(cmd) {
-			return cmd[i+1]
-		}
-	}
-	return "-"
-}
-
 // value formats an arm's value: "1.20ms ±2%", "-" without runs.
 func value(s driftcheck.Summary, unit string) string {
 	if s.N == 0 {
 		return "-"
 	}
 	return human.Spread(s.Median, s.Lo, s.Hi, unit, s.Bounded)
-}
-
-// effect formats a lane's pooled effect with its interval.
-func effect(s driftcheck.LaneSummary) string {
-	switch {
-	case s.UsablePairs == 0:
-		return "-"
-	case !s.Bounded:
-		return human.Delta(s.EstimatePct) + " (no interval)"
-	}
-	return human.DeltaCI(s.EstimatePct, s.CILowPct, s.CIHighPct)
 }
 
 // change formats the change from a to b in percent of a: "+33.3%", "x2.00", "0.0%".

@@ -8,11 +8,9 @@ package doctor
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/flipbench/flipbench/calibrate"
-	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -107,9 +105,8 @@ func contract(in Input) []Finding {
 			out = append(out, Finding{Warn, "contract", fmt.Sprintf("%s: not calibrated on this host: run flipbench calibrate %d", l.Name, in.Spec.ID)})
 			continue
 		}
-		if want := p.CPUList(); !slices.Equal(cal.CPUs, want) {
-			out = append(out, Finding{Warn, "contract", fmt.Sprintf("%s: calibrated %s, but the protocol runs it %s: the noise differs; run flipbench calibrate %d again",
-				l.Name, cpuset.Placement(cal.CPUs), cpuset.Placement(want), in.Spec.ID)})
+		if change := cal.PlacementChange(p.CPUList()); change != "" {
+			out = append(out, Finding{Warn, "contract", fmt.Sprintf("%s: %s; run flipbench calibrate %d again", l.Name, change, in.Spec.ID)})
 		}
 		floor := calibrate.FloorOf(l, in.Resolved)
 		lp := calibrate.Plan(cal, floor, proto, in.Resolved.Drift)

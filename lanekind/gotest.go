@@ -35,14 +35,15 @@ func (gotestKind) Check(h Harness, _ bool) []Problem {
 			ps = append(ps, Problem{f.name, "only for kind exec: a gotest lane counts its benchmark function"})
 		}
 	}
-	if h.Benchtime != "" && !validBenchtime(h.Benchtime) {
+	if h.Benchtime != "" && !ValidBenchtime(h.Benchtime) {
 		ps = append(ps, Problem{"benchtime", "must be a duration like 100ms or a count like 1000x; got " + strconv.Quote(h.Benchtime)})
 	}
 	return ps
 }
 
-// validBenchtime reports whether s is a go test -benchtime value: "Nx" or a duration.
-func validBenchtime(s string) bool {
+// ValidBenchtime reports whether s is a go test -benchtime value: a count "Nx" or a
+// positive duration.
+func ValidBenchtime(s string) bool {
 	if n, ok := strings.CutSuffix(s, "x"); ok {
 		i, err := strconv.Atoi(n)
 		return err == nil && i > 0

@@ -84,22 +84,29 @@ func orderText(s driftcheck.LaneSummary) string {
 	return human.DeltaCI(s.OrderEffectPct, s.OrderLowPct, s.OrderHighPct)
 }
 
+// PairDeltas formats a pass pair's two deltas and their mean, "-" for a pass that is not
+// usable (and for the mean unless both are).
+func PairDeltas(p driftcheck.Pair) (d1, d2, mean string) {
+	d1, d2, mean = human.Delta(p.Delta1Pct), human.Delta(p.Delta2Pct), human.Delta(p.MeanPct)
+	if !p.Usable1 {
+		d1 = "-"
+	}
+	if !p.Usable2 {
+		d2 = "-"
+	}
+	if !p.Usable1 || !p.Usable2 {
+		mean = "-"
+	}
+	return d1, d2, mean
+}
+
 // PairTable writes pass-pair verdicts as a markdown table: lane, (arm,) collection, pair,
 // both deltas, the pair mean, the verdict and its reason. Receipts, drift reports and
 // experiment pages all show pairs with it.
 func PairTable(w io.Writer, pairs []driftcheck.Pair, withArm bool) error {
 	rows := make([][]string, 0, len(pairs))
 	for _, p := range pairs {
-		d1, d2, m := human.Delta(p.Delta1Pct), human.Delta(p.Delta2Pct), human.Delta(p.MeanPct)
-		if !p.Usable1 {
-			d1 = "-"
-		}
-		if !p.Usable2 {
-			d2 = "-"
-		}
-		if !p.Usable1 || !p.Usable2 {
-			m = "-"
-		}
+		d1, d2, m := PairDeltas(p)
 		row := []string{p.Lane}
 		if withArm {
 			row = append(row, p.Arm)

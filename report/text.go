@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/flipbench/flipbench/driftcheck"
-	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/texttable"
 )
 
@@ -48,16 +47,7 @@ func DriftText(w io.Writer, r driftcheck.Report, roles Roles, vals *Values, widt
 	} else {
 		var rows [][]string
 		for _, p := range r.Pairs {
-			d1, d2, m := human.Delta(p.Delta1Pct), human.Delta(p.Delta2Pct), human.Delta(p.MeanPct)
-			if !p.Usable1 {
-				d1 = "-"
-			}
-			if !p.Usable2 {
-				d2 = "-"
-			}
-			if !p.Usable1 || !p.Usable2 {
-				m = "-"
-			}
+			d1, d2, m := PairDeltas(p)
 			rows = append(rows, []string{p.Lane, p.Arm, fmt.Sprint(p.Collection), fmt.Sprint(p.Pair), d1, d2, m, string(p.Verdict), p.Reason})
 		}
 		if err := texttable.Write(ew, []string{"lane", "arm", "coll", "pair", "Δ fwd", "Δ rev", "mean", "verdict", "reason"}, rows, width); err != nil {

@@ -559,18 +559,24 @@ func (v *validator) shape() {
 	for i, l := range v.e.Lanes {
 		names[i] = l.Name
 	}
+	v.eachOnce("shape.decay", s.Decay, names, "unknown lane %q", "lane %s listed twice")
+}
+
+// eachOnce checks a list field whose entries must each be one of known, once: an unknown
+// entry is named with unknown (and the nearest known name), a repeated one with twice.
+func (v *validator) eachOnce(field string, list, known []string, unknown, twice string) {
 	seen := map[string]bool{}
-	for i, n := range s.Decay {
-		f := fmt.Sprintf("shape.decay[%d]", i)
+	for i, n := range list {
+		f := fmt.Sprintf("%s[%d]", field, i)
 		switch {
-		case !slices.Contains(names, n):
-			msg := fmt.Sprintf("unknown lane %q", n)
-			if s := Suggest(n, names); s != "" {
+		case !slices.Contains(known, n):
+			msg := fmt.Sprintf(unknown, n)
+			if s := Suggest(n, known); s != "" {
 				msg += " (did you mean " + s + "?)"
 			}
 			v.bad(f, "%s", msg)
 		case seen[n]:
-			v.bad(f, "lane %s listed twice", n)
+			v.bad(f, twice, n)
 		}
 		seen[n] = true
 	}
@@ -607,21 +613,7 @@ func (v *validator) incidence() {
 	for _, a := range v.e.Candidates() {
 		cands = append(cands, a.Name)
 	}
-	seen := map[string]bool{}
-	for i, a := range in.Arms {
-		f := fmt.Sprintf("incidence.arms[%d]", i)
-		switch {
-		case !slices.Contains(cands, a):
-			msg := fmt.Sprintf("unknown candidate arm %q", a)
-			if s := Suggest(a, cands); s != "" {
-				msg += " (did you mean " + s + "?)"
-			}
-			v.bad(f, "%s", msg)
-		case seen[a]:
-			v.bad(f, "%s listed twice", a)
-		}
-		seen[a] = true
-	}
+	v.eachOnce("incidence.arms", in.Arms, cands, "unknown candidate arm %q", "%s listed twice")
 	shown := map[Share]bool{{Part: in.Eligible, Of: in.Total}: true}
 	for i, sh := range in.Shares {
 		f := fmt.Sprintf("incidence.shares[%d]", i)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"github.com/flipbench/flipbench/doctor"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/harness"
-	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
@@ -307,9 +305,8 @@ func runPlan(s Streams, opts *planOptions) error {
 		for _, l := range res.Lanes {
 			if cal, ok := f.Lane(t.exp.ID, l.Name); ok {
 				lanes = append(lanes, cal)
-				if want := res.Protocol.CPUList(); !slices.Equal(cal.CPUs, want) {
-					fmt.Fprintf(s.Err, "flipbench: warning: %s was calibrated %s, but the protocol runs it %s: the noise differs; run flipbench calibrate %s again\n",
-						l.Name, cpuset.Placement(cal.CPUs), cpuset.Placement(want), opts.target)
+				if change := cal.PlacementChange(res.Protocol.CPUList()); change != "" {
+					fmt.Fprintf(s.Err, "flipbench: warning: %s: %s; run flipbench calibrate %s again\n", l.Name, change, opts.target)
 				}
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/flipbench/flipbench/armbuild"
 	"github.com/flipbench/flipbench/compare"
 	"github.com/flipbench/flipbench/internal/texttable"
+	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
@@ -78,7 +79,7 @@ Exit status: 0; 1 on an error, or when runs failed (after the table and the rece
 			if len(opts.refs) > 2 {
 				return usageError("compare: want at most BASE and CANDIDATE, got refs %s (a package path starts with ./)", strings.Join(opts.refs, ", "))
 			}
-			if opts.benchtime != "" && !validBenchtime(opts.benchtime) {
+			if opts.benchtime != "" && !lanekind.ValidBenchtime(opts.benchtime) {
 				return usageError("--benchtime %q: want a duration like 100ms or a count like 1000x", opts.benchtime)
 			}
 			if _, err := compare.Matcher(opts.bench); err != nil {
@@ -100,17 +101,6 @@ Exit status: 0; 1 on an error, or when runs failed (after the table and the rece
 	f.StringVar(&opts.title, "title", "", "the saved page's title (with --save)")
 	addWaitFlag(cmd, &opts.wait)
 	return cmd
-}
-
-// validBenchtime reports whether s is a go test -benchtime value: a count "Nx" or a
-// positive duration.
-func validBenchtime(s string) bool {
-	if n, ok := strings.CutSuffix(s, "x"); ok {
-		i, err := strconv.Atoi(n)
-		return err == nil && i > 0
-	}
-	d, err := time.ParseDuration(s)
-	return err == nil && d > 0
 }
 
 func runCompare(ctx context.Context, s Streams, opts *compareOptions) error {
