@@ -112,18 +112,11 @@ func renderBlock(w io.Writer, b *blockInput) error {
 
 	// The lanes' other metrics (prepares/op, reserved/op, ...) show the mechanism behind
 	// the times: the page carries them, not only the receipt.
-	var metrics bytes.Buffer
-	arms := make([]string, 0, len(d.Plan.Arms))
-	for _, a := range d.Plan.Arms {
-		arms = append(arms, a.Name)
-	}
-	shown, err := report.MetricsTable(&metrics, d, arms)
+	shown, err := report.MetricsSection(ew, d, "### ")
 	if err != nil {
 		return err
 	}
 	if shown {
-		fmt.Fprintf(ew, "### Lane metrics\n\nMedian over every sample of each arm's successful runs of the lane: the lane's value, then every other metric its runs reported.\n\n")
-		ew.Write(metrics.Bytes())
 		fmt.Fprintln(ew)
 	}
 

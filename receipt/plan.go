@@ -7,6 +7,15 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 )
 
+// ArmNames returns the plan's arm names, base first.
+func (p *Plan) ArmNames() []string {
+	names := make([]string, len(p.Arms))
+	for i, a := range p.Arms {
+		names[i] = a.Name
+	}
+	return names
+}
+
 // Validate checks that a plan can be run and analysed: at least a base and one candidate,
 // each with a binary and a command, unique lanes, a sane protocol, and a schedule that is
 // exactly every (collection, pass, lane, arm) once with the order its pass number implies.

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"fmt"
 	"io"
 	"slices"
 
@@ -10,6 +12,21 @@ import (
 	"github.com/flipbench/flipbench/nonzero"
 	"github.com/flipbench/flipbench/spec"
 )
+
+// MetricsSection writes the "Lane metrics" section (heading, a line on what it shows, the
+// MetricsTable of every arm) after heading, the text that starts its heading line ("\n## ",
+// "### "). It writes nothing and returns false when the table would show nothing.
+func MetricsSection(w io.Writer, d *Data, heading string) (bool, error) {
+	var table bytes.Buffer
+	shown, err := MetricsTable(&table, d, d.Plan.ArmNames())
+	if err != nil || !shown {
+		return false, err
+	}
+	ew := NewErrWriter(w)
+	fmt.Fprintf(ew, "%sLane metrics\n\nMedian over every sample of each arm's successful runs of the lane: the lane's value, then every other metric its runs reported.\n\n", heading)
+	ew.Write(table.Bytes())
+	return true, ew.Err()
+}
 
 // MetricsTable writes the lane metrics of a receipt: for every lane of the plan, in plan
 // order, the lane's value and then every other metric its runs reported (by name), with

@@ -5,7 +5,6 @@
 package report
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -219,21 +218,11 @@ func render(w *ErrWriter, d *Data) error {
 	if len(failed) > 0 {
 		fmt.Fprintf(w, "Over the successful runs only: failed runs (listed below) are left out.\n\n")
 	}
-	var arms []string
-	for _, a := range p.Arms {
-		arms = append(arms, a.Name)
-	}
-	if err := RSSTable(w, d, arms, RSSMedianMax); err != nil {
+	if err := RSSTable(w, d, p.ArmNames(), RSSMedianMax); err != nil {
 		return err
 	}
-	var metrics bytes.Buffer
-	shown, err := MetricsTable(&metrics, d, arms)
-	if err != nil {
+	if _, err := MetricsSection(w, d, "\n## "); err != nil {
 		return err
-	}
-	if shown {
-		fmt.Fprintf(w, "\n## Lane metrics\n\nMedian over every sample of each arm's successful runs of the lane: the lane's value, then every other metric its runs reported.\n\n")
-		w.Write(metrics.Bytes())
 	}
 	if Counted(p) {
 		fmt.Fprintf(w, "\n## Instruction counts\n\n")
