@@ -233,10 +233,13 @@ type LanePlan struct {
 	Lane     string
 	FloorPct float64
 	NoisePct float64
-	// MDEPct is the MDE at the protocol; PairsNeeded the pairs per collection for an MDE at
-	// the floor (100000 when out of reach).
+	// MDEPct is the decision rule's MDE at the protocol; PairsNeeded the pairs per
+	// collection that decide both an unchanged lane (shown neutral) and one changed by
+	// twice the floor (reproduced) with the rule's power (100000 when out of reach), and
+	// Resolves says the protocol's pairs already do.
 	MDEPct      float64
 	PairsNeeded int
+	Resolves    bool
 	// PairsNeeded2x and 4x are the pairs needed with 2x and 4x the samples per run: when
 	// they are much fewer, more samples help; when about the same, only more processes do.
 	PairsNeeded2x, PairsNeeded4x int
@@ -259,6 +262,7 @@ func Plan(l Lane, floorPct float64, p Protocol, cfg driftcheck.Config) LanePlan 
 	lp.NoisePct = driftcheck.NoiseOf(l.BetweenPct, l.WithinCVPct, p.Samples)
 	lp.MDEPct = driftcheck.PowerAt(lp.NoisePct, floorPct, p.Pairs, p.Collections, cfg).MDEPct
 	lp.PairsNeeded, lp.PairsNeeded2x, lp.PairsNeeded4x = need(p.Samples), need(2*p.Samples), need(4*p.Samples)
+	lp.Resolves = lp.PairsNeeded == 0
 	for _, n := range []*int{&lp.PairsNeeded, &lp.PairsNeeded2x, &lp.PairsNeeded4x} {
 		if *n == 0 { // the protocol's pairs already suffice
 			*n = p.Pairs
@@ -267,7 +271,7 @@ func Plan(l Lane, floorPct float64, p Protocol, cfg driftcheck.Config) LanePlan 
 	run := runTime(l, p.Samples, p.Warmup)
 	lp.Time = time.Duration(float64(run) * float64(lp.PairsNeeded*2*p.Collections*p.Arms))
 	switch {
-	case lp.MDEPct <= floorPct:
+	case lp.Resolves:
 		lp.Advice = fmt.Sprintf("resolves the %g%% floor at this protocol", floorPct)
 	case lp.PairsNeeded >= 100_000:
 		lp.Advice = fmt.Sprintf("cannot resolve the %g%% floor at any practical protocol: raise the floor, or make the lane quieter", floorPct)

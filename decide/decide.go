@@ -185,12 +185,11 @@ func Decide(in Input) Decision {
 }
 
 // Pending returns the lanes the decision still needs pairs for, in spec order: for some
-// candidate arm, a primary lane neither reproduced (either way) in every collection nor
-// shown neutral, a guard lane neither cleared nor reproduced slower in every collection, a
-// control lane neither shown neutral nor reproduced in every collection, or a lane of the
-// predicted decay while the decay is not shown either way. An order-dependent lane is not
-// pending (more pairs measure the same order effect), nor is a lane whose runs failed (more
-// runs fail too). A sequential run stops measuring a lane once it is not pending.
+// candidate arm, a primary lane neither reproduced (either way) nor shown neutral, a guard
+// lane neither cleared nor reproduced slower, a control lane neither shown neutral nor
+// reproduced, or a lane of the predicted decay while the decay is not shown either way.
+// An order-dependent lane stays pending; a lane whose runs failed does not (more runs fail
+// too). A sequential run stops measuring a lane once it is not pending.
 func Pending(in Input) []string {
 	var out []string
 	need := map[string]bool{}
@@ -220,20 +219,20 @@ func Pending(in Input) []string {
 }
 
 // laneOpen reports whether a lane's evidence for one arm leaves the rule wanting more
-// pairs.
+// pairs: a primary or control lane neither reproduced nor shown neutral, a guard lane
+// neither cleared nor reproduced slower. An order-dependent lane stays open (its pair
+// means are unbiased, and more pairs may decide it); a lane whose runs failed does not
+// (more runs fail too).
 func laneOpen(l laneCase, ev *evidence) bool {
 	p := l.pooled
-	if p == nil || p.Verdict == driftcheck.LaneOrderDependent || failed(l) {
+	if p == nil || failed(l) {
 		return false
 	}
-	either := all(l.colls, driftcheck.LaneReproducedFaster) || all(l.colls, driftcheck.LaneReproducedSlower)
 	switch l.lane.Role {
-	case spec.RolePrimary:
-		return !either && p.Verdict != driftcheck.LaneNeutral
+	case spec.RolePrimary, spec.RoleControl:
+		return !p.Verdict.Decided()
 	case spec.RoleGuard:
-		return !p.UpperBelow(l.floor(ev.floorPct), ev.alpha) && !all(l.colls, driftcheck.LaneReproducedSlower)
-	case spec.RoleControl:
-		return !either && p.Verdict != driftcheck.LaneNeutral
+		return !p.UpperBelow(l.floor(ev.floorPct), ev.alpha) && p.Verdict != driftcheck.LaneReproducedSlower
 	}
 	return false
 }

@@ -221,12 +221,16 @@ func effectText(s driftcheck.LaneSummary) string {
 	return human.DeltaCI(s.EstimatePct, s.CILowPct, s.CIHighPct)
 }
 
+// pooledIs reports whether a lane's pooled verdict is v.
+func pooledIs(l laneCase, v driftcheck.LaneVerdict) bool { return l.pooled != nil && l.pooled.Verdict == v }
+
 // primary checks that a primary lane reached its expected verdict: reproduced in its
-// direction in every collection, or, expected neutral, shown neutral.
+// direction (in every collection, the pooled estimate past the floor), or, expected
+// neutral, shown neutral.
 func (v *verdicts) primary(l laneCase) {
 	name, expect, pooled := l.lane.Name, l.expect, l.pooled
 	switch {
-	case expect != spec.ExpectNeutral && all(l.colls, wanted(expect)):
+	case expect != spec.ExpectNeutral && pooledIs(l, wanted(expect)):
 		v.passed = append(v.passed, fmt.Sprintf("primary lane %s reproduced %s in every collection (effect %s)", name, expect, effects(l.colls)))
 		return
 	case expect == spec.ExpectNeutral && pooled != nil && pooled.Verdict == driftcheck.LaneNeutral:
@@ -235,9 +239,9 @@ func (v *verdicts) primary(l laneCase) {
 	}
 	v.primaryGain = false
 	switch {
-	case all(l.colls, driftcheck.LaneReproducedSlower):
+	case pooledIs(l, driftcheck.LaneReproducedSlower):
 		v.reject(ReasonRegression, "primary lane %s (expect %s) reproduced slower in every collection (effect %s)", name, expect, effects(l.colls))
-	case all(l.colls, driftcheck.LaneReproducedFaster):
+	case pooledIs(l, driftcheck.LaneReproducedFaster):
 		v.reject(ReasonPremiseRefuted, "primary lane %s (expect %s) reproduced faster in every collection (effect %s)", name, expect, effects(l.colls))
 	case pooled != nil && pooled.Verdict == driftcheck.LaneNeutral:
 		v.reject(ReasonBelowSignal, "primary lane %s (expect %s) shown neutral: %s", name, expect, report(pooled))
@@ -272,7 +276,7 @@ func (v *verdicts) guard(l laneCase) bool {
 	if p != nil && p.UpperBelow(floor, v.alpha) {
 		return true
 	}
-	if all(l.colls, driftcheck.LaneReproducedSlower) {
+	if pooledIs(l, driftcheck.LaneReproducedSlower) {
 		v.guards = append(v.guards, fmt.Sprintf("guard lane %s reproduced slower in every collection (effect %s)", name, effects(l.colls)))
 		return false
 	}
@@ -291,7 +295,7 @@ func (v *verdicts) control(l laneCase) bool {
 	switch {
 	case p != nil && p.Verdict == driftcheck.LaneNeutral:
 		return true
-	case all(l.colls, driftcheck.LaneReproducedSlower) || all(l.colls, driftcheck.LaneReproducedFaster):
+	case pooledIs(l, driftcheck.LaneReproducedSlower) || pooledIs(l, driftcheck.LaneReproducedFaster):
 		v.suspect = append(v.suspect, Reason{OpenControl, fmt.Sprintf(
 			"control lane %s reproduced an effect in every collection (effect %s), so the measurement itself is suspect (host, harness or build differences between arms)",
 			name, effects(l.colls))})

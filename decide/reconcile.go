@@ -29,7 +29,8 @@ type evidence struct {
 	primaryGone bool
 	// floorPct is the drift check's effect floor.
 	floorPct float64
-	// alpha is the two-sided error rate of one interval.
+	// alpha is the two-sided error rate of the intervals the rule reads; 0 reads each
+	// summary's own interval (its look's share of the error).
 	alpha float64
 	// pooled has the arm's pooled summary of every lane the receipt measured, secondary
 	// lanes included (the predicted shape may name them).
@@ -54,12 +55,9 @@ func (l laneCase) floor(def float64) float64 {
 
 // reconcile gathers the evidence for arm and compares the receipt with the spec.
 func reconcile(in Input, arm string) *evidence {
-	ev := &evidence{arm: arm, in: in, floorPct: in.Analysis.Config.EffectFloorPct, alpha: in.Analysis.Config.LookAlpha()}
+	ev := &evidence{arm: arm, in: in, floorPct: in.Analysis.Config.EffectFloorPct}
 	if ev.floorPct == 0 {
 		ev.floorPct = driftcheck.DefaultConfig().EffectFloorPct
-	}
-	if ev.alpha == 0 {
-		ev.alpha = driftcheck.DefaultConfig().LookAlpha()
 	}
 	e, plan := in.Spec, in.Plan
 	if !slices.ContainsFunc(e.Candidates(), func(a spec.Arm) bool { return a.Name == arm }) {

@@ -111,7 +111,7 @@ func contract(in Input) []Finding {
 		floor := calibrate.FloorOf(l, in.Resolved)
 		lp := calibrate.Plan(cal, floor, proto, in.Resolved.Drift)
 		total += lp.Time
-		if lp.MDEPct <= floor {
+		if lp.Resolves {
 			out = append(out, Finding{OK, "contract", fmt.Sprintf("%s: floor %g%%, MDE %.1f%% at %s (noise %.1f%%)", l.Name, floor, lp.MDEPct, what, lp.NoisePct)})
 			continue
 		}

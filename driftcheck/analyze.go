@@ -41,10 +41,11 @@ const contaminationReach = 2
 
 // run is one observation, cleaned: finite values only, sorted, with their statistics.
 type run struct {
-	present bool
-	values  []float64 // finite samples, sorted
-	median  float64   // valid when len(values) >= 1
-	cvPct   float64   // valid when len(values) >= 2 and median != 0
+	present  bool
+	setAside bool      // contaminated: left out of the analysis
+	values   []float64 // finite samples, sorted
+	median   float64   // valid when len(values) >= 1
+	cvPct    float64   // valid when len(values) >= 2 and median != 0
 }
 
 // layout indexes runs by collection, pass, lane and arm (all 0-based).
@@ -74,8 +75,11 @@ func (c Config) resolve() (Config, error) {
 	if c.Power == 0 {
 		c.Power = d.Power
 	}
-	if c.Looks == 0 {
-		c.Looks = d.Looks
+	if c.MaxPairs > 0 && c.MinPairs == 0 {
+		c.MinPairs = 1
+	}
+	if c.Spending == "" {
+		c.Spending = DefaultSpending
 	}
 	switch {
 	case !finite(c.EffectFloorPct) || c.EffectFloorPct < 0:
@@ -88,8 +92,10 @@ func (c Config) resolve() (Config, error) {
 		return c, fmt.Errorf("config: alpha %v: want a probability between 0 and 1", c.Alpha)
 	case !(c.Power > 0 && c.Power < 1):
 		return c, fmt.Errorf("config: power %v: want a probability between 0 and 1", c.Power)
-	case c.Looks < 1 || c.Looks > 100_000:
-		return c, fmt.Errorf("config: looks %d: want 1 to 100000", c.Looks)
+	case c.MinPairs < 0 || c.MaxPairs < 0 || c.MaxPairs > 100_000 || (c.MaxPairs > 0 && c.MinPairs > c.MaxPairs) || (c.MaxPairs == 0 && c.MinPairs != 0):
+		return c, fmt.Errorf("config: min_pairs %d, max_pairs %d: want 1 <= min <= max <= 100000, or both 0 for a fixed protocol", c.MinPairs, c.MaxPairs)
+	case !c.Spending.valid():
+		return c, fmt.Errorf("config: spending %q: want one of %v", c.Spending, Spendings())
 	}
 	return c, nil
 }
@@ -159,19 +165,34 @@ func Analyze(in Input, cfg Config) (Report, error) {
 		Config:        cfg,
 		Base:          in.Base,
 		Candidates:    slices.Clone(in.Candidates),
+		Collections:   in.Collections,
 		Pairs:         []Pair{},
 		Passes:        []PassDelta{},
 		Lanes:         []LaneSummary{},
 		Pooled:        []LaneSummary{},
+		SetAside:      []SetAside{},
+		Priors:        []Prior{},
 		Warnings:      []string{},
 	}
 	if err := index(in, lay, armIdx, laneIdx, runs, &rep); err != nil {
 		return Report{}, err
 	}
+	if cfg.Design == nil || cfg.Design.Collections != in.Collections {
+		if cfg.Design, err = NewDesign(cfg, in.Collections); err != nil {
+			return Report{}, err
+		}
+	}
+	rep.SetAside = setAside(in, cfg, runs, lay)
+	rep.Config.Design = nil
+	var lanes []*laneData
 	for ci, cand := range in.Candidates {
 		for l, lane := range in.Lanes {
-			analyzeLane(&rep, in, cfg, runs, lay, l, ci+1, lane, cand)
+			lanes = append(lanes, prepareLane(in, cfg, runs, lay, l, ci+1, lane, cand))
 		}
+	}
+	priors := fitPriors(lanes, &rep)
+	for _, ld := range lanes {
+		ld.summarize(&rep, in, cfg, runs, lay, priors[ld.lane.Group][ld.round])
 	}
 	sortReport(&rep, in)
 	return rep, nil
@@ -244,143 +265,6 @@ func index(in Input, lay layout, armIdx, laneIdx map[string]int, runs []run, rep
 	return nil
 }
 
-// collPairs is one collection of one lane and candidate: its passes, the measured pairs
-// (with the pass-pair index into passes), and the usable pairs' statistics.
-type collPairs struct {
-	passes []PassDelta
-	pairs  []Pair
-	stats  []pairStat
-	kept   []int // pair index k (0-based) of each entry of pairs
-}
-
-// analyzeLane analyses one lane of one candidate (arm index a) in every collection and
-// pooled, appending its passes, pairs and summaries to rep.
-func analyzeLane(rep *Report, in Input, cfg Config, runs []run, lay layout, l, a int, lane Lane, cand string) {
-	floorPct := cfg.EffectFloorPct
-	if lane.FloorPct > 0 {
-		floorPct = lane.FloorPct
-	}
-	fl := floorLog(floorPct)
-	colls := make([]collPairs, in.Collections)
-	byColl := make([][]pairStat, in.Collections)
-	for c := range colls {
-		cp := &colls[c]
-		cp.passes = make([]PassDelta, in.Passes)
-		for p := range cp.passes {
-			cp.passes[p] = passDelta(runs[lay.at(c, p, l, 0)], runs[lay.at(c, p, l, a)], lane, in.Base, cand, c+1, p+1, cfg)
-		}
-		for k := 0; k < in.Passes/2; k++ {
-			if !measured(runs, lay, c, 2*k, l, a) && !measured(runs, lay, c, 2*k+1, l, a) {
-				continue // a pair this lane did not run (yet)
-			}
-			p1, p2 := cp.passes[2*k], cp.passes[2*k+1]
-			cp.kept = append(cp.kept, k)
-			if p1.Usable && p2.Usable {
-				cp.stats = append(cp.stats, pairStat{m: (p1.LogRatio + p2.LogRatio) / 2, o: (p1.LogRatio - p2.LogRatio) / 2})
-			}
-		}
-		byColl[c] = cp.stats
-	}
-	nz := pooledNoise(byColl)
-	material := materialLog(fl, nz)
-	var all []pairStat
-	pooled := newSummary(lane, cand, 0, floorPct)
-	var withinCVs []float64
-	for c := range colls {
-		cp := &colls[c]
-		for _, k := range cp.kept {
-			cp.pairs = append(cp.pairs, pairVerdict(cp.passes[2*k], cp.passes[2*k+1], k+1, in.Base, cfg, floorPct, material))
-		}
-		for i := range cp.passes {
-			b, k := runs[lay.at(c, i, l, 0)], runs[lay.at(c, i, l, a)]
-			for _, r := range []run{b, k} {
-				if len(r.values) >= minSamples && r.median != 0 {
-					withinCVs = append(withinCVs, r.cvPct)
-				}
-			}
-		}
-		all = append(all, cp.stats...)
-	}
-	within := Median(withinCVs)
-	samples := sampleCount(runs, lay, l, a)
-	evs := make([]evidence, len(colls))
-	signs := map[int]int{} // order-effect sign -> collections with it
-	ran := 0
-	for c := range colls {
-		cp := &colls[c]
-		if len(cp.kept) == 0 {
-			continue
-		}
-		ran++
-		m, o := 0.0, 0.0
-		if len(cp.stats) > 0 {
-			m, o = meanPairs(cp.stats)
-		}
-		evs[c] = newEvidence(len(cp.stats), m, o, nz, cfg, fl, len(cp.stats), in.Collections)
-		signs[evs[c].orderSign()]++
-	}
-	orderRepro := signs[1] == ran || signs[-1] == ran
-	repro := map[int]int{} // reproduced direction -> collections
-	for c := range colls {
-		cp := &colls[c]
-		if len(cp.kept) == 0 {
-			continue
-		}
-		s := newSummary(lane, cand, c+1, floorPct)
-		s.countPairs(cp.pairs)
-		pooled.countPairs(cp.pairs)
-		passDeltas(&s, cp.passes, cp.kept, runs, lay, c, l, a, lane, floorPct)
-		s.fill(evs[c], nz, within, samples)
-		s.Verdict, s.Reason = verdictFrom(s, evs[c], fl, orderRepro, 0)
-		switch s.Verdict {
-		case LaneReproducedFaster:
-			repro[-1]++
-		case LaneReproducedSlower:
-			repro[1]++
-		}
-		warnLane(rep, cp, lane, cand, in.Base, c+1, s)
-		rep.Passes = append(rep.Passes, cp.passes...)
-		rep.Pairs = append(rep.Pairs, cp.pairs...)
-		rep.Lanes = append(rep.Lanes, s)
-	}
-	if pooled.Pairs == 0 {
-		return
-	}
-	var deltas []float64
-	for _, s := range rep.Lanes {
-		if s.Lane == lane.Name && s.Arm == cand {
-			pooled.Passes += s.Passes
-			pooled.Faster += s.Faster
-		}
-	}
-	for c := range colls {
-		for _, pd := range colls[c].passes {
-			if pd.Usable && slices.Contains(colls[c].kept, (pd.Pass-1)/2) {
-				deltas = append(deltas, pd.DeltaPct)
-			}
-		}
-	}
-	if len(deltas) > 0 {
-		pooled.MedianDeltaPct, pooled.MeanDeltaPct = Median(deltas), mean(deltas)
-	}
-	m, o := 0.0, 0.0
-	if len(all) > 0 {
-		m, o = meanPairs(all)
-	}
-	perColl := len(all) / in.Collections
-	ev := newEvidence(len(all), m, o, nz, cfg, fl, perColl, in.Collections)
-	pooled.fill(ev, nz, within, samples)
-	replicated := 0
-	switch {
-	case ran > 0 && repro[-1] == ran:
-		replicated = -1
-	case ran > 0 && repro[1] == ran:
-		replicated = 1
-	}
-	pooled.Verdict, pooled.Reason = verdictFrom(pooled, ev, fl, orderRepro, replicated)
-	rep.Pooled = append(rep.Pooled, pooled)
-}
-
 // measured reports whether pass p (0-based) of collection c has any run of lane l in the
 // base or in arm a.
 func measured(runs []run, lay layout, c, p, l, a int) bool {
@@ -413,6 +297,10 @@ func newSummary(lane Lane, cand string, c int, floorPct float64) LaneSummary {
 // countPairs adds pairs to the summary's counts.
 func (s *LaneSummary) countPairs(pairs []Pair) {
 	for _, pr := range pairs {
+		if pr.SetAside {
+			s.SetAside++
+			continue
+		}
 		s.Pairs++
 		s.Counts[pr.Verdict]++
 		if pr.Usable1 && pr.Usable2 {
@@ -424,33 +312,6 @@ func (s *LaneSummary) countPairs(pairs []Pair) {
 		case DirectionSlower:
 			s.ReproducedSlower++
 		}
-	}
-}
-
-// fill copies the evidence into the summary, in percent, and splits the noise into its
-// between-process part: a pass delta compares the medians of two runs, each of which
-// varies by the process's own level (between) and by the sampling error of a median of n
-// samples (about sqrt(pi/2) x CV / sqrt(n)), so
-//
-//	noise^2 = 2 (between^2 + (pi/2) within^2 / n)
-func (s *LaneSummary) fill(ev evidence, nz noise, withinCVPct float64, n int) {
-	s.EstimateLog, s.SELog, s.DF = ev.est, ev.se, ev.df
-	s.EstimatePct = toPct(ev.est)
-	s.OrderEffectPct = toPct(ev.order)
-	s.PairsNeeded = ev.pairsNeeded
-	s.WithinCVPct = withinCVPct
-	if !ev.bounded {
-		return
-	}
-	s.Bounded, s.Confidence = true, ev.confidence
-	s.CILowPct, s.CIHighPct = toPct(ev.lo), toPct(ev.hi)
-	s.OrderLowPct, s.OrderHighPct = toPct(ev.olo), toPct(ev.ohi)
-	s.MDEPct = toPct(ev.mde)
-	s.NoisePct = nz.sigma * 100
-	if n > 0 {
-		w := withinCVPct / 100
-		between := nz.sigma*nz.sigma/2 - math.Pi/2*w*w/float64(n)
-		s.BetweenPct = math.Sqrt(math.Max(0, between)) * 100
 	}
 }
 

@@ -3,8 +3,10 @@ package driftcheck
 // SchemaVersion is the version of the Report's JSON form (analysis.json, drift --json).
 // Version 2 added the lane evidence from pair means (estimate, interval, noise, order
 // effect, MDE) and the three-way lane verdicts; version 3 makes a pooled summary
-// reproduced only when every collection reproduced it.
-const SchemaVersion = 3
+// reproduced only when every collection reproduced it; version 4 spends errors over looks
+// (Design), moderates each lane's noise with the run's other lanes, sets contaminated runs
+// aside and states what each lane rules out.
+const SchemaVersion = 4
 
 // Config holds the thresholds and error rates of the drift check. Zero fields take the
 // DefaultConfig value, so an unset threshold in a spec means the default.
@@ -25,17 +27,32 @@ type Config struct {
 	// Power is the probability at which the minimum detectable effect is stated
 	// (default 0.8).
 	Power float64 `json:"power" yaml:"power,omitempty"`
-	// Looks is the number of looks at the data that the stopping rule may take (default
-	// 1, a fixed protocol). Each look's intervals are at level 1 - Alpha/Looks, so that by
-	// the union bound every interval of every look holds at once with probability at
-	// least 1 - Alpha, whenever the run stops.
-	Looks int `json:"looks" yaml:"-"`
+	// MinPairs and MaxPairs are a sequential run's stopping rule: a look after every round
+	// from MinPairs to MaxPairs (0 and 0 for a fixed protocol, which looks once). Errors are
+	// spent over the looks by Spending on the information fraction (round / MaxPairs), so
+	// that every verdict holds at the stated error rate whenever the run stops (Design).
+	MinPairs int      `json:"min_pairs,omitempty" yaml:"-"`
+	MaxPairs int      `json:"max_pairs,omitempty" yaml:"-"`
+	Spending Spending `json:"spending,omitempty" yaml:"spending,omitempty"`
+	// Design, when set, is the precomputed design of this configuration (NewDesign), for
+	// callers that analyse many times; nil computes it.
+	Design *Design `json:"-" yaml:"-"`
 }
 
 // DefaultConfig returns the default thresholds: a 3% effect floor, an 8% clean CV, a 4x
-// CV asymmetry, 95% intervals, MDEs at 80% power and one look.
+// CV asymmetry, an error rate of 5% (2.5% each way), MDEs at 80% power and a fixed
+// protocol (one look).
 func DefaultConfig() Config {
-	return Config{EffectFloorPct: 3, CleanCVPct: 8, CVAsymmetry: 4, Alpha: 0.05, Power: 0.8, Looks: 1}
+	return Config{EffectFloorPct: 3, CleanCVPct: 8, CVAsymmetry: 4, Alpha: 0.05, Power: 0.8}
+}
+
+// Looks returns the number of looks the configuration's rule takes: 1 for a fixed
+// protocol, MaxPairs - MinPairs + 1 for a sequential one.
+func (c Config) Looks() int {
+	if c.MaxPairs == 0 {
+		return 1
+	}
+	return c.MaxPairs - max(c.MinPairs, 1) + 1
 }
 
 // Pass orders: forward runs the base first, reverse runs the candidates first.
@@ -62,6 +79,9 @@ type Lane struct {
 	HigherIsBetter bool `json:"higher_is_better"`
 	// FloorPct, when positive, replaces Config.EffectFloorPct for this lane.
 	FloorPct float64 `json:"floor_pct,omitempty"`
+	// Group names the lane's noise group: lanes borrow noise only from lanes of the same
+	// group ("" for timed lanes; a counted lane's metric, such as "instructions").
+	Group string `json:"group,omitempty"`
 }
 
 // Observation is the raw samples of one process run: one lane of one arm in one pass.
@@ -119,23 +139,26 @@ func Verdicts() []Verdict {
 // over all of them.
 type LaneVerdict string
 
-// Lane verdicts (see the package doc for the rule).
+// Lane verdicts (see the package doc for the rule). A collection's summary is
+// reproduced-faster or -slower when its replication test says so, else undecided or
+// insufficient; the pooled summary takes every verdict below.
 const (
-	// LaneReproducedFaster: the effect's interval lies below 0, the estimate is at or
-	// beyond -floor, and no pair REPRODUCED slower.
+	// LaneReproducedFaster: every collection's interval (at its replication level) lies
+	// below 0 and the pooled estimate is at or beyond -floor.
 	LaneReproducedFaster LaneVerdict = "reproduced-faster"
-	// LaneReproducedSlower: the interval lies above 0, the estimate is at or beyond
-	// +floor, and no pair REPRODUCED faster.
+	// LaneReproducedSlower: every collection's interval lies above 0 and the pooled
+	// estimate is at or beyond +floor.
 	LaneReproducedSlower LaneVerdict = "reproduced-slower"
-	// LaneNeutral: shown by equivalence: the whole interval lies inside +-floor.
+	// LaneNeutral: shown by equivalence: the whole pooled interval lies inside +-floor.
 	LaneNeutral LaneVerdict = "neutral"
 	// LaneOrderDependent: the effect is not decided, and the order effect's interval
-	// excludes 0 with an estimate beyond the floor: the result depends on which arm
-	// runs first (or on time within a pair), measured.
+	// excludes 0 with an estimate beyond the floor and larger than the effect: which arm
+	// runs first decides the sign of a pass delta. The lane goes on measuring; its pair
+	// means cancel the order effect.
 	LaneOrderDependent LaneVerdict = "order-dependent"
 	// LaneUndecided: the data can neither show an effect nor rule one out at this
-	// protocol; the summary says the MDE and about how many more pairs would resolve the
-	// floor.
+	// protocol; the summary says what it rules out, the MDE and about how many more pairs
+	// would decide it.
 	LaneUndecided LaneVerdict = "undecided"
 	// LaneInsufficient: no usable pair, more than half of the pairs lack data, or no
 	// noise estimate (one pair in all).
@@ -165,17 +188,49 @@ type Report struct {
 	// SchemaVersion is SchemaVersion.
 	SchemaVersion int `json:"schema_version"`
 	// Config is the configuration in effect, defaults filled in.
-	Config     Config        `json:"config"`
-	Base       string        `json:"base"`
-	Candidates []string      `json:"candidates"`
-	Pairs      []Pair        `json:"pairs"`
-	Passes     []PassDelta   `json:"passes"`
-	Lanes      []LaneSummary `json:"lanes"`
+	Config     Config   `json:"config"`
+	Base       string   `json:"base"`
+	Candidates []string `json:"candidates"`
+	// Collections is the protocol's number of collections.
+	Collections int           `json:"collections"`
+	Pairs       []Pair        `json:"pairs"`
+	Passes      []PassDelta   `json:"passes"`
+	Lanes       []LaneSummary `json:"lanes"`
 	// Pooled has one summary per candidate and lane over all collections (Collection 0),
 	// ordered by candidate, then lane.
 	Pooled []LaneSummary `json:"pooled"`
+	// SetAside lists the runs set aside as contaminated, with why; their pairs are left out
+	// of every statistic (a sequential run measures them again).
+	SetAside []SetAside `json:"set_aside"`
+	// Priors are the fitted noise priors the lanes borrowed from, per noise group and look.
+	Priors []Prior `json:"priors"`
 	// Warnings are problems in the data, each with what to do about it.
 	Warnings []string `json:"warnings"`
+}
+
+// SetAside is one run left out of the analysis as contaminated: its within-run spread
+// is far beyond the lane's typical spread for that arm, as when a neighbour's burst
+// disturbs one process. Its pass-pair is left out for the lane and candidate.
+type SetAside struct {
+	Lane       string `json:"lane"`
+	Arm        string `json:"arm"`
+	Collection int    `json:"collection"`
+	Pass       int    `json:"pass"`
+	// CVPct is the run's robust CV and TypicalCVPct the lane's typical one for the arm.
+	CVPct        float64 `json:"cv_pct"`
+	TypicalCVPct float64 `json:"typical_cv_pct"`
+	Reason       string  `json:"reason"`
+}
+
+// Prior is the fitted prior of one noise group's lane variances at one look: lanes whose
+// pairs reach Round borrowed D0 degrees of freedom of noise S0Pct (one pass delta, percent
+// on the log scale) from the group.
+type Prior struct {
+	Group string  `json:"group"`
+	Round int     `json:"round"`
+	Lanes int     `json:"lanes"`
+	S0Pct float64 `json:"s0_pct"`
+	D0    float64 `json:"d0"`
 }
 
 // Pair is the verdict of one pass-pair of one lane, for one candidate against the base.
@@ -215,6 +270,9 @@ type Pair struct {
 	// Contaminated1 and Contaminated2 report rule 2 for each pass.
 	Contaminated1 bool `json:"contaminated1"`
 	Contaminated2 bool `json:"contaminated2"`
+	// SetAside marks a pair left out of the lane's statistics because a run of it was set
+	// aside as contaminated (Report.SetAside).
+	SetAside bool `json:"set_aside,omitempty"`
 }
 
 // PassDelta is the comparison of one candidate against the base in one pass of one lane.
@@ -306,18 +364,41 @@ type LaneSummary struct {
 	NoisePct    float64 `json:"noise_pct"`
 	BetweenPct  float64 `json:"between_pct"`
 	WithinCVPct float64 `json:"within_cv_pct"`
-	// DF is the noise estimate's degrees of freedom; EstimateLog and SELog are the
-	// estimate and its standard error on the log scale, so that an interval at another
-	// level can be derived (IntervalPct).
+	// DF is the degrees of freedom of the lane's own noise estimate, DFUsed those of the
+	// noise the interval uses (moderated with the run's other lanes: DF plus the prior's),
+	// and OwnNoisePct the lane's own estimate before moderation. EstimateLog and SELog are
+	// the estimate and its standard error on the log scale, Crit the interval's critical
+	// value (t scale) and Tail its nominal one-sided error at this look (Design), so that
+	// an interval at another level can be derived (IntervalPct).
 	DF          int     `json:"df"`
+	DFUsed      float64 `json:"df_used"`
+	OwnNoisePct float64 `json:"own_noise_pct"`
 	EstimateLog float64 `json:"estimate_log"`
 	SELog       float64 `json:"se_log"`
-	// MDEPct is the minimum detectable effect of this summary's pairs at Config.Power
-	// and the interval's level. PairsNeeded is about how many usable pairs per
-	// collection would bring it to the floor (0 when it already is; -1 when no
-	// estimate is possible).
+	Crit        float64 `json:"crit"`
+	Tail        float64 `json:"tail"`
+	// NoWorseThanPct and NoBetterThanPct are what the interval rules out, one side each: a
+	// change worse (slower) than NoWorseThanPct and better than NoBetterThanPct (the
+	// interval's ends; 0 when unbounded).
+	NoWorseThanPct  float64 `json:"no_worse_than_pct"`
+	NoBetterThanPct float64 `json:"no_better_than_pct"`
+	// MDEPct is the minimum detectable effect of the decision rule at this summary's
+	// pairs (the smallest effect it reproduces with probability Config.Power: every
+	// collection's replication test at this look and the estimate past the floor), and
+	// MDEMaxPct the same at the rule's last look (MaxPairs). PairsNeeded is about how many
+	// usable pairs per collection would decide the lane, either way, with that
+	// probability if its effect were its estimate (its current count when they already
+	// would; 100000 for an effect too close to the floor; -1 when no estimate is possible).
 	MDEPct      float64 `json:"mde_pct"`
+	MDEMaxPct   float64 `json:"mde_max_pct"`
 	PairsNeeded int     `json:"pairs_needed"`
+	// HeterogeneityP (pooled summaries) is the p-value of Cochran's Q test that the
+	// collections measured one effect (1 with one collection); below 0.001 the collections
+	// disagree and the reason names them.
+	HeterogeneityP float64 `json:"heterogeneity_p"`
+	// SetAside counts the pairs set aside because a run of theirs was contaminated (see
+	// Report.SetAside); they count neither as usable nor as missing.
+	SetAside int `json:"set_aside"`
 
 	// MedianDeltaPct and MeanDeltaPct summarise the usable per-pass deltas.
 	MedianDeltaPct float64 `json:"median_delta_pct"`

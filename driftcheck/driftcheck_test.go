@@ -105,7 +105,7 @@ func TestPairVerdicts(t *testing.T) {
 		{name: "contaminated: a noisy side whose spread explains the delta",
 			p1: [2]side{quiet, spread(110, 30, 9)}, p2: [2]side{rep(100, 5), rep(99, 5)},
 			verdict: driftcheck.DriftSuspected,
-			reason:  "pass 1 contaminated: cand CV 30% vs base 2.0%, enough spread to explain its delta (deltas +10.0% then -1.0%)"},
+			reason:  "set aside: a run of this pair was contaminated (see the set-aside runs); pass 1 contaminated: cand CV 30% vs base 2.0%, enough spread to explain its delta (deltas +10.0% then -1.0%)"},
 		{name: "a noisy side cannot explain a huge delta",
 			p1: [2]side{quiet, spread(18000, 18, 9)}, p2: [2]side{quiet, spread(21000, 18, 9)},
 			verdict: driftcheck.Reproduced, direction: "slower",
@@ -176,48 +176,59 @@ func TestHugeEffectNoisyCandidate(t *testing.T) {
 }
 
 // TestOrderDependent: a lane whose value depends only on run order (the second run of a
-// pass is 20% slower) reads order-dependent, with the order effect measured.
+// pass is 20% slower) has its order effect measured and cancelled by the pair means: it
+// reads neutral pooled, with the order effect named in the reason; a lane whose order
+// effect outweighs an effect it cannot decide reads order-dependent.
 func TestOrderDependent(t *testing.T) {
 	w := sim.World{Lanes: 1, Collections: 2, Pairs: 4, Samples: 15, Within: 0.02, Order: 0.2}
 	r := analyze(t, w.Input(sim.NewRand(3)), driftcheck.DefaultConfig())
-	for _, s := range append(r.Lanes, r.Pooled...) {
-		if s.Verdict != driftcheck.LaneOrderDependent {
-			t.Errorf("collection %d: %s %q", s.Collection, s.Verdict, s.Reason)
-			continue
-		}
-		if s.OrderEffectPct < 15 || s.OrderLowPct <= 0 || math.Abs(s.EstimatePct) > 2 {
-			t.Errorf("collection %d: order %+.1f%% [%+.1f, %+.1f], effect %+.1f%%", s.Collection, s.OrderEffectPct, s.OrderLowPct, s.OrderHighPct, s.EstimatePct)
-		}
+	p := r.Pooled[0]
+	if p.Verdict != driftcheck.LaneNeutral || !strings.Contains(p.Reason, "an order effect of") {
+		t.Errorf("pooled %s %q, want neutral naming the order effect", p.Verdict, p.Reason)
+	}
+	if p.OrderEffectPct < 15 || p.OrderLowPct <= 0 || math.Abs(p.EstimatePct) > 2 {
+		t.Errorf("order %+.1f%% [%+.1f, %+.1f], effect %+.1f%%", p.OrderEffectPct, p.OrderLowPct, p.OrderHighPct, p.EstimatePct)
+	}
+	noisy := sim.World{Lanes: 1, Collections: 2, Pairs: 4, Samples: 15, Within: 0.02, Between: 0.06, Order: 0.3}
+	r = analyze(t, noisy.Input(sim.NewRand(3)), driftcheck.DefaultConfig())
+	if p := r.Pooled[0]; p.Verdict != driftcheck.LaneOrderDependent {
+		t.Errorf("noisy pooled %s %q, want order-dependent", p.Verdict, p.Reason)
 	}
 }
 
-// TestLaneVerdicts checks neutral by equivalence, undecided with its MDE and the pairs it
-// needs, reproduced, and insufficient, each with its reason.
+// TestLaneVerdicts checks neutral by equivalence, undecided with what it rules out, its
+// MDE and the pairs it needs, reproduced, and insufficient, each with its reason.
 func TestLaneVerdicts(t *testing.T) {
 	tests := []struct {
 		name   string
 		w      sim.World
 		want   driftcheck.LaneVerdict
-		reason string // a substring of every collection's reason
+		reason string // a substring of the pooled reason
 	}{
 		{name: "quiet A/A is shown neutral", w: sim.World{Lanes: 1, Collections: 2, Pairs: 4, Samples: 15, Within: 0.02, Between: 0.005},
 			want: driftcheck.LaneNeutral, reason: "lies inside the +-3% floor"},
-		{name: "noisy A/A is undecided, with its MDE and the pairs it needs", w: sim.World{Lanes: 1, Collections: 2, Pairs: 3, Samples: 15, Within: 0.2, Between: 0.15},
-			want: driftcheck.LaneUndecided, reason: "more pairs per collection would resolve the floor"},
+		{name: "noisy A/A is undecided, with what it rules out and the pairs it needs", w: sim.World{Lanes: 1, Collections: 2, Pairs: 3, Samples: 15, Within: 0.2, Between: 0.15},
+			want: driftcheck.LaneUndecided, reason: "more pairs per collection would decide it"},
 		{name: "a 20% gain reproduces", w: sim.World{Lanes: 1, Collections: 2, Pairs: 3, Samples: 15, Within: 0.03, Between: 0.02, Effect: -0.2},
-			want: driftcheck.LaneReproducedFaster, reason: "excludes 0 and passes the 3% floor"},
+			want: driftcheck.LaneReproducedFaster, reason: "reproduced faster in every collection, the estimate past the 3% floor"},
 		{name: "one pair per collection has no noise estimate", w: sim.World{Lanes: 1, Collections: 1, Pairs: 1, Samples: 15, Within: 0.03, Effect: -0.2},
 			want: driftcheck.LaneInsufficient, reason: "no noise estimate"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := analyze(t, tc.w.Input(sim.NewRand(5)), driftcheck.DefaultConfig())
-			for _, s := range r.Lanes {
-				if s.Verdict != tc.want || !strings.Contains(s.Reason, tc.reason) {
-					t.Errorf("collection %d: %s %q, want %s with %q", s.Collection, s.Verdict, s.Reason, tc.want, tc.reason)
-				}
-				if tc.want == driftcheck.LaneUndecided && !(s.MDEPct > 3 && s.PairsNeeded > tc.w.Pairs) {
-					t.Errorf("undecided: MDE %.1f%%, pairs needed %d", s.MDEPct, s.PairsNeeded)
+			s := r.Pooled[0]
+			if s.Verdict != tc.want || !strings.Contains(s.Reason, tc.reason) {
+				t.Errorf("pooled: %s %q, want %s with %q", s.Verdict, s.Reason, tc.want, tc.reason)
+			}
+			if tc.want == driftcheck.LaneUndecided && !(s.MDEPct > 3 && s.PairsNeeded > tc.w.Pairs && strings.Contains(s.Reason, "no regression beyond")) {
+				t.Errorf("undecided: MDE %.1f%%, pairs needed %d, %q", s.MDEPct, s.PairsNeeded, s.Reason)
+			}
+			if tc.want == driftcheck.LaneReproducedFaster {
+				for _, c := range r.Lanes {
+					if c.Verdict != driftcheck.LaneReproducedFaster {
+						t.Errorf("collection %d: %s %q", c.Collection, c.Verdict, c.Reason)
+					}
 				}
 			}
 		})
@@ -253,7 +264,13 @@ func TestEvidenceFields(t *testing.T) {
 		{"ci low", s.CILowPct, (math.Exp(mm-q*se) - 1) * 100},
 		{"ci high", s.CIHighPct, (math.Exp(mm+q*se) - 1) * 100},
 		{"order", s.OrderEffectPct, (math.Exp(mo) - 1) * 100},
-		{"mde", s.MDEPct, (math.Exp((q+1.0606601717798212)*se) - 1) * 100}, // t(0.8, 2)
+	}
+	// The MDE is the effect the rule reproduces with 80% probability: this collection's
+	// replication test and the estimate past the 3% floor.
+	phi := func(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+	theta := math.Log1p(s.MDEPct / 100)
+	if got := phi(theta/se-q) * phi((theta-math.Log(1.03))/se); math.Abs(got-0.8) > 1e-6 {
+		t.Errorf("power at the MDE %.2f%% = %v, want 0.8", s.MDEPct, got)
 	}
 	for _, c := range checks {
 		if !near(c.got, c.want) {
@@ -271,17 +288,25 @@ func TestEvidenceFields(t *testing.T) {
 	}
 }
 
-// TestLooks checks that more looks widen every interval (each look gets Alpha/Looks).
+// TestLooks checks that a look early in a sequential rule is judged at a stricter level
+// than a fixed protocol of the same pairs, and the last look almost at the fixed level
+// (error spending): the interval is wider at look 6 of 40 than at 6 of 6.
 func TestLooks(t *testing.T) {
 	w := sim.World{Lanes: 1, Collections: 2, Pairs: 6, Samples: 15, Within: 0.05, Between: 0.03, Effect: -0.1}
 	in := w.Input(sim.NewRand(9))
 	one := analyze(t, in, driftcheck.DefaultConfig())
 	cfg := driftcheck.DefaultConfig()
-	cfg.Looks = 20
+	cfg.MinPairs, cfg.MaxPairs = 2, 40
 	many := analyze(t, in, cfg)
-	a, b := one.Pooled[0], many.Pooled[0]
-	if !(b.CILowPct < a.CILowPct && b.CIHighPct > a.CIHighPct && b.MDEPct > a.MDEPct) || b.Confidence != 1-0.05/20 {
-		t.Errorf("1 look [%v, %v] MDE %v; 20 looks [%v, %v] MDE %v at %v", a.CILowPct, a.CIHighPct, a.MDEPct, b.CILowPct, b.CIHighPct, b.MDEPct, b.Confidence)
+	last := cfg
+	last.MaxPairs = 6
+	end := analyze(t, in, last)
+	a, b, c := one.Pooled[0], many.Pooled[0], end.Pooled[0]
+	if !(b.CILowPct < a.CILowPct && b.CIHighPct > a.CIHighPct && b.MDEPct > a.MDEPct) || !(b.Confidence > a.Confidence) {
+		t.Errorf("fixed [%v, %v] MDE %v at %v; look 6 of 40 [%v, %v] MDE %v at %v", a.CILowPct, a.CIHighPct, a.MDEPct, a.Confidence, b.CILowPct, b.CIHighPct, b.MDEPct, b.Confidence)
+	}
+	if !(c.Confidence > a.Confidence && c.Confidence < b.Confidence) {
+		t.Errorf("look 6 of 6 at %v: want between the fixed %v and look 6 of 40 %v", c.Confidence, a.Confidence, b.Confidence)
 	}
 }
 
@@ -302,7 +327,7 @@ func TestZeroMedian(t *testing.T) {
 	}
 	// Both sides zero: equal, not undefined.
 	r = analyze(t, handInput(lane, [2]side{rep(0, 8), rep(0, 8)}, [2]side{rep(0, 8), rep(0, 8)}, [2]side{rep(0, 8), rep(0, 8)}, [2]side{rep(0, 8), rep(0, 8)}), driftcheck.DefaultConfig())
-	if s := r.Lanes[0]; s.Verdict != driftcheck.LaneNeutral {
+	if s := r.Pooled[0]; s.Verdict != driftcheck.LaneNeutral {
 		t.Errorf("all zero: %s %q", s.Verdict, s.Reason)
 	}
 }
@@ -408,8 +433,10 @@ func TestMalformed(t *testing.T) {
 			errMsg: `config: cv_asymmetry 0.5: want a ratio >= 1`},
 		{name: "alpha of one", cfg: driftcheck.Config{Alpha: 1},
 			errMsg: `config: alpha 1: want a probability between 0 and 1`},
-		{name: "negative looks", cfg: driftcheck.Config{Looks: -3},
-			errMsg: `config: looks -3: want 1 to 100000`},
+		{name: "min beyond max", cfg: driftcheck.Config{MinPairs: 5, MaxPairs: 3},
+			errMsg: `config: min_pairs 5, max_pairs 3: want 1 <= min <= max <= 100000, or both 0 for a fixed protocol`},
+		{name: "unknown spending", cfg: driftcheck.Config{Spending: "bonferroni"},
+			errMsg: `config: spending "bonferroni": want one of [obrien-fleming pocock power]`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -431,6 +458,7 @@ func TestConfigDefaults(t *testing.T) {
 	r := analyze(t, in, driftcheck.Config{EffectFloorPct: 5})
 	want := driftcheck.DefaultConfig()
 	want.EffectFloorPct = 5
+	want.Spending = driftcheck.DefaultSpending
 	if r.Config != want {
 		t.Errorf("config %+v, want %+v", r.Config, want)
 	}
@@ -461,7 +489,7 @@ func TestReportJSON(t *testing.T) {
 	if doc.Schema != driftcheck.SchemaVersion {
 		t.Errorf("schema_version %d", doc.Schema)
 	}
-	for _, k := range []string{"effect_floor_pct", "clean_cv_pct", "cv_asymmetry", "alpha", "power", "looks"} {
+	for _, k := range []string{"effect_floor_pct", "clean_cv_pct", "cv_asymmetry", "alpha", "power", "spending"} {
 		if _, ok := doc.Config[k]; !ok {
 			t.Errorf("config has no %q: %v", k, doc.Config)
 		}

@@ -15,8 +15,11 @@ const maxPairsNeeded = 100_000
 
 // tQuantile returns the p-quantile of Student's t distribution with df degrees of
 // freedom (df >= 1).
-func tQuantile(p float64, df int) float64 {
-	return stats.InvCDF(stats.TDist{V: float64(df)})(p)
+func tQuantile(p float64, df int) float64 { return tQuantileF(p, float64(df)) }
+
+// tQuantileF is tQuantile for fractional degrees of freedom (a moderated variance's).
+func tQuantileF(p float64, df float64) float64 {
+	return stats.InvCDF(stats.TDist{V: df})(p)
 }
 
 // materialTail is the upper tail 1 - F(q) of the t quantile q that scales a lane's noise
@@ -28,33 +31,36 @@ var materialTail = math.Sqrt(0.04 / 2)
 
 // pairStat is one usable pass-pair on the log scale.
 type pairStat struct {
+	k    int     // pair index within its collection, 1-based (the round it belongs to)
 	m, o float64 // pair mean and order effect
 }
 
-// noise is a lane's measured noise, pooled over its collections.
+// noise is a lane's measured noise: its own, and moderated with the other lanes of its
+// group.
 type noise struct {
-	sigma float64 // standard deviation of one pass delta (log scale)
-	df    int     // degrees of freedom; 0 means no estimate
+	sigma float64 // standard deviation of one pass delta (log scale), moderated
+	df    float64 // degrees of freedom of sigma; 0 means no estimate
+	own   int     // the lane's own degrees of freedom
+	ownSD float64 // the lane's own estimate
 }
 
-// pooledNoise estimates the standard deviation of one pass delta from the usable pairs of
-// each collection. With d_fwd = theta + omega + e1 and d_rev = theta - omega + e2, the
-// pair mean m = theta + (e1+e2)/2 and the order effect o = omega + (e1-e2)/2 are
-// independent with variance sigma^2/2 each. The pair means vary around their
-// collection's mean (the effect may differ between collections); the order effects around
-// one mean over all collections (the order effect of one harness on one host), so
+// residual estimates the variance of one pass delta from the usable pairs with index at
+// most upto of each collection. With d_fwd = theta + omega + e1 and d_rev = theta - omega
+// + e2, the pair mean m = theta + (e1+e2)/2 and the order effect o = omega + (e1-e2)/2 are
+// independent with variance sigma^2/2 each. The pair means vary around their collection's
+// mean (the effect may differ between collections); the order effects around one mean
+// over all collections (the order effect of one harness on one host), so
 //
 //	sigma^2 = 2 [sum_c sum_k (m - mean_c m)^2 + sum_all (o - mean o)^2] / df,  df = sum_c (K_c - 1) + (K - 1)
 //
 // where K_c counts collection c's usable pairs and K all of them. An order effect that
-// changes between collections only inflates the estimate. Because the order effects are
-// independent of the pair means, a collection's effect interval is an exact t interval
-// under normal noise even with one pair per collection, given pairs in another.
-func pooledNoise(byColl [][]pairStat) noise {
+// changes between collections only inflates the estimate.
+func residual(byColl [][]pairStat, upto int) (s2 float64, df int) {
 	var ssM, ssO float64
 	var dofM, k int
 	var all []pairStat
 	for _, ps := range byColl {
+		ps = truncated(ps, upto)
 		if len(ps) == 0 {
 			continue
 		}
@@ -67,14 +73,26 @@ func pooledNoise(byColl [][]pairStat) noise {
 		all = append(all, ps...)
 	}
 	if k < 2 {
-		return noise{}
+		return 0, 0
 	}
 	_, mo := meanPairs(all)
 	for _, p := range all {
 		ssO += (p.o - mo) * (p.o - mo)
 	}
-	df := dofM + k - 1
-	return noise{sigma: math.Sqrt(2 * (ssM + ssO) / float64(df)), df: df}
+	df = dofM + k - 1
+	return 2 * (ssM + ssO) / float64(df), df
+}
+
+// truncated returns the pairs of ps with index at most upto (all of them for upto 0).
+func truncated(ps []pairStat, upto int) []pairStat {
+	if upto <= 0 {
+		return ps
+	}
+	n := 0
+	for n < len(ps) && ps[n].k <= upto {
+		n++
+	}
+	return ps[:n]
 }
 
 // meanPairs returns the mean pair mean and mean order effect of non-empty ps.
@@ -94,68 +112,114 @@ func materialLog(floorLog float64, nz noise) float64 {
 	if nz.df == 0 {
 		return floorLog
 	}
-	return math.Max(floorLog, tQuantile(1-materialTail, nz.df)*nz.sigma)
+	return math.Max(floorLog, tQuantileF(1-materialTail, nz.df)*nz.sigma)
 }
 
 // evidence is the interval arithmetic of one summary.
 type evidence struct {
-	k           int // usable pairs
-	est, se     float64
-	order       float64
-	df          int
-	lo, hi      float64 // effect interval (log scale)
-	olo, ohi    float64 // order effect interval
-	bounded     bool
-	confidence  float64
-	mde         float64 // log scale
-	perColl     int     // usable pairs per collection behind the estimate
-	pairsNeeded int     // usable pairs per collection for an MDE at the floor
+	k        int // usable pairs behind the estimate
+	est, se  float64
+	order    float64
+	df       float64
+	crit     float64 // critical value of the interval (t scale)
+	tail     float64 // its nominal one-sided error
+	lo, hi   float64 // effect interval (log scale)
+	olo, ohi float64 // order effect interval
+	bounded  bool
+	mde      float64 // log scale
+	mdeMax   float64 // at the rule's last look
+	perColl  int     // usable pairs per collection behind the estimate
+	// pairsNeeded is about how many usable pairs per collection would decide the lane if
+	// its effect were its estimate (-1 without a noise estimate).
+	pairsNeeded int
 }
 
-// level returns the confidence level of one interval under cfg: 1 - Alpha/Looks.
-func (c Config) level() float64 { return 1 - c.Alpha/float64(c.Looks) }
-
-// newEvidence computes the estimate, its interval, the order effect's and the MDE from k
-// usable pairs with mean pair mean m and mean order effect o, given the lane's noise.
-// perColl is the number of usable pairs per collection behind them and collections the
-// number of collections the noise is pooled over: the pairs-needed estimate asks how many
-// pairs each collection needs, since a result must reproduce in each.
-func newEvidence(k int, m, o float64, nz noise, cfg Config, floorLog float64, perColl, collections int) evidence {
-	ev := evidence{k: k, est: m, order: o, df: nz.df, pairsNeeded: -1, perColl: perColl}
-	if k == 0 || nz.df == 0 {
-		return ev
-	}
-	ev.confidence = cfg.level()
-	ev.se = nz.sigma / math.Sqrt(2*float64(k))
-	q := tQuantile(1-(1-ev.confidence)/2, nz.df)
-	ev.lo, ev.hi = m-q*ev.se, m+q*ev.se
-	ev.olo, ev.ohi = o-q*ev.se, o+q*ev.se
-	ev.bounded = true
-	ev.mde = (q + tQuantile(cfg.Power, nz.df)) * ev.se
-	ev.pairsNeeded = pairsNeeded(nz.sigma, cfg, floorLog, perColl, collections)
-	return ev
+// power is the decision rule's power for one lane: what it can reproduce and show
+// neutral, by the normal approximation of its tests, at a noise sigma (one pass delta,
+// log scale) with df degrees of freedom besides the pairs' own.
+type power struct {
+	sigma   float64
+	priorDF float64
+	design  *Design
+	floor   float64 // log scale
+	power   float64
 }
 
-// pairsNeeded returns about how many usable pairs per collection make the MDE reach the
-// floor, for pass deltas of standard deviation sigma spread over the given number of
-// collections: the smallest K with (t(1-a/2, df) + t(power, df)) sigma / sqrt(2K) <=
-// floor, df = C (K-1) + (C K - 1) for C collections (pooledNoise). It returns 0 when the
-// k pairs there are suffice and maxPairsNeeded when the floor is out of reach.
-func pairsNeeded(sigma float64, cfg Config, floorLog float64, k, collections int) int {
-	if floorLog <= 0 {
-		return maxPairsNeeded
-	}
-	level := cfg.level()
-	mdeAt := func(K int) float64 {
-		df := collections*(K-1) + collections*K - 1
-		return (tQuantile(1-(1-level)/2, df) + tQuantile(cfg.Power, df)) * sigma / math.Sqrt(2*float64(K))
-	}
-	if sigma == 0 || (k >= 2 && mdeAt(k) <= floorLog) {
+// dfAt returns the degrees of freedom of the noise with pairs usable pairs per collection.
+func (p power) dfAt(pairs int) float64 {
+	c := p.design.Collections
+	return p.priorDF + float64(2*c*pairs-c-1)
+}
+
+// reproduce returns the probability that the rule reproduces an effect theta > 0 with pairs
+// pairs per collection: every collection's replication test and the pooled estimate past
+// the floor (a lower bound: the events are positively correlated).
+func (p power) reproduce(theta float64, pairs int) float64 {
+	c := float64(p.design.Collections)
+	sc := p.sigma / math.Sqrt(2*float64(pairs))
+	sp := sc / math.Sqrt(c)
+	if sc == 0 {
+		if theta >= p.floor {
+			return 1
+		}
 		return 0
 	}
-	// The MDE falls as K grows; search by doubling, then bisect.
-	lo, hi := max(k, 1), max(2*k, 2)
-	for mdeAt(hi) > floorLog {
+	crit := tCritical(p.design.CollTail(pairs), p.dfAt(pairs))
+	return math.Pow(phi(theta/sc-crit), c) * phi((theta-p.floor)/sp)
+}
+
+// neutral returns the probability that the rule shows an effect theta neutral with pairs
+// pairs per collection: the pooled interval inside +-floor.
+func (p power) neutral(theta float64, pairs int) float64 {
+	c := float64(p.design.Collections)
+	sp := p.sigma / math.Sqrt(2*float64(pairs)*c)
+	if sp == 0 {
+		if math.Abs(theta) < p.floor {
+			return 1
+		}
+		return 0
+	}
+	crit := tCritical(p.design.PoolTail(pairs), p.dfAt(pairs))
+	return math.Max(0, phi((p.floor-theta)/sp-crit)-phi((-p.floor-theta)/sp+crit))
+}
+
+// mde returns the smallest effect the rule reproduces with probability p.power at pairs
+// pairs per collection.
+func (p power) mde(pairs int) float64 {
+	if pairs < 1 {
+		return maxLogRatio
+	}
+	lo, hi := 0.0, maxLogRatio
+	if p.reproduce(hi, pairs) < p.power {
+		return maxLogRatio
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if p.reproduce(mid, pairs) >= p.power {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// decides returns the probability that the rule settles a lane whose effect is theta,
+// either way, with pairs pairs per collection.
+func (p power) decides(theta float64, pairs int) float64 {
+	return p.reproduce(math.Abs(theta), pairs) + p.neutral(theta, pairs)
+}
+
+// pairsNeeded returns about how many usable pairs per collection decide a lane whose effect
+// is theta with probability p.power: the smallest K >= have that does, or maxPairsNeeded
+// when none up to it does (an effect near the floor needs ever more pairs).
+func (p power) pairsNeeded(theta float64, have int) int {
+	have = max(have, 1)
+	if p.decides(theta, have) >= p.power {
+		return have
+	}
+	lo, hi := have, 2*have
+	for p.decides(theta, hi) < p.power {
 		if hi >= maxPairsNeeded {
 			return maxPairsNeeded
 		}
@@ -163,13 +227,38 @@ func pairsNeeded(sigma float64, cfg Config, floorLog float64, k, collections int
 	}
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
-		if mdeAt(mid) <= floorLog {
+		if p.decides(theta, mid) >= p.power {
 			hi = mid
 		} else {
 			lo = mid
 		}
 	}
 	return hi
+}
+
+// newEvidence computes the estimate, its interval at the nominal one-sided error tail, the
+// order effect's interval and the rule's power from k usable pairs with mean pair mean m and
+// mean order effect o, given the lane's noise. round is the look the lane is judged at
+// (pairs per collection).
+func newEvidence(k int, m, o float64, nz noise, pw power, tail float64, round int) evidence {
+	ev := evidence{k: k, est: m, order: o, df: nz.df, pairsNeeded: -1, perColl: round, tail: tail}
+	if k == 0 || nz.df == 0 {
+		return ev
+	}
+	ev.se = nz.sigma / math.Sqrt(2*float64(k))
+	ev.crit = tCritical(tail, nz.df)
+	ev.lo, ev.hi = m-ev.crit*ev.se, m+ev.crit*ev.se
+	ev.olo, ev.ohi = o-ev.crit*ev.se, o+ev.crit*ev.se
+	ev.bounded = true
+	pw.sigma = nz.sigma
+	ev.mde = pw.mde(round)
+	if pw.design.MaxPairs > 0 {
+		ev.mdeMax = pw.mde(pw.design.MaxPairs)
+	} else {
+		ev.mdeMax = ev.mde
+	}
+	ev.pairsNeeded = pw.pairsNeeded(m, round)
+	return ev
 }
 
 // toPct converts a log ratio x to a percent change, exp(x) - 1, capped to stay finite.
@@ -186,87 +275,85 @@ func toPct(x float64) float64 {
 // 1 + floor/100 either way.
 func floorLog(floorPct float64) float64 { return math.Log1p(floorPct / 100) }
 
-// orderSign returns +1 when the evidence's order-effect interval lies above 0, -1 when
-// it lies below, and 0 otherwise.
-func (ev evidence) orderSign() int {
-	switch {
-	case !ev.bounded:
-		return 0
-	case ev.olo > 0:
-		return 1
-	case ev.ohi < 0:
-		return -1
-	}
-	return 0
+// orderShown reports whether the evidence's order-effect interval excludes 0.
+func (ev evidence) orderShown() bool {
+	return ev.bounded && (ev.olo > 0 || ev.ohi < 0)
 }
 
 // verdictFrom applies the lane rule to one summary's evidence; it returns the verdict
-// and its reason. s has its counts filled in. orderRepro reports whether the order
-// effect's interval excludes 0 with one sign in every collection of the lane: only a
-// reproduced order effect makes a lane order-dependent. For the pooled summary
-// (Collection 0), replicated says which way every collection reproduced the effect (-1
-// faster, +1 slower, 0 not all the same way): a pooled effect counts as reproduced only
-// when each collection reproduced it, since a result must reproduce in each.
-func verdictFrom(s LaneSummary, ev evidence, fl float64, orderRepro bool, replicated int) (LaneVerdict, string) {
+// and its reason. s has its counts filled in. For a collection's summary (Collection > 0)
+// the rule is the collection's replication test: its interval at the collection's level
+// excludes 0. For the pooled summary (Collection 0), replicated says which way every
+// collection reproduced the effect (-1 faster, +1 slower, 0 not all the same way): the
+// effect counts as reproduced only when each collection reproduced it and the pooled
+// estimate passes the floor.
+func verdictFrom(s LaneSummary, ev evidence, fl float64, replicated int) (LaneVerdict, string) {
 	n := s.Pairs
 	floor := fmtFloor(s.FloorPct)
 	pct := func(x float64) string { return fmtDelta(toPct(x)) }
 	ci := human.DeltaCI(toPct(ev.est), toPct(ev.lo), toPct(ev.hi))
+	pooled := s.Collection == 0
 	switch {
 	case s.UsablePairs == 0:
 		return LaneInsufficient, fmt.Sprintf("no usable pair: all %d pairs insufficient", n)
 	case 2*s.UsablePairs < n:
 		return LaneInsufficient, fmt.Sprintf("only %d of %d pairs usable; more than half lack data", s.UsablePairs, n)
 	case !ev.bounded:
-		return LaneInsufficient, fmt.Sprintf("%s: no noise estimate from one usable pair in all; run at least 2 pairs", countsText(s))
-	case ev.hi < 0 && ev.est <= -fl && s.ReproducedSlower == 0 && (s.Collection > 0 || replicated < 0):
-		return LaneReproducedFaster, fmt.Sprintf("effect %s excludes 0 and passes the %s floor%s; pairs: %s", ci, floor, inEach(s), countsText(s))
-	case ev.lo > 0 && ev.est >= fl && s.ReproducedFaster == 0 && (s.Collection > 0 || replicated > 0):
-		return LaneReproducedSlower, fmt.Sprintf("effect %s excludes 0 and passes the %s floor%s; pairs: %s", ci, floor, inEach(s), countsText(s))
-	case orderRepro && ev.orderSign() != 0 && math.Abs(ev.order) >= fl:
-		return LaneOrderDependent, fmt.Sprintf("order effect %s [%s, %s] excludes 0 in every collection and passes the %s floor: the result depends on which arm runs first; effect %s; pairs: %s",
-			pct(ev.order), pct(ev.olo), pct(ev.ohi), floor, ci, countsText(s))
-	case ev.lo > -fl && ev.hi < fl:
+		return LaneInsufficient, fmt.Sprintf("%s: no noise estimate from one usable pair and no other lane to borrow from; run at least 2 pairs", countsText(s))
+	case !pooled && ev.hi < 0:
+		return LaneReproducedFaster, fmt.Sprintf("effect %s excludes 0 at this collection's replication level; pairs: %s", ci, countsText(s))
+	case !pooled && ev.lo > 0:
+		return LaneReproducedSlower, fmt.Sprintf("effect %s excludes 0 at this collection's replication level; pairs: %s", ci, countsText(s))
+	case pooled && replicated < 0 && ev.est <= -fl:
+		return LaneReproducedFaster, fmt.Sprintf("effect %s: reproduced faster in every collection, the estimate past the %s floor; pairs: %s", ci, floor, countsText(s))
+	case pooled && replicated > 0 && ev.est >= fl:
+		return LaneReproducedSlower, fmt.Sprintf("effect %s: reproduced slower in every collection, the estimate past the %s floor; pairs: %s", ci, floor, countsText(s))
+	case pooled && ev.lo > -fl && ev.hi < fl:
 		return LaneNeutral, fmt.Sprintf("effect %s lies inside the +-%s floor; pairs: %s", ci, floor, countsText(s))
+	case pooled && ev.orderShown() && math.Abs(ev.order) >= fl && math.Abs(ev.order) > math.Abs(ev.est):
+		return LaneOrderDependent, fmt.Sprintf("order effect %s [%s, %s] excludes 0, passes the %s floor and outweighs the effect %s: the sign depends on which arm runs first; pairs: %s",
+			pct(ev.order), pct(ev.olo), pct(ev.ohi), floor, ci, countsText(s))
 	}
-	why := undecidedWhy(ev, fl, s)
-	return LaneUndecided, fmt.Sprintf("effect %s: %s; pairs: %s", ci, why, countsText(s))
+	if !pooled {
+		return LaneUndecided, fmt.Sprintf("effect %s includes 0 at this collection's replication level; pairs: %s", ci, countsText(s))
+	}
+	return LaneUndecided, fmt.Sprintf("effect %s: %s; pairs: %s", ci, undecidedWhy(ev, fl, s, replicated), countsText(s))
 }
 
-// inEach says, for a pooled summary, that every collection reproduced it.
-func inEach(s LaneSummary) string {
-	if s.Collection == 0 {
-		return ", reproduced in every collection"
-	}
-	return ""
-}
-
-// undecidedWhy says why an undecided lane is undecided and what would decide it.
-func undecidedWhy(ev evidence, fl float64, s LaneSummary) string {
+// undecidedWhy says why an undecided pooled lane is undecided, what it rules out and what
+// would decide it.
+func undecidedWhy(ev evidence, fl float64, s LaneSummary, replicated int) string {
 	mde := human.Percent(toPct(ev.mde))
 	floor := fmtFloor(s.FloorPct)
 	more := ""
 	switch {
 	case ev.pairsNeeded >= maxPairsNeeded:
-		more = fmt.Sprintf("; more than %d pairs per collection would be needed", maxPairsNeeded)
+		more = "; an effect this close to the floor cannot be decided in any practical number of pairs"
 	case ev.pairsNeeded > ev.perColl:
-		more = fmt.Sprintf("; about %d more pairs per collection would resolve the floor", ev.pairsNeeded-ev.perColl)
+		more = fmt.Sprintf("; about %d more pairs per collection would decide it if the estimate holds", ev.pairsNeeded-ev.perColl)
 	}
+	ruled := ruledOut(s)
 	switch {
-	case ev.mde > fl && !(ev.lo > 0 || ev.hi < 0):
-		return fmt.Sprintf("MDE %s > floor %s%s", mde, floor, more)
-	case s.Collection == 0 && (ev.lo > 0 || ev.hi < 0) && math.Abs(ev.est) >= fl:
-		return fmt.Sprintf("the pooled interval excludes 0, but not every collection reproduced it (MDE %s)%s", mde, more)
-	case ev.mde > fl:
-		return fmt.Sprintf("MDE %s > floor %s%s", mde, floor, more)
+	case replicated != 0:
+		return fmt.Sprintf("reproduced in every collection, but the estimate is within the %s floor and its interval reaches past it (%s, MDE %s)%s", floor, ruled, mde, more)
 	case ev.lo > 0 || ev.hi < 0:
-		if s.ReproducedFaster > 0 && s.ReproducedSlower > 0 {
-			return fmt.Sprintf("the interval excludes 0 but pairs REPRODUCED both ways (MDE %s)", mde)
-		}
-		return fmt.Sprintf("the interval excludes 0 but the estimate is within the %s floor and the interval reaches past it (MDE %s)", floor, mde)
+		return fmt.Sprintf("the pooled interval excludes 0, but not every collection reproduced it (%s, MDE %s)%s", ruled, mde, more)
 	}
-	return fmt.Sprintf("the interval straddles the %s floor (MDE %s); more pairs would decide", floor, mde)
+	return fmt.Sprintf("%s; MDE %s at the %s floor%s", ruled, mde, floor, more)
 }
+
+// ruledOut states what a summary's interval rules out: "no regression beyond +2.4%, no
+// improvement beyond -1.8%".
+func ruledOut(s LaneSummary) string {
+	if !s.Bounded {
+		return "nothing ruled out yet"
+	}
+	return fmt.Sprintf("no regression beyond %s, no improvement beyond %s", human.Delta(s.NoWorseThanPct), human.Delta(s.NoBetterThanPct))
+}
+
+// RuledOut states what the summary rules out, in words: "no regression beyond +2.4%, no
+// improvement beyond -1.8%" (from its interval), or "nothing ruled out yet".
+func (s LaneSummary) RuledOut() string { return ruledOut(s) }
 
 // round1 rounds to one decimal, for thresholds shown with %g.
 func round1(x float64) float64 { return math.Round(x*10) / 10 }
@@ -275,33 +362,42 @@ func round1(x float64) float64 { return math.Round(x*10) / 10 }
 // percent, sign as EstimatePct), derived from its estimate, standard error and degrees
 // of freedom; ok is false when the summary has no interval.
 func (s LaneSummary) IntervalPct(alpha float64) (lo, hi float64, ok bool) {
-	if !s.Bounded || s.DF == 0 || !(alpha > 0 && alpha < 1) {
+	l, h, ok := s.logInterval(alpha)
+	if !ok {
 		return 0, 0, false
 	}
-	q := tQuantile(1-alpha/2, s.DF)
-	return toPct(s.EstimateLog - q*s.SELog), toPct(s.EstimateLog + q*s.SELog), true
+	return toPct(l), toPct(h), true
 }
 
 // UpperBelow reports whether the summary's effect interval at two-sided error rate alpha
-// lies below +limitPct: a change worse than limitPct is ruled out.
+// lies below +limitPct: a change worse than limitPct is ruled out. An alpha of 0 takes the
+// summary's own level (its look's share of the error).
 func (s LaneSummary) UpperBelow(limitPct, alpha float64) bool {
 	_, hi, ok := s.logInterval(alpha)
 	return ok && hi < floorLog(limitPct)
 }
 
 // LowerAbove reports whether the summary's effect interval at two-sided error rate alpha
-// lies above +limitPct: a change worse than limitPct is shown.
+// lies above +limitPct: a change worse than limitPct is shown. An alpha of 0 takes the
+// summary's own level.
 func (s LaneSummary) LowerAbove(limitPct, alpha float64) bool {
 	lo, _, ok := s.logInterval(alpha)
 	return ok && lo > floorLog(limitPct)
 }
 
-// logInterval returns the effect interval at two-sided error rate alpha on the log scale.
+// logInterval returns the effect interval at two-sided error rate alpha on the log scale
+// (the summary's own interval for alpha 0).
 func (s LaneSummary) logInterval(alpha float64) (lo, hi float64, ok bool) {
-	if !s.Bounded || s.DF == 0 || !(alpha > 0 && alpha < 1) {
+	if !s.Bounded || s.DFUsed <= 0 {
 		return 0, 0, false
 	}
-	q := tQuantile(1-alpha/2, s.DF)
+	q := s.Crit
+	if alpha != 0 {
+		if !(alpha > 0 && alpha < 1) {
+			return 0, 0, false
+		}
+		q = tCritical(alpha/2, s.DFUsed)
+	}
 	return s.EstimateLog - q*s.SELog, s.EstimateLog + q*s.SELog, true
 }
 
@@ -312,14 +408,18 @@ type Contrast struct {
 	OK          bool
 }
 
-// NewContrast returns the contrast a - b at two-sided error rate alpha, with the smaller
-// of the two summaries' degrees of freedom.
+// NewContrast returns the contrast a - b at two-sided error rate alpha (0: the larger of
+// the two summaries' own levels' critical values), with the smaller of the two summaries'
+// degrees of freedom.
 func NewContrast(a, b LaneSummary, alpha float64) Contrast {
-	if !a.Bounded || !b.Bounded || a.DF == 0 || b.DF == 0 || !(alpha > 0 && alpha < 1) {
+	if !a.Bounded || !b.Bounded || a.DFUsed <= 0 || b.DFUsed <= 0 || alpha < 0 || alpha >= 1 {
 		return Contrast{Est: a.EstimateLog - b.EstimateLog}
 	}
 	se := math.Hypot(a.SELog, b.SELog)
-	q := tQuantile(1-alpha/2, min(a.DF, b.DF))
+	q := math.Max(a.Crit, b.Crit)
+	if alpha > 0 {
+		q = tCritical(alpha/2, math.Min(a.DFUsed, b.DFUsed))
+	}
 	est := a.EstimateLog - b.EstimateLog
 	return Contrast{Est: est, Lo: est - q*se, Hi: est + q*se, OK: true}
 }
@@ -331,29 +431,30 @@ func FloorLog(floorPct float64) float64 { return floorLog(floorPct) }
 // LogToPct converts a log-scale effect to percent, lower-is-better (exp(x) - 1).
 func LogToPct(x float64) float64 { return toPct(x) }
 
-// LookAlpha returns the two-sided error rate of one interval under c: Alpha / Looks.
-func (c Config) LookAlpha() float64 { return c.Alpha / float64(max(c.Looks, 1)) }
-
 // PairsFor returns about how many usable pairs in all (over the summary's collections)
 // would make the summary's interval at two-sided error rate alpha reach no further than
 // halfWidthLog from its estimate, at the noise it measured. It returns -1 without a noise
 // estimate and maxPairsNeeded when the width is out of reach.
 func (s LaneSummary) PairsFor(halfWidthLog, alpha float64) int {
-	if !s.Bounded || s.DF == 0 || s.NoisePct <= 0 {
+	if !s.Bounded || s.DFUsed <= 0 || s.NoisePct <= 0 {
 		return -1
 	}
 	if halfWidthLog <= 0 {
 		return maxPairsNeeded
 	}
 	sigma := s.NoisePct / 100
-	q := tQuantile(1-alpha/2, s.DF)
+	q := s.Crit
+	if alpha > 0 {
+		q = tCritical(alpha/2, s.DFUsed)
+	}
 	k := math.Ceil(q * q * sigma * sigma / (2 * halfWidthLog * halfWidthLog))
 	return int(math.Min(k, maxPairsNeeded))
 }
 
-// Power is what a protocol can resolve at a measured noise: the MDE of one collection's
-// effect with a given number of usable pairs per collection, and about how many pairs per
-// collection would bring the MDE to the floor.
+// Power is what a protocol can resolve at a measured noise under the decision rule: the
+// MDE (the smallest effect it reproduces with the configured power), and about how many
+// pairs per collection it needs to decide both an unchanged lane (shown neutral) and a
+// lane changed by twice the floor (reproduced), each with the configured power.
 type Power struct {
 	MDEPct      float64
 	PairsNeeded int // maxPairsNeeded (100000) when the floor is out of reach
@@ -361,20 +462,42 @@ type Power struct {
 
 // PowerAt returns the power of a protocol of pairs usable pairs per collection over
 // collections collections, for pass deltas whose noise (standard deviation, in percent on
-// the log scale: LaneSummary.NoisePct) is noisePct, under cfg (its Alpha, Looks and
-// Power; defaults filled in) and an effect floor of floorPct. It needs pairs x collections
-// >= 2 (a noise estimate) and returns a zero Power otherwise.
+// the log scale: LaneSummary.NoisePct) is noisePct, under cfg (its Alpha, Power and
+// sequential rule; defaults filled in) and an effect floor of floorPct. It needs pairs x
+// collections >= 2 (a noise estimate) and returns a zero Power otherwise.
 func PowerAt(noisePct, floorPct float64, pairs, collections int, cfg Config) Power {
 	cfg, err := cfg.resolve()
 	if err != nil || pairs < 1 || collections < 1 || pairs*collections < 2 || noisePct < 0 {
 		return Power{}
 	}
-	sigma := noisePct / 100
-	df := collections*(pairs-1) + collections*pairs - 1
-	level := cfg.level()
-	se := sigma / math.Sqrt(2*float64(pairs))
-	mde := (tQuantile(1-(1-level)/2, df) + tQuantile(cfg.Power, df)) * se
-	return Power{MDEPct: toPct(mde), PairsNeeded: pairsNeeded(sigma, cfg, floorLog(floorPct), pairs, collections)}
+	d := cfg.Design
+	if d == nil || d.Collections != collections {
+		if d, err = NewDesign(cfg, collections); err != nil {
+			return Power{}
+		}
+	}
+	pw := power{sigma: noisePct / 100, design: d, floor: floorLog(floorPct), power: cfg.Power}
+	need := func(k int) bool { return pw.neutral(0, k) >= pw.power && pw.reproduce(2*pw.floor, k) >= pw.power }
+	needed := maxPairsNeeded
+	for k := 1; k <= maxPairsNeeded; k *= 2 {
+		if need(k) {
+			lo, hi := k/2, k
+			for hi-lo > 1 {
+				mid := (lo + hi) / 2
+				if need(mid) {
+					hi = mid
+				} else {
+					lo = mid
+				}
+			}
+			needed = max(hi, 1)
+			break
+		}
+	}
+	if needed <= pairs {
+		needed = 0
+	}
+	return Power{MDEPct: toPct(pw.mde(pairs)), PairsNeeded: needed}
 }
 
 // NoiseOf returns the noise of one pass delta (percent, log scale) that a run with the

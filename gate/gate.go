@@ -184,11 +184,9 @@ func EvaluateLanes(rep driftcheck.Report, runs []receipt.Record, thresholdPct fl
 	for _, l := range rep.Pooled {
 		pooled[key{l.Lane, l.Arm}] = l
 	}
-	alpha := rep.Config.LookAlpha()
-	if alpha == 0 {
-		alpha = driftcheck.DefaultConfig().LookAlpha()
-	}
-	family := alpha / float64(max(len(order), 1))
+	// A pass reads each lane's own pooled interval (alpha 0); a regression needs every
+	// collection's replication test at its look's level divided over the lanes (family).
+	alpha, family := 0.0, float64(max(len(order), 1))
 	values := runValues(runs)
 	for _, k := range order {
 		thr := thresholdPct
@@ -277,10 +275,11 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 	f := Finding{Lane: lane, Arm: arm, Outcome: Rerun, Pairs: p.UsablePairs, ThresholdPct: threshold,
 		EstimatePct: p.EstimatePct, CILowPct: p.CILowPct, CIHighPct: p.CIHighPct, Bounded: p.Bounded}
 	slowAll := len(colls) > 0
+	slowAll = slowAll && p.EstimateLog >= driftcheck.FloorLog(threshold)
 	for _, c := range colls {
 		f.DeltaPct = append(f.DeltaPct, c.EstimatePct)
 		f.Verdicts = append(f.Verdicts, c.Verdict)
-		slowAll = slowAll && c.Verdict == driftcheck.LaneReproducedSlower && c.EstimateLog >= driftcheck.FloorLog(threshold) && c.LowerAbove(0, family)
+		slowAll = slowAll && c.Verdict == driftcheck.LaneReproducedSlower && c.LowerAbove(0, 2*c.Tail/family)
 	}
 	effect := human.DeltaCI(p.EstimatePct, p.CILowPct, p.CIHighPct)
 	if !p.Bounded {

@@ -16,7 +16,7 @@ func lane(name string, c int, v driftcheck.LaneVerdict, est, half float64) drift
 	const q = 2.1788128296672284 // t(0.975, 12)
 	x, h := est/100, half/100
 	return driftcheck.LaneSummary{Lane: name, Arm: "cand", Collection: c, Verdict: v, Reason: string(v),
-		EstimateLog: x, SELog: h / q, DF: 12, Bounded: v != driftcheck.LaneInsufficient, NoisePct: h / q * math.Sqrt(24) * 100,
+		EstimateLog: x, SELog: h / q, DF: 12, DFUsed: 12, Crit: q, Tail: 0.025, Bounded: v != driftcheck.LaneInsufficient, NoisePct: h / q * math.Sqrt(24) * 100,
 		EstimatePct: (math.Exp(x) - 1) * 100, CILowPct: (math.Exp(x-h) - 1) * 100, CIHighPct: (math.Exp(x+h) - 1) * 100, UsablePairs: 6}
 }
 

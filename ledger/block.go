@@ -80,7 +80,7 @@ func renderBlock(w io.Writer, b *blockInput) error {
 		"Effects are candidate against %s; negative means the candidate is better.\n\n",
 		report.Count(p.Protocol.Collections, "collection", "collections"), report.Count(p.Protocol.Passes, "pass", "passes"),
 		report.Count(p.Protocol.Samples, "sample", "samples"), p.Protocol.Warmup, profile,
-		report.ConfigText(d.Analysis.Config), d.Analysis.Base)
+		report.ConfigText(d.Analysis), d.Analysis.Base)
 	if r := b.incReport; r != nil {
 		fmt.Fprintf(ew, "### Incidence\n\n")
 		fmt.Fprintf(ew, "Probe counters over the release suite, from the receipt's %s (each suite lane run once in a probe build; totals leave the positive control out).\n\n", incidence.File)

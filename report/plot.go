@@ -198,8 +198,7 @@ func Plot(buf *bytes.Buffer, d *Data, arm, lane string) error {
 		legend.Add("effect (mean of pair means)", effectLine)
 	}
 	if intervalBand != nil {
-		conf := d.Analysis.Config
-		legend.Add(fmt.Sprintf("its %s%% interval", human.Num(math.Round((1-conf.LookAlpha())*1000)/10)), intervalBand)
+		legend.Add("its interval at the collection's replication level", intervalBand)
 	}
 	var names plotter.XYLabels
 	for c := 0; c < maxColl; c++ {

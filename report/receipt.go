@@ -199,7 +199,7 @@ func render(w *ErrWriter, d *Data) error {
 		}
 	}
 	fmt.Fprintf(w, "\n## Drift check\n\n")
-	fmt.Fprintf(w, "%s Negative deltas mean the candidate is better.\n\n", ConfigText(d.Analysis.Config))
+	fmt.Fprintf(w, "%s Negative deltas mean the candidate is better.\n\n", ConfigText(d.Analysis))
 	if err := DriftMarkdown(w, d.Analysis, PlanRoles(d.Plan), DataValues(d)); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -133,17 +134,25 @@ func Groups(lanes []driftcheck.LaneSummary) [][]driftcheck.LaneSummary {
 	return out
 }
 
-// ConfigText states the thresholds and error rates a drift check used: "Effect floor 3%,
-// 95% intervals (alpha 0.05 over 1 look), MDE at 80% power; a pass is contaminated above
-// a clean CV of 8% with 4x asymmetry."
-func ConfigText(c driftcheck.Config) string {
-	looks := "1 look"
-	if c.Looks > 1 {
-		looks = fmt.Sprintf("%d looks, alpha/%d each", c.Looks, c.Looks)
+// ConfigText states the thresholds and error rates a drift check used: "Effect floor 3%;
+// a false reproduced verdict at most 2.5% each way (each of 2 collections' replication test
+// at 15.8% one-sided), neutral and no-regression bounds from one-sided tests at 5%, over 1
+// look; MDE at 80% power; ...".
+func ConfigText(r driftcheck.Report) string {
+	c, collections := r.Config, r.Collections
+	looks := "over 1 look"
+	if n := c.Looks(); n > 1 {
+		sp := c.Spending
+		if sp == "" {
+			sp = driftcheck.DefaultSpending
+		}
+		looks = fmt.Sprintf("spent over %d looks (rounds %d to %d) by %s spending", n, max(c.MinPairs, 1), c.MaxPairs, sp)
 	}
-	return fmt.Sprintf("Effect floor %s%%; intervals at %s%% (alpha %s over %s); MDE at %s%% power; a pass is contaminated above a clean CV of %s%% with %sx asymmetry.",
-		human.Num(c.EffectFloorPct), human.Num((1-c.Alpha/float64(max(c.Looks, 1)))*100), human.Num(c.Alpha), looks, human.Num(c.Power*100),
-		human.Num(c.CleanCVPct), human.Num(c.CVAsymmetry))
+	coll := math.Pow(c.Alpha/2, 1/float64(max(collections, 1)))
+	return fmt.Sprintf("Effect floor %s%%; a false reproduced verdict at most %s%% each way (each of %d collections' replication test at %s%% one-sided), neutral and no-regression bounds from one-sided tests at %s%%, %s; "+
+		"MDE at %s%% power; a pass is contaminated above a clean CV of %s%% with %sx asymmetry, and a run is set aside when its CV is above that and %sx its lane's typical CV.",
+		human.Num(c.EffectFloorPct), human.Num(c.Alpha*50), max(collections, 1), human.Sig(coll*100), human.Num(c.Alpha*100), looks,
+		human.Num(c.Power*100), human.Num(c.CleanCVPct), human.Num(c.CVAsymmetry), human.Num(c.CVAsymmetry))
 }
 
 // Stopped returns a sequential receipt's last look when it says the run stopped (every

@@ -21,7 +21,7 @@ func DriftText(w io.Writer, r driftcheck.Report, roles Roles, vals *Values, widt
 			fmt.Fprintln(ew, l)
 		}
 	}
-	para(ConfigText(r.Config) + " Negative effects mean the candidate is better.")
+	para(ConfigText(r) + " Negative effects mean the candidate is better.")
 	for _, sec := range []struct {
 		groups [][]driftcheck.LaneSummary
 		pooled bool

@@ -211,7 +211,7 @@ func (e *Experiment) Resolve(o Overrides) (Resolved, error) {
 		r.Drift.Alpha = d.Alpha
 	}
 	if p.Sequential != nil {
-		r.Drift.Looks = p.Sequential.Looks()
+		r.Drift.MinPairs, r.Drift.MaxPairs = p.Sequential.MinPairs, p.Sequential.MaxPairs
 	}
 	if d.Power != 0 {
 		r.Drift.Power = d.Power

@@ -128,7 +128,7 @@ func TestResolveDrift(t *testing.T) {
 	if r, err = e.Resolve(Overrides{}); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(driftcheck.Config{EffectFloorPct: 3, CleanCVPct: 5.5, CVAsymmetry: 4, Alpha: 0.05, Power: 0.8, Looks: 1}, r.Drift); diff != "" {
+	if diff := cmp.Diff(driftcheck.Config{EffectFloorPct: 3, CleanCVPct: 5.5, CVAsymmetry: 4, Alpha: 0.05, Power: 0.8}, r.Drift); diff != "" {
 		t.Errorf("spec drift (-want +got):\n%s", diff)
 	}
 }
@@ -324,8 +324,8 @@ func TestResolveSequential(t *testing.T) {
 			if diff := cmp.Diff(tc.want, r.Protocol.Sequential); diff != "" {
 				t.Errorf("sequential (-want +got):\n%s", diff)
 			}
-			if r.Protocol.Passes != 2*tc.want.MaxPairs || r.Drift.Looks != tc.want.MaxPairs-tc.want.MinPairs+1 {
-				t.Errorf("passes %d, looks %d", r.Protocol.Passes, r.Drift.Looks)
+			if r.Protocol.Passes != 2*tc.want.MaxPairs || r.Drift.Looks() != tc.want.MaxPairs-tc.want.MinPairs+1 || r.Drift.MinPairs != tc.want.MinPairs {
+				t.Errorf("passes %d, looks %d", r.Protocol.Passes, r.Drift.Looks())
 			}
 		})
 	}

@@ -79,7 +79,7 @@ func resolveFixed(e *spec.Experiment, o spec.Overrides, pairs, samples int) (spe
 	}
 	res.Protocol.Sequential = nil
 	res.Protocol.Passes = 2 * pairs
-	res.Drift.Looks = 1
+	res.Drift.MinPairs, res.Drift.MaxPairs = 0, 0
 	return res, nil
 }
 

@@ -120,7 +120,7 @@ func runDrift(s Streams, opts *driftOptions) error {
 			return err
 		}
 	} else if opts.markdown {
-		fmt.Fprintf(&buf, "%s Negative effects mean the candidate is better.\n\n", report.ConfigText(rep.Config))
+		fmt.Fprintf(&buf, "%s Negative effects mean the candidate is better.\n\n", report.ConfigText(rep))
 		if err := report.DriftMarkdown(&buf, rep, roles, vals); err != nil {
 			return err
 		}

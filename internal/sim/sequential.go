@@ -84,7 +84,7 @@ func settled(r driftcheck.Report, lane string) (Call, bool) {
 func EvaluateSeq(c SeqCell, trials int, seed uint64) SeqResult {
 	res := SeqResult{Cell: c, FalseFasterBy: make([]int, c.MaxPairs+1), FalseSlowerBy: make([]int, c.MaxPairs+1), Trials: trials}
 	w := World{Lanes: 1, Collections: 2, Pairs: c.MaxPairs, Samples: 15, Within: c.Within, Between: c.Between, Effect: c.Effect}
-	seqCfg := driftcheck.Config{EffectFloorPct: FloorPct, Looks: c.MaxPairs - c.MinPairs + 1}
+	seqCfg := driftcheck.Config{EffectFloorPct: FloorPct, MinPairs: c.MinPairs, MaxPairs: c.MaxPairs}
 	lane := LaneName(0)
 	truth := CallNeutral
 	switch {

@@ -1,0 +1,48 @@
+package driftcheck
+
+import (
+	"math"
+	"testing"
+)
+
+// TestBoundaries checks the numerical integration against published group-sequential
+// boundaries: five equally spaced looks, one-sided 0.025, Lan-DeMets O'Brien-Fleming and
+// Pocock type spending (the values gsDesign prints for these designs).
+func TestBoundaries(t *testing.T) {
+	ts := []float64{0.2, 0.4, 0.6, 0.8, 1}
+	want := map[Spending][]float64{
+		SpendOBrienFleming: {4.877, 3.357, 2.680, 2.290, 2.031},
+		SpendPocock:        {2.438, 2.427, 2.410, 2.396, 2.386},
+	}
+	for sp, zs := range want {
+		for k, p := range boundaries(0.025, sp, ts) {
+			if got := zQuantile(1 - p); math.Abs(got-zs[k]) > 0.002 {
+				t.Errorf("%s look %d: z %.4f, want %.3f", sp, k+1, got, zs[k])
+			}
+		}
+	}
+	// A fixed protocol tests at the full level; every look of a sequential rule at less.
+	fixed, _ := NewDesign(Config{}, 2)
+	seq, _ := NewDesign(Config{MinPairs: 2, MaxPairs: 20}, 2)
+	if math.Abs(fixed.CollTail(5)-math.Sqrt(0.025)) > 1e-12 || fixed.PoolTail(5) != 0.05 {
+		t.Errorf("fixed tails %v %v", fixed.CollTail(5), fixed.PoolTail(5))
+	}
+	for k := 2; k <= 20; k++ {
+		if !(seq.CollTail(k) < fixed.CollTail(k) && seq.PoolTail(k) < fixed.PoolTail(k)) {
+			t.Errorf("look %d: tails %v %v not below the fixed ones", k, seq.CollTail(k), seq.PoolTail(k))
+		}
+	}
+}
+
+// TestMoments checks the special functions of the noise prior.
+func TestMoments(t *testing.T) {
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9*math.Max(1, math.Abs(b)) }
+	if !near(digamma(1), -0.5772156649015329) || !near(trigamma(1), math.Pi*math.Pi/6) || !near(trigammaDeriv(1), -2.4041138063191885) {
+		t.Errorf("digamma(1) %v trigamma(1) %v psi''(1) %v", digamma(1), trigamma(1), trigammaDeriv(1))
+	}
+	for _, y := range []float64{0.3, 1, 4, 50} {
+		if got := trigammaInverse(trigamma(y)); !near(got, y) {
+			t.Errorf("trigammaInverse(trigamma(%v)) = %v", y, got)
+		}
+	}
+}

@@ -1,0 +1,366 @@
+package driftcheck
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// collPairs is one collection of one lane and candidate: its passes, the measured pairs
+// (with the pass-pair index into passes), and the usable pairs' statistics.
+type collPairs struct {
+	passes []PassDelta
+	pairs  []Pair
+	stats  []pairStat
+	kept   []int // pair index k (0-based) of each measured pair, set-aside ones included
+	aside  []int // pair indexes (0-based) set aside
+}
+
+// laneData is one lane of one candidate, prepared for the analysis: its collections'
+// passes and pairs, and its own noise.
+type laneData struct {
+	lane     Lane
+	l, a     int // lane and arm index
+	cand     string
+	floorPct float64
+	fl       float64
+	colls    []collPairs
+	byColl   [][]pairStat
+	// round is the look the lane is judged at: the highest pair index it measured.
+	round int
+}
+
+// prepareLane computes the pass deltas of lane l for the candidate with arm index a in
+// every collection, and groups them into measured and usable pairs. A pair with a run set
+// aside (on the base or this candidate) is measured but not usable.
+func prepareLane(in Input, cfg Config, runs []run, lay layout, l, a int, lane Lane, cand string) *laneData {
+	ld := &laneData{lane: lane, l: l, a: a, cand: cand, floorPct: cfg.EffectFloorPct}
+	if lane.FloorPct > 0 {
+		ld.floorPct = lane.FloorPct
+	}
+	ld.fl = floorLog(ld.floorPct)
+	ld.colls = make([]collPairs, in.Collections)
+	ld.byColl = make([][]pairStat, in.Collections)
+	for c := range ld.colls {
+		cp := &ld.colls[c]
+		cp.passes = make([]PassDelta, in.Passes)
+		for p := range cp.passes {
+			cp.passes[p] = passDelta(runs[lay.at(c, p, l, 0)], runs[lay.at(c, p, l, a)], lane, in.Base, cand, c+1, p+1, cfg)
+		}
+		for k := 0; k < in.Passes/2; k++ {
+			if !measured(runs, lay, c, 2*k, l, a) && !measured(runs, lay, c, 2*k+1, l, a) {
+				continue // a pair this lane did not run (yet)
+			}
+			cp.kept = append(cp.kept, k)
+			ld.round = max(ld.round, k+1)
+			aside := false
+			for _, p := range []int{2 * k, 2*k + 1} {
+				aside = aside || runs[lay.at(c, p, l, 0)].setAside || runs[lay.at(c, p, l, a)].setAside
+			}
+			if aside {
+				cp.aside = append(cp.aside, k)
+				continue
+			}
+			p1, p2 := cp.passes[2*k], cp.passes[2*k+1]
+			if p1.Usable && p2.Usable {
+				cp.stats = append(cp.stats, pairStat{k: k + 1, m: (p1.LogRatio + p2.LogRatio) / 2, o: (p1.LogRatio - p2.LogRatio) / 2})
+			}
+		}
+		ld.byColl[c] = cp.stats
+	}
+	return ld
+}
+
+// setAside finds the contaminated runs of the input and marks them: a run whose robust CV
+// is above the clean-CV threshold and at least CVAsymmetry times the typical CV of its lane
+// and arm (the median over the arm's runs of the lane, or over all the lane's runs while
+// the arm has fewer than four). A neighbour's burst makes one process noisier than its
+// peers, while a real effect that adds spread adds it to every run of the arm, so the
+// typical CV of the arm follows it. The choice depends only on the spread, never on the
+// delta, so it cannot favour either direction.
+func setAside(in Input, cfg Config, runs []run, lay layout) []SetAside {
+	arms := append([]string{in.Base}, in.Candidates...)
+	out := []SetAside{}
+	for l, lane := range in.Lanes {
+		var laneCVs []float64
+		armCVs := make([][]float64, lay.arms)
+		for c := range lay.collections {
+			for p := range lay.passes {
+				for a := range lay.arms {
+					if r := runs[lay.at(c, p, l, a)]; cvUsable(r) {
+						laneCVs = append(laneCVs, r.cvPct)
+						armCVs[a] = append(armCVs[a], r.cvPct)
+					}
+				}
+			}
+		}
+		for c := range lay.collections {
+			for p := range lay.passes {
+				for a := range lay.arms {
+					r := &runs[lay.at(c, p, l, a)]
+					if !cvUsable(*r) {
+						continue
+					}
+					typical := Median(laneCVs)
+					if len(armCVs[a]) >= 4 {
+						typical = Median(armCVs[a])
+					}
+					if r.cvPct > cfg.CleanCVPct && r.cvPct >= cfg.CVAsymmetry*typical {
+						r.setAside = true
+						out = append(out, SetAside{Lane: lane.Name, Arm: arms[a], Collection: c + 1, Pass: p + 1, CVPct: r.cvPct, TypicalCVPct: typical,
+							Reason: fmt.Sprintf("within-run CV %s is %s the typical %s of %s's runs of %s, beyond the %s clean-CV threshold: a disturbed process",
+								fmtCV(r.cvPct), ratioText(r.cvPct, typical), fmtCV(typical), arms[a], lane.Name, fmtCV(cfg.CleanCVPct))})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// cvUsable reports whether a run has a robust CV.
+func cvUsable(r run) bool { return r.present && len(r.values) >= minSamples && r.median != 0 }
+
+// ratioText says how many times a is b: "6.2x"; "far above" when b is 0.
+func ratioText(a, b float64) string {
+	if b == 0 {
+		return "far above"
+	}
+	return fmt.Sprintf("%.1fx", a/b)
+}
+
+// fitPriors fits the noise prior of every noise group at every look some lane of it is
+// judged at: from every lane of the group, its pairs up to that look. A lane that stopped
+// at round r is then judged exactly as at the look where it stopped, however long the
+// other lanes ran on.
+func fitPriors(lanes []*laneData, rep *Report) map[string]map[int]prior {
+	out := map[string]map[int]prior{}
+	for _, ld := range lanes {
+		g := ld.lane.Group
+		if out[g] == nil {
+			out[g] = map[int]prior{}
+		}
+		if _, done := out[g][ld.round]; done || ld.round == 0 {
+			continue
+		}
+		var vs, ds []float64
+		for _, o := range lanes {
+			if o.lane.Group != g {
+				continue
+			}
+			s2, df := residual(o.byColl, ld.round)
+			vs, ds = append(vs, s2), append(ds, float64(df))
+		}
+		p := fitPrior(vs, ds)
+		out[g][ld.round] = p
+		if p.d0 > 0 {
+			rep.Priors = append(rep.Priors, Prior{Group: g, Round: ld.round, Lanes: len(vs), S0Pct: math.Sqrt(p.s0sq) * 100, D0: p.d0})
+		}
+	}
+	slices.SortFunc(rep.Priors, func(a, b Prior) int {
+		if a.Group != b.Group {
+			if a.Group < b.Group {
+				return -1
+			}
+			return 1
+		}
+		return a.Round - b.Round
+	})
+	return out
+}
+
+// summarize judges the lane in every collection and pooled, with its noise moderated by
+// the prior of its group at its look, and appends its passes, pairs and summaries to rep.
+func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay layout, pr prior) {
+	s2, df := residual(ld.byColl, 0)
+	nz := noise{own: df, ownSD: math.Sqrt(s2)}
+	if df > 0 || pr.d0 > 0 {
+		v, d := pr.moderated(s2, float64(df))
+		nz.sigma, nz.df = math.Sqrt(v), d
+	}
+	material := materialLog(ld.fl, nz)
+	d := cfg.Design
+	pw := power{design: d, floor: ld.fl, power: cfg.Power, priorDF: pr.d0}
+	pooled := newSummary(ld.lane, ld.cand, 0, ld.floorPct)
+	var withinCVs []float64
+	var all []pairStat
+	for c := range ld.colls {
+		cp := &ld.colls[c]
+		for _, k := range cp.kept {
+			pr := pairVerdict(cp.passes[2*k], cp.passes[2*k+1], k+1, in.Base, cfg, ld.floorPct, material)
+			if slices.Contains(cp.aside, k) {
+				pr.SetAside, pr.Verdict = true, DriftSuspected
+				pr.Reason = "set aside: a run of this pair was contaminated (see the set-aside runs); " + pr.Reason
+			}
+			cp.pairs = append(cp.pairs, pr)
+		}
+		for i := range cp.passes {
+			for _, arm := range []int{0, ld.a} {
+				if r := runs[lay.at(c, i, ld.l, arm)]; cvUsable(r) && !r.setAside {
+					withinCVs = append(withinCVs, r.cvPct)
+				}
+			}
+		}
+		all = append(all, cp.stats...)
+	}
+	within := Median(withinCVs)
+	samples := sampleCount(runs, lay, ld.l, ld.a)
+	repro := map[int]int{} // reproduced direction -> collections
+	ran := 0
+	var means, ses []float64
+	for c := range ld.colls {
+		cp := &ld.colls[c]
+		if len(cp.kept) == 0 {
+			continue
+		}
+		ran++
+		m, o := 0.0, 0.0
+		if len(cp.stats) > 0 {
+			m, o = meanPairs(cp.stats)
+		}
+		ev := newEvidence(len(cp.stats), m, o, nz, pw, d.CollTail(ld.round), ld.round)
+		s := newSummary(ld.lane, ld.cand, c+1, ld.floorPct)
+		s.countPairs(cp.pairs)
+		pooled.countPairs(cp.pairs)
+		passDeltas(&s, cp.passes, cp.kept, runs, lay, c, ld.l, ld.a, ld.lane, ld.floorPct)
+		s.fill(ev, nz, within, samples)
+		s.Verdict, s.Reason = verdictFrom(s, ev, ld.fl, 0)
+		switch s.Verdict {
+		case LaneReproducedFaster:
+			repro[-1]++
+		case LaneReproducedSlower:
+			repro[1]++
+		}
+		if ev.bounded {
+			means, ses = append(means, m), append(ses, ev.se)
+		}
+		warnLane(rep, cp, ld.lane, ld.cand, in.Base, c+1, s)
+		rep.Passes = append(rep.Passes, cp.passes...)
+		rep.Pairs = append(rep.Pairs, cp.pairs...)
+		rep.Lanes = append(rep.Lanes, s)
+	}
+	if pooled.Pairs == 0 {
+		return
+	}
+	var deltas []float64
+	for _, s := range rep.Lanes {
+		if s.Lane == ld.lane.Name && s.Arm == ld.cand {
+			pooled.Passes += s.Passes
+			pooled.Faster += s.Faster
+		}
+	}
+	for c := range ld.colls {
+		for _, pd := range ld.colls[c].passes {
+			if k := (pd.Pass - 1) / 2; pd.Usable && slices.Contains(ld.colls[c].kept, k) && !slices.Contains(ld.colls[c].aside, k) {
+				deltas = append(deltas, pd.DeltaPct)
+			}
+		}
+	}
+	if len(deltas) > 0 {
+		pooled.MedianDeltaPct, pooled.MeanDeltaPct = Median(deltas), mean(deltas)
+	}
+	m, o := 0.0, 0.0
+	if len(all) > 0 {
+		m, o = meanPairs(all)
+	}
+	ev := newEvidence(len(all), m, o, nz, pw, d.PoolTail(ld.round), ld.round)
+	pooled.fill(ev, nz, within, samples)
+	pooled.HeterogeneityP = heterogeneity(means, ses, m)
+	replicated := 0
+	switch {
+	case ran > 0 && repro[-1] == ran:
+		replicated = -1
+	case ran > 0 && repro[1] == ran:
+		replicated = 1
+	}
+	pooled.Verdict, pooled.Reason = verdictFrom(pooled, ev, ld.fl, replicated)
+	if pooled.HeterogeneityP < heterogeneityP {
+		pooled.Reason += fmt.Sprintf("; the collections disagree (Cochran's Q p = %.2g): %s", pooled.HeterogeneityP, collectionEffects(rep, ld))
+	}
+	if ev.orderShown() && pooled.Verdict != LaneOrderDependent {
+		pooled.Reason += fmt.Sprintf("; an order effect of %s was measured, which the pair means cancel", fmtDelta(toPct(ev.order)))
+	}
+	rep.Pooled = append(rep.Pooled, pooled)
+}
+
+// heterogeneityP is the Cochran's Q p-value below which a pooled reason says the
+// collections disagree.
+const heterogeneityP = 0.001
+
+// heterogeneity returns the p-value of Cochran's Q test that collection means with
+// standard errors ses estimate one effect (pooled estimate m); 1 with fewer than two.
+func heterogeneity(means, ses []float64, m float64) float64 {
+	if len(means) < 2 {
+		return 1
+	}
+	var q float64
+	for i, x := range means {
+		if ses[i] <= 0 {
+			if x != m {
+				return 0
+			}
+			continue
+		}
+		q += (x - m) * (x - m) / (ses[i] * ses[i])
+	}
+	return chiSquaredTail(q, len(means)-1)
+}
+
+// chiSquaredTail returns P(X > q) for X chi-squared with k degrees of freedom: exact for
+// k = 1 and 2, the Wilson-Hilferty approximation beyond.
+func chiSquaredTail(q float64, k int) float64 {
+	switch {
+	case q <= 0:
+		return 1
+	case k == 1:
+		return 2 * (1 - phi(math.Sqrt(q)))
+	case k == 2:
+		return math.Exp(-q / 2)
+	}
+	v := 2 / (9 * float64(k))
+	z := (math.Cbrt(q/float64(k)) - (1 - v)) / math.Sqrt(v)
+	return 1 - phi(z)
+}
+
+// collectionEffects lists a lane's collection estimates: "collection 1 -5.0%, collection 2
+// +1.2%".
+func collectionEffects(rep *Report, ld *laneData) string {
+	var parts []string
+	for _, s := range rep.Lanes {
+		if s.Lane == ld.lane.Name && s.Arm == ld.cand {
+			parts = append(parts, fmt.Sprintf("collection %d %s", s.Collection, fmtDelta(s.EstimatePct)))
+		}
+	}
+	return joinComma(parts)
+}
+
+// fill copies the evidence into the summary, in percent, and splits the noise into its
+// between-process part: a pass delta compares the medians of two runs, each of which
+// varies by the process's own level (between) and by the sampling error of a median of n
+// samples (about sqrt(pi/2) x CV / sqrt(n)), so
+//
+//	noise^2 = 2 (between^2 + (pi/2) within^2 / n)
+func (s *LaneSummary) fill(ev evidence, nz noise, withinCVPct float64, n int) {
+	s.EstimateLog, s.SELog, s.DF, s.DFUsed = ev.est, ev.se, nz.own, nz.df
+	s.OwnNoisePct = nz.ownSD * 100
+	s.EstimatePct = toPct(ev.est)
+	s.OrderEffectPct = toPct(ev.order)
+	s.PairsNeeded = ev.pairsNeeded
+	s.WithinCVPct = withinCVPct
+	if !ev.bounded {
+		return
+	}
+	s.Bounded = true
+	s.Crit, s.Tail = ev.crit, ev.tail
+	s.Confidence = 1 - 2*ev.tail
+	s.CILowPct, s.CIHighPct = toPct(ev.lo), toPct(ev.hi)
+	s.NoBetterThanPct, s.NoWorseThanPct = s.CILowPct, s.CIHighPct
+	s.OrderLowPct, s.OrderHighPct = toPct(ev.olo), toPct(ev.ohi)
+	s.MDEPct, s.MDEMaxPct = toPct(ev.mde), toPct(ev.mdeMax)
+	s.NoisePct = nz.sigma * 100
+	if n > 0 {
+		w := withinCVPct / 100
+		between := nz.sigma*nz.sigma/2 - math.Pi/2*w*w/float64(n)
+		s.BetweenPct = math.Sqrt(math.Max(0, between)) * 100
+	}
+}

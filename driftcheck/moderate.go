@@ -1,0 +1,126 @@
+package driftcheck
+
+import "math"
+
+// Shared noise. A lane's own pairs give few degrees of freedom early in a run (one, after
+// the first round of two collections), although the run has measured every other lane on
+// the same host by then. Each lane's noise is therefore moderated with the noise of the
+// run's other lanes, by the empirical Bayes method of limma (Smyth 2004): the lanes'
+// variances s_i^2, each with d_i degrees of freedom, are taken as draws around a common
+// prior s0^2 with d0 degrees of freedom, fitted to the spread of their logarithms, and each
+// lane uses the posterior
+//
+//	s~_i^2 = (d0 s0^2 + d_i s_i^2) / (d0 + d_i)    with d0 + d_i degrees of freedom.
+//
+// When the lanes' noises differ widely, d0 comes out small and a lane keeps its own; when
+// they agree, d0 is large and a round-1 interval is usable. d0 is capped at the sum of the
+// lanes' own degrees of freedom: the prior cannot know more than the data it came from.
+// Lanes borrow only within their noise group (Lane.Group): a counted lane (instructions)
+// does not borrow from timed ones.
+
+// prior is a fitted prior for the variances of one group of lanes.
+type prior struct {
+	s0sq float64 // prior variance (log scale squared)
+	d0   float64 // prior degrees of freedom; 0 means no prior
+}
+
+// moderated returns the posterior variance and degrees of freedom of a lane with variance
+// s2 on d degrees of freedom.
+func (p prior) moderated(s2, d float64) (float64, float64) {
+	if p.d0 <= 0 {
+		return s2, d
+	}
+	return (p.d0*p.s0sq + d*s2) / (p.d0 + d), p.d0 + d
+}
+
+// fitPrior fits the prior to lane variances vs with degrees of freedom ds (Smyth 2004,
+// section 6.2: moments of log s^2). Lanes with no degrees of freedom or a zero variance
+// (a counted lane with identical counts) do not inform it. It needs at least two lanes.
+func fitPrior(vs, ds []float64) prior {
+	var es, dfs []float64
+	for i, v := range vs {
+		if ds[i] <= 0 || !(v > 0) || !finite(math.Log(v)) {
+			continue
+		}
+		es = append(es, math.Log(v)-digamma(ds[i]/2)+math.Log(ds[i]/2))
+		dfs = append(dfs, ds[i])
+	}
+	n := len(es)
+	if n < 2 {
+		return prior{}
+	}
+	var mean, total float64
+	for i, e := range es {
+		mean += e
+		total += dfs[i]
+	}
+	mean /= float64(n)
+	var ss, tg float64
+	for i, e := range es {
+		ss += (e - mean) * (e - mean)
+		tg += trigamma(dfs[i] / 2)
+	}
+	evar := ss/float64(n-1) - tg/float64(n)
+	d0 := total
+	if evar > 0 {
+		d0 = math.Min(2*trigammaInverse(evar), total)
+	}
+	return prior{s0sq: math.Exp(mean + digamma(d0/2) - math.Log(d0/2)), d0: d0}
+}
+
+// digamma returns psi(x) for x > 0: the recurrence up to x >= 6, then the asymptotic
+// series.
+func digamma(x float64) float64 {
+	var r float64
+	for x < 6 {
+		r -= 1 / x
+		x++
+	}
+	f := 1 / (x * x)
+	return r + math.Log(x) - 0.5/x - f*(1.0/12-f*(1.0/120-f*(1.0/252-f*(1.0/240-f/132))))
+}
+
+// trigamma returns psi'(x) for x > 0.
+func trigamma(x float64) float64 {
+	var r float64
+	for x < 6 {
+		r += 1 / (x * x)
+		x++
+	}
+	f := 1 / (x * x)
+	return r + 1/x + f/2 + f/x*(1.0/6-f*(1.0/30-f*(1.0/42-f/30)))
+}
+
+// trigammaInverse solves trigamma(y) = x for y > 0 (Newton's method as in limma).
+func trigammaInverse(x float64) float64 {
+	switch {
+	case x > 1e7:
+		return 1 / math.Sqrt(x)
+	case x < 1e-6:
+		return 1 / x
+	}
+	y := 0.5 + 1/x
+	for range 50 {
+		tri := trigamma(y)
+		dif := tri * (1 - tri/x) / trigammaDeriv(y)
+		y += dif
+		if y <= 0 {
+			y = 1e-8
+		}
+		if -dif/y < 1e-8 {
+			break
+		}
+	}
+	return y
+}
+
+// trigammaDeriv returns psi”(x) for x > 0.
+func trigammaDeriv(x float64) float64 {
+	var r float64
+	for x < 6 {
+		r -= 2 / (x * x * x)
+		x++
+	}
+	f := 1 / (x * x)
+	return r - 1/(x*x) - 1/(x*x*x) - f*f*(0.5-f*(1.0/6-f*(1.0/6-f*0.3)))
+}

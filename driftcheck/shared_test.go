@@ -1,0 +1,71 @@
+package driftcheck_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/sim"
+)
+
+// TestSetAside: one process disturbed by a neighbour (twice as slow, five times noisier)
+// is set aside and named; its pair is left out, and the lane is judged on the rest.
+func TestSetAside(t *testing.T) {
+	w := sim.World{Lanes: 1, Collections: 2, Pairs: 4, Samples: 15, Within: 0.02, Between: 0.01}
+	in := w.Input(sim.NewRand(11))
+	hit := &in.Observations[5]
+	for i := range hit.Samples {
+		hit.Samples[i] = 2 * (hit.Samples[i] + 5*(hit.Samples[i]-100)) // 2x slower, 5x the spread
+	}
+	r := analyze(t, in, driftcheck.DefaultConfig())
+	if len(r.SetAside) != 1 || r.SetAside[0].Pass != hit.Pass || r.SetAside[0].Arm != hit.Arm || !strings.Contains(r.SetAside[0].Reason, "a disturbed process") {
+		t.Fatalf("set aside %+v, want the run of pass %d arm %s", r.SetAside, hit.Pass, hit.Arm)
+	}
+	p := r.Pooled[0]
+	if p.SetAside != 1 || p.UsablePairs != 7 || p.Verdict != driftcheck.LaneNeutral {
+		t.Errorf("pooled: %d set aside, %d usable, %s %q; want 1, 7, neutral", p.SetAside, p.UsablePairs, p.Verdict, p.Reason)
+	}
+}
+
+// TestSharedNoise: after one round of two collections a lane has one degree of freedom of
+// its own; with nine other lanes of similar noise it borrows theirs, so its interval is
+// usable and a large effect is decided at the first look.
+func TestSharedNoise(t *testing.T) {
+	cfg := driftcheck.DefaultConfig()
+	cfg.MinPairs, cfg.MaxPairs = 1, 40
+	w := sim.World{Lanes: 10, Collections: 2, Pairs: 1, Samples: 10, Within: 0.02, Between: 0.01}
+	in := w.Input(sim.NewRand(2))
+	for i, o := range in.Observations {
+		if o.Lane == sim.LaneName(0) && o.Arm == sim.Cand {
+			for j := range o.Samples {
+				in.Observations[i].Samples[j] *= 1.3
+			}
+		}
+	}
+	r := analyze(t, in, cfg)
+	alone := in
+	alone.Lanes = in.Lanes[:1]
+	alone.Observations = nil
+	for _, o := range in.Observations {
+		if o.Lane == sim.LaneName(0) {
+			alone.Observations = append(alone.Observations, o)
+		}
+	}
+	one := analyze(t, alone, cfg)
+	got, own := r.Pooled[0], one.Pooled[0]
+	if got.DF != 1 || !(got.DFUsed > 5) || len(r.Priors) == 0 {
+		t.Errorf("df %d used %.1f, priors %+v: want 1 of its own and more borrowed", got.DF, got.DFUsed, r.Priors)
+	}
+	if got.Verdict != driftcheck.LaneReproducedSlower {
+		t.Errorf("with shared noise: %s %q, want reproduced-slower at round 1", got.Verdict, got.Reason)
+	}
+	if !(own.CIHighPct-own.CILowPct > 2*(got.CIHighPct-got.CILowPct)) {
+		t.Errorf("alone [%.1f, %.1f] is not far wider than shared [%.1f, %.1f]", own.CILowPct, own.CIHighPct, got.CILowPct, got.CIHighPct)
+	}
+	// A counted lane (its own noise group) does not borrow timed lanes' noise.
+	in.Lanes[0].Group = "instructions"
+	r = analyze(t, in, cfg)
+	if p := r.Pooled[0]; p.DFUsed != float64(p.DF) {
+		t.Errorf("counted lane borrowed: df %d used %.1f", p.DF, p.DFUsed)
+	}
+}
