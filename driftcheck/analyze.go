@@ -190,7 +190,7 @@ func Analyze(in Input, cfg Config) (Report, error) {
 			lanes = append(lanes, prepareLane(in, cfg, runs, lay, l, ci+1, lane, cand))
 		}
 	}
-	priors := fitPriors(lanes, &rep)
+	priors := fitPriors(in, cfg, runs, lay, lanes, &rep)
 	for _, ld := range lanes {
 		ld.summarize(&rep, in, cfg, runs, lay, priors[ld.lane.Group][ld.round])
 	}

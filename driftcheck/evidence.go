@@ -143,10 +143,26 @@ type power struct {
 	design  *Design
 	floor   float64 // log scale
 	power   float64
+	crits   map[int][2]float64 // critical values by pairs per collection (memo)
+}
+
+// critAt returns the critical values (t scale) of the replication test and the pooled
+// tests at the look for pairs pairs per collection.
+func (p *power) critAt(pairs int) (coll, pool float64) {
+	if c, ok := p.crits[pairs]; ok {
+		return c[0], c[1]
+	}
+	if p.crits == nil {
+		p.crits = map[int][2]float64{}
+	}
+	df := p.dfAt(pairs)
+	c := [2]float64{tCritical(p.design.CollTail(pairs), df), tCritical(p.design.PoolTail(pairs), df)}
+	p.crits[pairs] = c
+	return c[0], c[1]
 }
 
 // dfAt returns the degrees of freedom of the noise with pairs usable pairs per collection.
-func (p power) dfAt(pairs int) float64 {
+func (p *power) dfAt(pairs int) float64 {
 	c := p.design.Collections
 	return p.priorDF + float64(2*c*pairs-c-1)
 }
@@ -154,7 +170,7 @@ func (p power) dfAt(pairs int) float64 {
 // reproduce returns the probability that the rule reproduces an effect theta > 0 with pairs
 // pairs per collection: every collection's replication test and the pooled estimate past
 // the floor (a lower bound: the events are positively correlated).
-func (p power) reproduce(theta float64, pairs int) float64 {
+func (p *power) reproduce(theta float64, pairs int) float64 {
 	c := float64(p.design.Collections)
 	sc := p.sigma / math.Sqrt(2*float64(pairs))
 	sp := sc / math.Sqrt(c)
@@ -164,13 +180,13 @@ func (p power) reproduce(theta float64, pairs int) float64 {
 		}
 		return 0
 	}
-	crit := tCritical(p.design.CollTail(pairs), p.dfAt(pairs))
+	crit, _ := p.critAt(pairs)
 	return math.Pow(phi(theta/sc-crit), c) * phi((theta-p.floor)/sp)
 }
 
 // neutral returns the probability that the rule shows an effect theta neutral with pairs
 // pairs per collection: the pooled interval inside +-floor.
-func (p power) neutral(theta float64, pairs int) float64 {
+func (p *power) neutral(theta float64, pairs int) float64 {
 	c := float64(p.design.Collections)
 	sp := p.sigma / math.Sqrt(2*float64(pairs)*c)
 	if sp == 0 {
@@ -179,13 +195,13 @@ func (p power) neutral(theta float64, pairs int) float64 {
 		}
 		return 0
 	}
-	crit := tCritical(p.design.PoolTail(pairs), p.dfAt(pairs))
+	_, crit := p.critAt(pairs)
 	return math.Max(0, phi((p.floor-theta)/sp-crit)-phi((-p.floor-theta)/sp+crit))
 }
 
 // mde returns the smallest effect the rule reproduces with probability p.power at pairs
 // pairs per collection.
-func (p power) mde(pairs int) float64 {
+func (p *power) mde(pairs int) float64 {
 	if pairs < 1 {
 		return maxLogRatio
 	}
@@ -206,14 +222,14 @@ func (p power) mde(pairs int) float64 {
 
 // decides returns the probability that the rule settles a lane whose effect is theta,
 // either way, with pairs pairs per collection.
-func (p power) decides(theta float64, pairs int) float64 {
+func (p *power) decides(theta float64, pairs int) float64 {
 	return p.reproduce(math.Abs(theta), pairs) + p.neutral(theta, pairs)
 }
 
 // pairsNeeded returns about how many usable pairs per collection decide a lane whose effect
 // is theta with probability p.power: the smallest K >= have that does, or maxPairsNeeded
 // when none up to it does (an effect near the floor needs ever more pairs).
-func (p power) pairsNeeded(theta float64, have int) int {
+func (p *power) pairsNeeded(theta float64, have int) int {
 	have = max(have, 1)
 	if p.decides(theta, have) >= p.power {
 		return have
@@ -250,7 +266,7 @@ func newEvidence(k int, m, o float64, nz noise, pw power, tail float64, round in
 	ev.lo, ev.hi = m-ev.crit*ev.se, m+ev.crit*ev.se
 	ev.olo, ev.ohi = o-ev.crit*ev.se, o+ev.crit*ev.se
 	ev.bounded = true
-	pw.sigma = nz.sigma
+	pw.sigma, pw.crits = nz.sigma, nil
 	ev.mde = pw.mde(round)
 	if pw.design.MaxPairs > 0 {
 		ev.mdeMax = pw.mde(pw.design.MaxPairs)
@@ -476,7 +492,7 @@ func PowerAt(noisePct, floorPct float64, pairs, collections int, cfg Config) Pow
 			return Power{}
 		}
 	}
-	pw := power{sigma: noisePct / 100, design: d, floor: floorLog(floorPct), power: cfg.Power}
+	pw := &power{sigma: noisePct / 100, design: d, floor: floorLog(floorPct), power: cfg.Power}
 	need := func(k int) bool { return pw.neutral(0, k) >= pw.power && pw.reproduce(2*pw.floor, k) >= pw.power }
 	needed := maxPairsNeeded
 	for k := 1; k <= maxPairsNeeded; k *= 2 {

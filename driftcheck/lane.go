@@ -14,6 +14,8 @@ type collPairs struct {
 	stats  []pairStat
 	kept   []int // pair index k (0-based) of each measured pair, set-aside ones included
 	aside  []int // pair indexes (0-based) set aside
+	// outliers are the set-aside pairs whose statistics lay far outside the lane's others.
+	outliers []int
 }
 
 // laneData is one lane of one candidate, prepared for the analysis: its collections'
@@ -68,7 +70,93 @@ func prepareLane(in Input, cfg Config, runs []run, lay layout, l, a int, lane La
 		}
 		ld.byColl[c] = cp.stats
 	}
+	ld.rejectOutliers()
 	return ld
+}
+
+// outlierReach is how many robust standard deviations a pair's residual must lie from the
+// lane's pairs to be set aside as an outlier.
+const outlierReach = 5
+
+// rejectOutliers sets aside the usable pairs whose pair mean or order effect lies far
+// outside the lane's other pairs (the Hampel identifier): a residual beyond outlierReach
+// x 1.4826 x the median absolute residual, the pair means centred on their collection's
+// median and the order effects on the lane's median. One disturbed process shifts both of
+// its pair's statistics by half its own shift, so a process slowed twofold stands out by
+// far while the noise of a quiet pair does not. It needs four usable pairs, sets aside at
+// most one pair in five (the farthest first), and keeps every pair of a lane whose
+// residuals are all 0 (identical counts).
+func (ld *laneData) rejectOutliers() {
+	var ord []float64
+	centre := make([]float64, len(ld.byColl))
+	total := 0
+	for c, ps := range ld.byColl {
+		ms := make([]float64, len(ps))
+		for i, p := range ps {
+			ms[i] = p.m
+			ord = append(ord, p.o)
+		}
+		centre[c] = Median(ms)
+		total += len(ps)
+	}
+	if total < 4 {
+		return
+	}
+	oc := Median(ord)
+	type far struct {
+		c, i int
+		by   float64
+	}
+	var res []float64
+	var all []far
+	for c, ps := range ld.byColl {
+		for i, p := range ps {
+			rm, ro := math.Abs(p.m-centre[c]), math.Abs(p.o-oc)
+			if rm > 0 {
+				res = append(res, rm)
+			}
+			if ro > 0 {
+				res = append(res, ro)
+			}
+			all = append(all, far{c, i, math.Max(rm, ro)})
+		}
+	}
+	scale := madScale * Median(res)
+	if scale == 0 {
+		return
+	}
+	slices.SortFunc(all, func(a, b far) int { return cmpFloat(b.by, a.by) })
+	drop := map[[2]int]bool{}
+	for _, f := range all[:max(1, total/5)] {
+		if f.by > outlierReach*scale {
+			drop[[2]int{f.c, f.i}] = true
+		}
+	}
+	for c := range ld.byColl {
+		cp := &ld.colls[c]
+		kept := cp.stats[:0:0]
+		for i, p := range cp.stats {
+			if drop[[2]int{c, i}] {
+				cp.aside = append(cp.aside, p.k-1)
+				cp.outliers = append(cp.outliers, p.k-1)
+				continue
+			}
+			kept = append(kept, p)
+		}
+		cp.stats = kept
+		ld.byColl[c] = kept
+	}
+}
+
+// cmpFloat compares two floats for sorting.
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // setAside finds the contaminated runs of the input and marks them: a run whose robust CV
@@ -130,11 +218,17 @@ func ratioText(a, b float64) string {
 }
 
 // fitPriors fits the noise prior of every noise group at every look some lane of it is
-// judged at: from every lane of the group, its pairs up to that look. A lane that stopped
-// at round r is then judged exactly as at the look where it stopped, however long the
-// other lanes ran on.
-func fitPriors(lanes []*laneData, rep *Report) map[string]map[int]prior {
+// judged at: from every lane of the group as its data stood at that look (the runs of
+// later rounds left out, runs set aside and pairs rejected as they were then). A lane
+// that stopped at round r is then judged exactly as at the look where it stopped, however
+// long the other lanes ran on.
+func fitPriors(in Input, cfg Config, runs []run, lay layout, lanes []*laneData, rep *Report) map[string]map[int]prior {
 	out := map[string]map[int]prior{}
+	last := 0
+	for _, ld := range lanes {
+		last = max(last, ld.round)
+	}
+	atRound := map[int][]*laneData{last: lanes}
 	for _, ld := range lanes {
 		g := ld.lane.Group
 		if out[g] == nil {
@@ -143,12 +237,17 @@ func fitPriors(lanes []*laneData, rep *Report) map[string]map[int]prior {
 		if _, done := out[g][ld.round]; done || ld.round == 0 {
 			continue
 		}
+		then, ok := atRound[ld.round]
+		if !ok {
+			then = lanesAt(in, cfg, runs, lay, ld.round)
+			atRound[ld.round] = then
+		}
 		var vs, ds []float64
-		for _, o := range lanes {
+		for _, o := range then {
 			if o.lane.Group != g {
 				continue
 			}
-			s2, df := residual(o.byColl, ld.round)
+			s2, df := residual(o.byColl, 0)
 			vs, ds = append(vs, s2), append(ds, float64(df))
 		}
 		p := fitPrior(vs, ds)
@@ -166,6 +265,35 @@ func fitPriors(lanes []*laneData, rep *Report) map[string]map[int]prior {
 		}
 		return a.Round - b.Round
 	})
+	return out
+}
+
+// lanesAt prepares every lane and candidate from the runs of the first round rounds only
+// (pass pairs 1..round of each collection), with runs set aside as they would have been
+// then.
+func lanesAt(in Input, cfg Config, runs []run, lay layout, round int) []*laneData {
+	early := make([]run, len(runs))
+	copy(early, runs)
+	for c := range lay.collections {
+		for p := range lay.passes {
+			for l := range lay.lanes {
+				for a := range lay.arms {
+					r := &early[lay.at(c, p, l, a)]
+					r.setAside = false
+					if p >= 2*round {
+						*r = run{}
+					}
+				}
+			}
+		}
+	}
+	setAside(in, cfg, early, lay)
+	var out []*laneData
+	for ci, cand := range in.Candidates {
+		for l, lane := range in.Lanes {
+			out = append(out, prepareLane(in, cfg, early, lay, l, ci+1, lane, cand))
+		}
+	}
 	return out
 }
 
@@ -188,7 +316,11 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 		cp := &ld.colls[c]
 		for _, k := range cp.kept {
 			pr := pairVerdict(cp.passes[2*k], cp.passes[2*k+1], k+1, in.Base, cfg, ld.floorPct, material)
-			if slices.Contains(cp.aside, k) {
+			switch {
+			case slices.Contains(cp.outliers, k):
+				pr.SetAside, pr.Verdict = true, DriftSuspected
+				pr.Reason = fmt.Sprintf("set aside: its pair mean or order effect lies more than %d robust standard deviations from the lane's other pairs (a disturbed process); %s", outlierReach, pr.Reason)
+			case slices.Contains(cp.aside, k):
 				pr.SetAside, pr.Verdict = true, DriftSuspected
 				pr.Reason = "set aside: a run of this pair was contaminated (see the set-aside runs); " + pr.Reason
 			}
@@ -239,7 +371,7 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 		rep.Pairs = append(rep.Pairs, cp.pairs...)
 		rep.Lanes = append(rep.Lanes, s)
 	}
-	if pooled.Pairs == 0 {
+	if pooled.Pairs == 0 && pooled.SetAside == 0 {
 		return
 	}
 	var deltas []float64

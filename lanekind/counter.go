@@ -23,6 +23,31 @@ const (
 	MetricInstructions = "instructions"
 )
 
+// CountedFloorPct is the default effect floor of a counted lane (metric instructions): a
+// count repeats to a few hundredths of a percent, so the 3% floor of timed lanes would call
+// a 1% change in work neutral.
+const CountedFloorPct = 0.5
+
+// DefaultFloorPct returns the effect floor a lane of the given metric takes when neither
+// the lane nor the spec's drift section sets one: CountedFloorPct for counted lanes, 0
+// (the drift check's default) otherwise.
+func DefaultFloorPct(metric string) float64 {
+	if metric == MetricInstructions {
+		return CountedFloorPct
+	}
+	return 0
+}
+
+// NoiseGroup returns the noise group of a lane of the given metric: lanes borrow noise
+// only from lanes of their group (driftcheck.Lane.Group), so a counted lane never borrows a
+// timed lane's noise. Timed lanes are the group "".
+func NoiseGroup(metric string) string {
+	if metric == MetricInstructions {
+		return MetricInstructions
+	}
+	return ""
+}
+
 // Metrics returns the allowed values of a metric field.
 func Metrics() []string { return []string{MetricWall, MetricInstructions} }
 

@@ -206,7 +206,7 @@ func TestFinalizeReceiptShapes(t *testing.T) {
 			name: "one collection, the spec asks for two",
 			run:  func(fr *fixtureRun) { fr.protocol.Collections = 1 },
 			decision: map[string]string{
-				"candA": "inconclusive: under-powered, under-powered",
+				"candA": "inconclusive: under-powered",
 				"candB": "inconclusive: under-powered, tradeoff",
 			},
 			block: []string{"1 collection x 4 passes x 6 samples, the spec's protocol asks for 2 x 4 x 6",

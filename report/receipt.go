@@ -18,6 +18,7 @@ import (
 	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
+	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -158,7 +159,11 @@ func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 		}
 	}
 	for _, l := range plan.Lanes {
-		in.Lanes = append(in.Lanes, driftcheck.Lane{Name: l.Name, HigherIsBetter: l.Better == spec.BetterHigher, FloorPct: l.FloorPct})
+		floor := l.FloorPct
+		if floor == 0 {
+			floor = lanekind.DefaultFloorPct(l.Metric)
+		}
+		in.Lanes = append(in.Lanes, driftcheck.Lane{Name: l.Name, HigherIsBetter: l.Better == spec.BetterHigher, FloorPct: floor, Group: lanekind.NoiseGroup(l.Metric)})
 	}
 	return in
 }

@@ -19,33 +19,25 @@ const (
 	CallUndecided Call = "undecided" // anything else
 )
 
-// Flipbench returns flipbench's calls per collection for one lane of a report: its
-// per-collection lane verdicts (an equivalence claim is the pooled verdict, since the
-// decision rule clears guards and controls by the pooled interval).
+// Flipbench returns flipbench's call for one lane of a report: its pooled verdict, the
+// decision the rule reads (reproduced needs every collection's replication test and the
+// pooled estimate past the floor; neutral the pooled interval inside the floor).
 func Flipbench(r driftcheck.Report, lane string) []Call {
-	pooledNeutral := false
 	for _, s := range r.Pooled {
-		if s.Lane == lane && s.Verdict == driftcheck.LaneNeutral {
-			pooledNeutral = true
-		}
-	}
-	var out []Call
-	for _, s := range r.Lanes {
 		if s.Lane != lane {
 			continue
 		}
-		switch {
-		case s.Verdict == driftcheck.LaneReproducedFaster:
-			out = append(out, CallFaster)
-		case s.Verdict == driftcheck.LaneReproducedSlower:
-			out = append(out, CallSlower)
-		case pooledNeutral:
-			out = append(out, CallNeutral)
-		default:
-			out = append(out, CallUndecided)
+		switch s.Verdict {
+		case driftcheck.LaneReproducedFaster:
+			return []Call{CallFaster}
+		case driftcheck.LaneReproducedSlower:
+			return []Call{CallSlower}
+		case driftcheck.LaneNeutral:
+			return []Call{CallNeutral}
 		}
+		return []Call{CallUndecided}
 	}
-	return out
+	return nil
 }
 
 // Legacy returns the calls of flipbench's first-wave rule on the same passes: a pair is

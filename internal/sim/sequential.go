@@ -47,34 +47,14 @@ func prefix(in driftcheck.Input, r int) driftcheck.Input {
 	return out
 }
 
-// settled reports whether a lane's summaries decide it: reproduced one way in every
-// collection, or shown neutral pooled; it returns the call.
+// settled reports whether a lane's pooled summary decides it: reproduced one way (in every
+// collection, the estimate past the floor) or shown neutral; it returns the call.
 func settled(r driftcheck.Report, lane string) (Call, bool) {
-	fast, slow, n := 0, 0, 0
-	for _, s := range r.Lanes {
-		if s.Lane != lane {
-			continue
-		}
-		n++
-		switch s.Verdict {
-		case driftcheck.LaneReproducedFaster:
-			fast++
-		case driftcheck.LaneReproducedSlower:
-			slow++
-		}
+	calls := Flipbench(r, lane)
+	if len(calls) == 0 || calls[0] == CallUndecided {
+		return CallUndecided, false
 	}
-	switch {
-	case n > 0 && fast == n:
-		return CallFaster, true
-	case n > 0 && slow == n:
-		return CallSlower, true
-	}
-	for _, s := range r.Pooled {
-		if s.Lane == lane && s.Verdict == driftcheck.LaneNeutral {
-			return CallNeutral, true
-		}
-	}
-	return CallUndecided, false
+	return calls[0], true
 }
 
 // EvaluateSeq runs trials of one sequential cell: each trial draws MaxPairs rounds and

@@ -1,0 +1,216 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/flipbench/flipbench/decide"
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/spec"
+)
+
+// RuleLane is one lane of a rule world: its role in the experiment's spec and its truth.
+type RuleLane struct {
+	Name, Role, Expect string
+	// Effect is the candidate's true relative change of the lane's time.
+	Effect float64
+}
+
+// RuleWorld is a whole experiment the decision rule decides: lanes with roles, a
+// sequential stopping rule, noise within and between processes, an AR(1) host level that
+// carries from one process to the next, and contaminated processes (a neighbour's burst:
+// every sample Slowdown times slower and Noisier times noisier).
+type RuleWorld struct {
+	Lanes              []RuleLane
+	Collections        int
+	MinPairs, MaxPairs int
+	Samples            int
+	Within, Between    float64
+	// AR is the AR(1) coefficient of the host's level from one process to the next; 0 is
+	// independent processes. The level's stationary spread is Between.
+	AR float64
+	// Contaminated is the share of processes disturbed; Slowdown and Noisier their effect
+	// (default 2 and 5).
+	Contaminated, Slowdown, Noisier float64
+}
+
+// RuleResult is what trials of a rule world did: how many rounds each ran, and the
+// statuses the decision rule gave.
+type RuleResult struct {
+	World    RuleWorld
+	Trials   int
+	Rounds   []int          // rounds each trial ran, sorted
+	Statuses map[string]int // status -> trials
+	Decided  int            // trials that stopped with every lane decided
+	// Reasons holds the reasons of the trials that were not accepted, one line each.
+	Reasons []string
+	// FalseReproduced counts lane decisions reproduced in the direction against the truth
+	// (for lanes with no effect, any reproduced verdict), over Lanes x Trials.
+	FalseReproduced, LaneDecisions int
+}
+
+// MedianRounds returns the median number of rounds.
+func (r RuleResult) MedianRounds() float64 {
+	xs := make([]float64, len(r.Rounds))
+	for i, n := range r.Rounds {
+		xs[i] = float64(n)
+	}
+	return driftcheck.Median(xs)
+}
+
+// MeanRounds returns the mean number of rounds.
+func (r RuleResult) MeanRounds() float64 {
+	var s float64
+	for _, n := range r.Rounds {
+		s += float64(n)
+	}
+	return s / float64(max(len(r.Rounds), 1))
+}
+
+// page returns the spec of the world's experiment as a page, parsed by package spec like
+// any other.
+func (w RuleWorld) page() (*spec.Experiment, error) {
+	var b strings.Builder
+	b.WriteString("---\nid: 999\ntitle: a simulated experiment\ndate: 2026-12-02\nstatus: planned\ncategory: measurement\n")
+	b.WriteString("harness: {kind: exec, command: [\"{bin}\", \"{lane}\"]}\narms:\n  base: {bin: lane}\n  cand: {bin: lane}\n")
+	fmt.Fprintf(&b, "protocol: {samples: %d, warmup: 0, collections: %d, seed: 1, sequential: {min-pairs: %d, max-pairs: %d, budget: 10h}}\n",
+		w.Samples, w.Collections, w.MinPairs, w.MaxPairs)
+	b.WriteString("lanes:\n")
+	for _, l := range w.Lanes {
+		fmt.Fprintf(&b, "  - {name: %s, role: %s", l.Name, l.Role)
+		if l.Expect != "" {
+			fmt.Fprintf(&b, ", expect: %s", l.Expect)
+		}
+		b.WriteString("}\n")
+	}
+	b.WriteString("---\n## Problem\nsimulated\n")
+	return spec.Parse("999-sim.md", []byte(b.String()))
+}
+
+// EvaluateRule runs trials of a rule world through the real decision code: after every
+// round from MinPairs on, driftcheck analyses the data so far, decide.Pending says which
+// lanes still need pairs (the others stop, as a sequential run stops them), and at the end
+// decide.Decide gives the status.
+func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
+	if w.Slowdown == 0 {
+		w.Slowdown = 2
+	}
+	if w.Noisier == 0 {
+		w.Noisier = 5
+	}
+	e, err := w.page()
+	if err != nil {
+		return RuleResult{}, err
+	}
+	res, err := e.Resolve(spec.Overrides{})
+	if err != nil {
+		return RuleResult{}, err
+	}
+	cfg := res.Drift
+	if cfg.Design, err = driftcheck.NewDesign(cfg, w.Collections); err != nil {
+		return RuleResult{}, err
+	}
+	plan := &receipt.Plan{Experiment: 999, Arms: []receipt.Arm{{Name: Base}, {Name: Cand}},
+		Protocol: receipt.Protocol{Samples: res.Protocol.Samples, Warmup: res.Protocol.Warmup, Passes: res.Protocol.Passes,
+			Collections: res.Protocol.Collections, Sequential: &receipt.Sequential{MinPairs: w.MinPairs, MaxPairs: w.MaxPairs, Budget: 36000e9}}}
+	var lanes []driftcheck.Lane
+	for _, l := range res.Lanes {
+		plan.Lanes = append(plan.Lanes, receipt.Lane{Name: l.Name, Role: l.Role, Expect: l.Expect})
+		lanes = append(lanes, driftcheck.Lane{Name: l.Name})
+	}
+	out := RuleResult{World: w, Trials: trials, Statuses: map[string]int{}}
+	for t := range trials {
+		rng := NewRand(seed + uint64(t))
+		in := driftcheck.Input{Base: Base, Candidates: []string{Cand}, Lanes: lanes, Collections: w.Collections, Passes: 2 * w.MaxPairs}
+		running := slices.Clone(w.Lanes)
+		level := 0.0
+		var rep driftcheck.Report
+		round := 0
+		decided := false
+		for round < w.MaxPairs {
+			round++
+			for c := 1; c <= w.Collections; c++ {
+				for _, p := range []int{2*round - 1, 2 * round} {
+					order := rng.Perm(len(running))
+					for _, li := range order {
+						arms := []string{Base, Cand}
+						if p%2 == 0 {
+							arms = []string{Cand, Base}
+						}
+						for _, arm := range arms {
+							var xs []float64
+							xs, level = w.run(rng, running[li], arm, level)
+							in.Observations = append(in.Observations, driftcheck.Observation{Collection: c, Pass: p, Lane: running[li].Name, Arm: arm, Samples: xs})
+						}
+					}
+				}
+			}
+			if round < w.MinPairs {
+				continue
+			}
+			if rep, err = driftcheck.Analyze(in, cfg); err != nil {
+				return RuleResult{}, err
+			}
+			pending := decide.Pending(decide.Input{Spec: e, Plan: plan, Analysis: rep})
+
+			running = slices.DeleteFunc(running, func(l RuleLane) bool { return !slices.Contains(pending, l.Name) })
+			if len(running) == 0 {
+				decided = true
+				break
+			}
+		}
+		dec := decide.Decide(decide.Input{Spec: e, Plan: plan, Analysis: rep})
+		out.Statuses[dec.Status]++
+		if dec.Status != spec.StatusAccepted {
+			out.Reasons = append(out.Reasons, dec.Summary())
+			for _, a := range dec.Arms {
+				for _, r := range a.Reasons {
+					out.Reasons = append(out.Reasons, "  "+r.String())
+				}
+			}
+		}
+		out.Rounds = append(out.Rounds, round)
+		if decided {
+			out.Decided++
+		}
+		for _, l := range w.Lanes {
+			for _, s := range rep.Pooled {
+				if s.Lane != l.Name {
+					continue
+				}
+				out.LaneDecisions++
+				switch {
+				case s.Verdict == driftcheck.LaneReproducedFaster && l.Effect >= 0,
+					s.Verdict == driftcheck.LaneReproducedSlower && l.Effect <= 0:
+					out.FalseReproduced++
+				}
+			}
+		}
+	}
+	slices.Sort(out.Rounds)
+	return out, nil
+}
+
+// run draws one process of lane l on arm, with the host level carried from the previous
+// process (AR(1)); it returns the samples and the new level.
+func (w RuleWorld) run(rng *rand.Rand, l RuleLane, arm string, level float64) ([]float64, float64) {
+	innov := w.Between * math.Sqrt(1-w.AR*w.AR)
+	level = w.AR*level + innov*rng.NormFloat64()
+	scale, within := math.Exp(level), w.Within
+	if rng.Float64() < w.Contaminated {
+		scale *= w.Slowdown
+		within *= w.Noisier
+	}
+	if arm == Cand {
+		scale *= 1 + l.Effect
+	}
+	xs := make([]float64, w.Samples)
+	for i := range xs {
+		xs[i] = math.Max(100*scale*(1+within*rng.NormFloat64()), 1e-3)
+	}
+	return xs, level
+}
