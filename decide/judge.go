@@ -222,7 +222,9 @@ func effectText(s driftcheck.LaneSummary) string {
 }
 
 // pooledIs reports whether a lane's pooled verdict is v.
-func pooledIs(l laneCase, v driftcheck.LaneVerdict) bool { return l.pooled != nil && l.pooled.Verdict == v }
+func pooledIs(l laneCase, v driftcheck.LaneVerdict) bool {
+	return l.pooled != nil && l.pooled.Verdict == v
+}
 
 // primary checks that a primary lane reached its expected verdict: reproduced in its
 // direction (in every collection, the pooled estimate past the floor), or, expected
