@@ -149,9 +149,13 @@ func ConfigText(r driftcheck.Report) string {
 		looks = fmt.Sprintf("spent over %d looks (rounds %d to %d) by %s spending", n, max(c.MinPairs, 1), c.MaxPairs, sp)
 	}
 	coll := math.Pow(c.Alpha/2, 1/float64(max(collections, 1)))
-	return fmt.Sprintf("Effect floor %s%%; a false reproduced verdict at most %s%% each way (each of %d collections' replication test at %s%% one-sided), neutral and no-regression bounds from one-sided tests at %s%%, %s; "+
+	each := fmt.Sprintf("each of %d collections' replication test", max(collections, 1))
+	if collections <= 1 {
+		each = "the collection's replication test"
+	}
+	return fmt.Sprintf("Effect floor %s%%; a false reproduced verdict at most %s%% each way (%s at %s%% one-sided), neutral and no-regression bounds from one-sided tests at %s%%, %s; "+
 		"MDE at %s%% power; a pass is contaminated above a clean CV of %s%% with %sx asymmetry, and a run is set aside when its CV is above that and %sx its lane's typical CV.",
-		human.Num(c.EffectFloorPct), human.Num(c.Alpha*50), max(collections, 1), human.Sig(coll*100), human.Num(c.Alpha*100), looks,
+		human.Num(c.EffectFloorPct), human.Num(c.Alpha*50), each, human.Sig(coll*100), human.Num(c.Alpha*100), looks,
 		human.Num(c.Power*100), human.Num(c.CleanCVPct), human.Num(c.CVAsymmetry), human.Num(c.CVAsymmetry))
 }
 
