@@ -295,7 +295,7 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 	case p.UpperBelow(threshold, alpha):
 		f.Outcome = Pass
 		f.Reason = fmt.Sprintf("a regression beyond %s%% is ruled out: pooled effect %s", thrText, effect)
-		if p.Verdict == driftcheck.LaneOrderDependent {
+		if p.Bounded && (p.OrderLowPct > 0 || p.OrderHighPct < 0) {
 			f.Reason += fmt.Sprintf("; an order effect of %s was measured (the host drifts, or the lane depends on which arm runs first), which the order-flipped pairs cancel",
 				human.DeltaCI(p.OrderEffectPct, p.OrderLowPct, p.OrderHighPct))
 		}
