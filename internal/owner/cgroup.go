@@ -79,6 +79,18 @@ func makeCgroup(self ID, tag string) (string, int, error) {
 	return dir, fd, nil
 }
 
+// CgroupWritable makes and removes a cgroup as NewGroup would, and returns why it cannot
+// where it cannot: then no cgroup backs the subreaper, and what a kill -9 of flipbench
+// leaves running is found by its mark alone.
+func CgroupWritable() error {
+	dir, fd, err := makeCgroup(Self(), "probe")
+	if err != nil {
+		return err
+	}
+	syscall.Close(fd)
+	return removeCgroup(dir)
+}
+
 // cgroupProcs returns the processes in a cgroup (cgroup.procs); a cgroup removed holds
 // none.
 func cgroupProcs(dir string) ([]int, error) {

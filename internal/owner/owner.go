@@ -227,13 +227,16 @@ func Orphans() ([]Proc, error) {
 }
 
 // EndOrphans ends the processes that flipbench processes no longer alive left running
-// (Orphans) and returns them, so the caller can say what it ended.
+// and returns them, so the caller can say what it ended: those in the cgroups they made
+// (EndStaleCgroups), which a process that clears its environment cannot leave, then the
+// marked ones (Orphans).
 func EndOrphans() ([]Proc, error) {
+	ended, cerr := EndStaleCgroups()
 	procs, err := Orphans()
 	if err != nil || len(procs) == 0 {
-		return nil, err
+		return ended, errors.Join(cerr, err)
 	}
-	return procs, Kill(procs, 5*time.Second)
+	return append(ended, procs...), errors.Join(cerr, Kill(procs, 5*time.Second))
 }
 
 // TempPrefix starts the name of every temporary file flipbench makes; the owner's ID

@@ -142,13 +142,13 @@ func subtree(procs map[int]stat, roots []int) []int {
 
 // sweepOptions says what a sweep ends besides the adopted descendants.
 type sweepOptions struct {
-	reap   bool                         // end and reap the adopted children (the subreaper's)
-	cgroup string                       // a cgroup whose members to end, "" for none
-	marked func(ID, string) bool        // the marks whose processes to end, nil for none
-	grace  time.Duration                // between SIGTERM and SIGKILL
-	wait   time.Duration                // for SIGKILL to end them
-	sleep  func(time.Duration)          // time.Sleep, for tests
-	now    func() time.Time             // time.Now
+	reap   bool                            // end and reap the adopted children (the subreaper's)
+	cgroup string                          // a cgroup whose members to end, "" for none
+	marked func(ID, string) bool           // the marks whose processes to end, nil for none
+	grace  time.Duration                   // between SIGTERM and SIGKILL
+	wait   time.Duration                   // for SIGKILL to end them
+	sleep  func(time.Duration)             // time.Sleep, for tests
+	now    func() time.Time                // time.Now
 	signal func(int, syscall.Signal) error // syscall.Kill
 }
 
