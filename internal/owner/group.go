@@ -2,6 +2,7 @@ package owner
 
 import (
 	"errors"
+	"os"
 	"syscall"
 	"time"
 )
@@ -28,12 +29,20 @@ type Group struct {
 	cgfd   int    // the cgroup open for CLONE_INTO_CGROUP, -1 for none
 }
 
+// NoCgroupEnv is the environment variable that, set to "off", keeps NewGroup from making
+// cgroups: the subreaper alone then finds what a program left.
+const NoCgroupEnv = "FLIPBENCH_CGROUP"
+
 // NewGroup prepares a group for one program whose processes carry the mark of tag
 // (Mark(tag)). It makes this process the subreaper and a cgroup for the program where it
-// can; Mechanism says which. It never fails: without either, the mark remains.
+// can (unless $FLIPBENCH_CGROUP is "off"); Mechanism says which. It never fails: without
+// either, the mark remains.
 func NewGroup(tag string) *Group {
 	g := &Group{self: Self(), tag: tag, cgfd: -1}
 	g.reap = Subreaper() == nil
+	if os.Getenv(NoCgroupEnv) == "off" {
+		return g
+	}
 	if dir, fd, err := makeCgroup(g.self, tag); err == nil {
 		g.cgroup, g.cgfd = dir, fd
 	}
