@@ -91,6 +91,27 @@ func CgroupWritable() error {
 	return removeCgroup(dir)
 }
 
+// Cgroups returns the folders of the cgroups flipbench processes made below this
+// process's cgroup, live owners' and dead ones' alike; none without a cgroup v2
+// hierarchy.
+func Cgroups() ([]string, error) {
+	home, err := cgroupHome()
+	if err != nil {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(home)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), CgroupPrefix) {
+			out = append(out, filepath.Join(home, e.Name()))
+		}
+	}
+	return out, nil
+}
+
 // cgroupProcs returns the processes in a cgroup (cgroup.procs); a cgroup removed holds
 // none.
 func cgroupProcs(dir string) ([]int, error) {

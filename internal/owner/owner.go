@@ -12,7 +12,11 @@
 //
 // It works on Linux through /proc, without privileges, for the processes of the same
 // user (all processes, as root). A process that clears its environment before it runs on
-// escapes it; that is the honest limit of this method.
+// escapes the mark; that is the honest limit of this method, and why the mark is the last
+// line of defence: a Group (group.go) makes this process the child subreaper of what it
+// starts, so every descendant of a program is reparented to it whatever it does to its
+// environment, and where a cgroup v2 hierarchy is writable, runs the program in a cgroup
+// of its own, which also outlives a kill -9 of this process (EndStaleCgroups).
 package owner
 
 import (
