@@ -208,11 +208,13 @@ func sweep(opts sweepOptions) ([]Proc, error) {
 			if err != nil {
 				return found, err
 			}
+			if len(ps) == 0 {
+				return found, nil
+			}
 			marked = marked[:0]
 			for _, p := range ps {
 				marked = append(marked, p.PID)
 			}
-			markedDone = len(marked) == 0
 			continue
 		}
 		now := opts.now()

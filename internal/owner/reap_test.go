@@ -134,3 +134,26 @@ func TestEndStaleCgroups(t *testing.T) {
 	}
 	sweep(testSweep(true, "")) // reap the sleeper
 }
+
+// The mark stays the last line of defence: a marked process that is not below an adopted
+// child (here a child os/exec waits for, as one started by something outside the
+// program's tree would be) is ended by the group's End, and recorded.
+func TestGroupEndsWhatOnlyTheMarkFinds(t *testing.T) {
+	g := NewGroup("lane-marktest")
+	defer g.Close()
+	cmd := exec.Command("sleep", uniqueSleep())
+	cmd.Env = append(os.Environ(), Mark("lane-marktest"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	found, err := g.End(50*time.Millisecond, 5*time.Second)
+	if err != nil || len(found) != 1 || found[0].PID != cmd.Process.Pid {
+		t.Fatalf("End() = %v, %v, want the marked sleeper %d", found, err, cmd.Process.Pid)
+	}
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "terminated") {
+		t.Fatalf("the marked child's Wait = %v, want terminated by SIGTERM", err)
+	}
+}
