@@ -80,9 +80,12 @@ func makeCgroup(self ID, tag string) (string, int, error) {
 }
 
 // CgroupWritable makes and removes a cgroup as NewGroup would, and returns why it cannot
-// where it cannot: then no cgroup backs the subreaper, and what a kill -9 of flipbench
+// where it cannot (or $FLIPBENCH_CGROUP is "off"): then no cgroup backs the subreaper, and what a kill -9 of flipbench
 // leaves running is found by its mark alone.
 func CgroupWritable() error {
+	if os.Getenv(NoCgroupEnv) == "off" {
+		return fmt.Errorf("turned off by %s=off", NoCgroupEnv)
+	}
 	dir, fd, err := makeCgroup(Self(), "probe")
 	if err != nil {
 		return err
