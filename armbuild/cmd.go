@@ -68,29 +68,50 @@ func (e *CmdError) FirstLine() string {
 const maxOutput = 16 << 10
 
 // run runs c to completion and returns its stdout. The program runs in its own process
-// group; cancelling ctx kills the group (a build and every compiler it started). On
-// failure the error is a *CmdError holding stderr (and stdout when stderr is empty).
+// group; cancelling ctx kills the group (a build and every compiler it started). What it
+// leaves running when it exits (a daemon, however it detached) is ended, as a lane's is
+// (owner.Group), but not reported. On failure the error is a *CmdError holding stderr (and
+// stdout when stderr is empty).
 func run(ctx context.Context, c command) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &CmdError{Args: c.Args, Dir: c.Dir, Err: err}
 	}
-	cmd := exec.CommandContext(ctx, c.Args[0], c.Args[1:]...)
-	cmd.Dir = c.Dir
-	// Marked (package owner), so that what the program starts and leaves running after a
-	// kill -9 of flipbench is found and ended by the next run.
-	cmd.Env = append(environ(c.Env), owner.Mark("build"))
-	cmd.Stdin = c.Stdin
+	group := owner.NewGroup("build")
+	defer group.Close()
+	var stdout, stderr bytes.Buffer
 	// Killed with flipbench, even by kill -9 (Pdeathsig fires when the thread that
 	// started the child exits: the thread is locked until the program ends).
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &limitWriter{buf: &stderr, max: maxOutput}
-	err := cmd.Run()
+	newCmd := func() *exec.Cmd {
+		cmd := exec.CommandContext(ctx, c.Args[0], c.Args[1:]...)
+		cmd.Dir = c.Dir
+		// Marked (package owner), so that what the program starts and leaves running
+		// after a kill -9 of flipbench is found and ended by the next run.
+		cmd.Env = append(environ(c.Env), owner.Mark("build"))
+		cmd.Stdin = c.Stdin
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		group.Attr(cmd.SysProcAttr)
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = 5 * time.Second
+		stdout.Reset()
+		stderr.Reset()
+		cmd.Stdout = &stdout
+		cmd.Stderr = &limitWriter{buf: &stderr, max: maxOutput}
+		return cmd
+	}
+	cmd := newCmd()
+	err := cmd.Start()
+	if err != nil && !errors.Is(err, exec.ErrNotFound) && group.DropCgroup() {
+		// A kernel without CLONE_INTO_CGROUP (before 5.7): without the cgroup, then.
+		cmd = newCmd()
+		err = cmd.Start()
+	}
+	if err == nil {
+		group.Started(cmd.Process.Pid)
+		err = cmd.Wait()
+		group.End(time.Second, 5*time.Second)
+	}
 	if err == nil {
 		return stdout.Bytes(), nil
 	}

@@ -33,6 +33,9 @@ type Process struct {
 	// Leftover describes the processes the lane left running when it exited (a child that
 	// called setsid, a daemon), which the starter then ended: "pid N: command".
 	Leftover []string
+	// Reaper names what found what the lane left running (owner.MechSubreaper,
+	// owner.MechCgroup, owner.MechMark): the receipt says which one ran.
+	Reaper string
 	// Err is set when the process could not be started, timed out, was killed, or printed
 	// more than MaxStdout.
 	Err error
@@ -61,11 +64,19 @@ type Command struct {
 }
 
 // ExecStarter runs lane processes with os/exec, each in its own process group so a timeout
-// kills the lane and everything it started.
+// kills the lane and everything it started. It runs one lane at a time: after each, it
+// ends whatever this process adopted as the child subreaper (see owner.Group).
 type ExecStarter struct {
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Grace is how long what a lane left running has between SIGTERM and SIGKILL; zero
+	// means DefaultGrace.
+	Grace time.Duration
 }
+
+// DefaultGrace is the time a process a lane left running has to exit on SIGTERM before
+// it gets SIGKILL.
+const DefaultGrace = time.Second
 
 const stderrTailBytes = 2048
 
@@ -77,14 +88,17 @@ const MaxStdout = 64 << 20
 // Start runs c.Argv in c.Dir (empty: the current directory) with c.Env appended to this
 // process's environment, on c.CPUs if set, and waits for it.
 //
-// Nothing the lane starts outlives it: the lane runs in its own process group, which is
-// killed when the lane exits; every process it starts carries a mark in its environment
-// (package owner), so that one which left the group (setsid) is found, ended and reported
-// in Leftover; and the lane dies with flipbench (a kill -9 of flipbench included), while
-// what it started then is ended by the next run (CleanUp). Output is read from pipes, up to
-// MaxStdout of stdout and the tail of stderr, so no temporary file is left behind; a
-// process that escaped the mark and still holds a pipe delays the reading by one second
-// at most.
+// Nothing the lane starts outlives it. flipbench is the child subreaper, so every process
+// the lane started is reparented to it when its parent exits, whatever it did to its
+// session, process group or environment; where a cgroup v2 hierarchy is writable, the lane
+// also runs in a cgroup of its own; and every process it starts carries a mark in its
+// environment (package owner). When the lane has exited, whatever of it still runs gets
+// SIGTERM, then SIGKILL after the grace period, is reaped and is reported in Leftover
+// (owner.Group.End). The lane dies with flipbench (a kill -9 of flipbench included), and
+// what it started then is ended by the next run (CleanUp): by its cgroup, or by its mark.
+// Output is read from pipes, up to MaxStdout of stdout and the tail of stderr, so no
+// temporary file is left behind; a process that still holds a pipe after the sweep
+// delays the reading by one second at most.
 func (e ExecStarter) Start(ctx context.Context, c Command) Process {
 	argv := c.Argv
 	now := e.Now
@@ -94,17 +108,27 @@ func (e ExecStarter) Start(ctx context.Context, c Command) Process {
 	runCtx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	tag := "lane-" + strconv.FormatUint(rand.Uint64(), 36)
-	self := owner.Self()
-	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
-	cmd.Env = append(append(os.Environ(), c.Env...), owner.Mark(tag))
-	cmd.Dir = c.Dir
+	group := owner.NewGroup(tag)
+	defer group.Close()
+	grace := e.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
 	// Its own process group, so a timeout kills the lane and all it started; and killed
 	// with flipbench, so a lane never outlives the run that measures it (Pdeathsig fires
 	// when the thread that started the child exits: the thread is locked for the run).
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	newCmd := func() *exec.Cmd {
+		cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
+		cmd.Env = append(append(os.Environ(), c.Env...), owner.Mark(tag))
+		cmd.Dir = c.Dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		group.Attr(cmd.SysProcAttr)
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		return cmd
+	}
+	cmd := newCmd()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return Process{Exit: -1, Err: fmt.Errorf("capturing output: %w", err)}
@@ -120,6 +144,12 @@ func (e ExecStarter) Start(ctx context.Context, c Command) Process {
 
 	p := Process{Started: now(), Exit: -1}
 	err = startOn(cmd, c.CPUs)
+	if err != nil && !errors.Is(err, exec.ErrNotFound) && group.DropCgroup() {
+		// A kernel without CLONE_INTO_CGROUP (before 5.7): without the cgroup, then.
+		cmd = newCmd()
+		cmd.Stdout, cmd.Stderr = outW, errW
+		err = startOn(cmd, c.CPUs)
+	}
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -128,6 +158,8 @@ func (e ExecStarter) Start(ctx context.Context, c Command) Process {
 		return p
 	}
 	p.PID = cmd.Process.Pid
+	group.Started(p.PID)
+	p.Reaper = group.Mechanism()
 	stdout := make(chan captured, 1)
 	stderr := make(chan captured, 1)
 	go func() {
@@ -136,17 +168,18 @@ func (e ExecStarter) Start(ctx context.Context, c Command) Process {
 	go func() { stderr <- capture(errR, 2*stderrTailBytes, true, nil) }()
 	err = cmd.Wait()
 	p.Ended = now()
-	// Whatever the lane left running, in its group or out of it (setsid), must not run
-	// into the next lane: it is listed, then ended.
-	left, lerr := owner.Marked(func(id owner.ID, t string) bool { return id == self && t == tag })
-	syscall.Kill(-p.PID, syscall.SIGKILL)
-	if lerr == nil && len(left) > 0 {
-		for _, l := range left {
-			p.Leftover = append(p.Leftover, l.String())
-		}
-		if kerr := owner.Kill(left, 5*time.Second); kerr != nil {
-			p.Leftover = append(p.Leftover, kerr.Error())
-		}
+	// Whatever the lane left running, in its group or out of it (setsid, env -i), must
+	// not run into the next lane: it is ended, reaped and listed.
+	left, lerr := group.End(grace, 5*time.Second)
+	for _, l := range left {
+		p.Leftover = append(p.Leftover, l.String())
+	}
+	if lerr != nil {
+		p.Leftover = append(p.Leftover, "ending what the lane left running: "+lerr.Error())
+	}
+	if p.Reaper == owner.MechMark {
+		// Nothing adopted what the lane left in its process group: killed as a group.
+		syscall.Kill(-p.PID, syscall.SIGKILL)
 	}
 	deadline := time.Now().Add(time.Second)
 	outR.SetReadDeadline(deadline)

@@ -2,10 +2,13 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -103,5 +106,106 @@ func TestExecStarterKeepsTheStderrTail(t *testing.T) {
 	p := ExecStarter{}.Start(context.Background(), Command{Argv: []string{"sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo line $i >&2; i=$((i+1)); done; exit 3"}, Timeout: time.Minute})
 	if p.Exit != 3 || !strings.HasSuffix(p.StderrTail, "line 1999") || len(p.StderrTail) > stderrTailBytes {
 		t.Fatalf("exit %d, stderr tail %d bytes ending %q", p.Exit, len(p.StderrTail), p.StderrTail[max(0, len(p.StderrTail)-20):])
+	}
+}
+
+// lingering returns the processes whose command line holds token, zombies included: a
+// process reaped is gone from /proc.
+func lingering(t *testing.T, token string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), token) {
+			st, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+			out = append(out, e.Name()+": "+strings.TrimSpace(string(st)))
+		}
+	}
+	return out
+}
+
+// uniqueSleep returns a sleep duration (about 300 s) that no other process uses, so the
+// test can find its sleepers by their command line.
+func uniqueSleep() string { return fmt.Sprintf("300.%09d", time.Now().UnixNano()%1e9) }
+
+// A lane's child that clears its environment and leaves the lane's session (env -i setsid
+// -f) carries no mark, yet it is ended, reaped and reported: flipbench is its subreaper.
+func TestExecStarterEndsAChildThatClearedItsEnvironment(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	dur := uniqueSleep()
+	script := "env -i setsid -f sh -c 'echo $$ > " + pidfile + "; exec sleep " + dur + "'" +
+		"; until [ -s " + pidfile + " ] && [ \"$(cat /proc/$(cat " + pidfile + ")/comm)\" = sleep ]; do :; done; echo 'BenchmarkA 1 5 ns/op'"
+	p := ExecStarter{}.Start(context.Background(), Command{Argv: []string{"sh", "-c", script}, Timeout: 10 * time.Second})
+	if p.Err != nil {
+		t.Fatalf("run: %v (%s)", p.Err, p.StderrTail)
+	}
+	b, _ := os.ReadFile(pidfile)
+	pid := strings.TrimSpace(string(b))
+	if want := "pid " + pid + ": sleep " + dur; len(p.Leftover) != 1 || p.Leftover[0] != want {
+		t.Fatalf("Leftover = %q, want [%q]", p.Leftover, want)
+	}
+	if p.Reaper != "subreaper" && p.Reaper != "cgroup+subreaper" {
+		t.Fatalf("Reaper = %q, want the subreaper", p.Reaper)
+	}
+	if left := lingering(t, dur); len(left) > 0 {
+		t.Fatalf("still in /proc after the run (running, or a zombie not reaped): %v", left)
+	}
+}
+
+// A lane that forks in a loop as it exits: the sweep waits for the lane's exit, then ends
+// every process below it, including those forked while the sweep runs, and one that
+// ignores SIGTERM gets SIGKILL after the grace period; none is left, not even a zombie.
+func TestExecStarterEndsALaneThatForksAsItExits(t *testing.T) {
+	for _, c := range []struct{ name, trap string }{{"term", ""}, {"ignores-term", "trap '' TERM; "}} {
+		t.Run(c.name, func(t *testing.T) {
+			dur := uniqueSleep()
+			// Two loops: one in the lane's session, one that left it; each forks sleepers
+			// until it is ended. The lane exits while they fork.
+			loop := "(" + c.trap + "while :; do sleep " + dur + " & done)"
+			script := loop + " & setsid sh -c '" + strings.ReplaceAll(loop, "'", `'\''`) + "' & echo 'BenchmarkA 1 5 ns/op'"
+			p := ExecStarter{Grace: 100 * time.Millisecond}.Start(context.Background(), Command{Argv: []string{"sh", "-c", script}, Timeout: 10 * time.Second})
+			if p.Err != nil {
+				t.Fatalf("run: %v (%s)", p.Err, p.StderrTail)
+			}
+			if len(p.Leftover) == 0 {
+				t.Fatal("no leftover recorded")
+			}
+			t.Logf("%s ended %d processes", p.Reaper, len(p.Leftover))
+			for _, l := range p.Leftover {
+				if strings.HasPrefix(l, "ending what") {
+					t.Fatalf("the sweep failed: %s", l)
+				}
+			}
+			if left := lingering(t, dur); len(left) > 0 {
+				t.Fatalf("%d processes left after the run (of %d recorded): %v", len(left), len(p.Leftover), left)
+			}
+		})
+	}
+}
+
+// The sweep never touches a child that os/exec in this process is waiting for: it keeps
+// running through another lane's sweep, and its own Wait still gets its exit status.
+func TestExecStarterLeavesOtherChildrenAlone(t *testing.T) {
+	other := exec.Command("sleep", "30")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Process.Kill()
+	p := ExecStarter{}.Start(context.Background(), Command{Argv: []string{"sh", "-c", "setsid sleep 300 & echo 'BenchmarkA 1 5 ns/op'"}, Timeout: 10 * time.Second})
+	if p.Err != nil || len(p.Leftover) != 1 {
+		t.Fatalf("run: %v, leftover %q", p.Err, p.Leftover)
+	}
+	if err := other.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("the other child was ended by the lane's sweep: %v", err)
+	}
+	other.Process.Kill()
+	err := other.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the other child's Wait = %v, want killed by SIGKILL (its status not stolen)", err)
 	}
 }

@@ -447,6 +447,9 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 		}
 		rec.PID, rec.Exit, rec.Ended, rec.StderrTail, rec.Command = p.PID, p.Exit, p.Ended.UTC(), p.StderrTail, proc.Argv
 		rec.Leftover = append(rec.Leftover, p.Leftover...)
+		if p.Reaper != "" {
+			rec.Reaper = p.Reaper
+		}
 		if p.Err != nil {
 			rec.Error = p.Err.Error()
 			return rec

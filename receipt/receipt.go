@@ -65,6 +65,13 @@ type Record struct {
 	// Leftover describes the processes the run left running when it exited, which
 	// flipbench then ended ("pid N: command"); empty when it left none.
 	Leftover []string `json:"leftover,omitempty"`
+	// Reaper names what found the processes the run left running, beyond its process
+	// group: "cgroup+subreaper" (a cgroup of its own, with flipbench the child subreaper),
+	// "subreaper" (flipbench the child subreaper: every descendant whose parent exits is
+	// reparented to it) or "owner mark" (only the mark in the environment, which a process
+	// that clears its environment escapes). Absent in records of older receipts, and of
+	// runs whose process did not start.
+	Reaper string `json:"reaper,omitempty"`
 	// Counting is set for a run of an instruction-count lane (Lane.Metric
 	// "instructions"): how long counting took against the native run. PID, Exit,
 	// StderrTail and Command are the counted process's; MaxRSSBytes and Started the

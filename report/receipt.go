@@ -303,6 +303,9 @@ func leftover(w io.Writer, recs []receipt.Record) {
 			first = false
 		}
 		fmt.Fprintf(w, "- collection %d pass %d, lane %s, arm %s (pid %d): %s\n", r.Collection, r.Pass, r.Lane, r.Arm, r.PID, OneLine(strings.Join(r.Leftover, "; ")))
+		if r.Reaper != "" {
+			fmt.Fprintf(w, "  (found by: %s)\n", r.Reaper)
+		}
 	}
 }
 

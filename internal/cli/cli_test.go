@@ -25,6 +25,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/owner"
 	"github.com/flipbench/flipbench/receipt"
 )
 
@@ -57,6 +58,14 @@ func TestScripts(t *testing.T) {
 				}
 			}
 			return nil
+		},
+		// [cgroup]: a cgroup v2 hierarchy is writable here, so lanes run in cgroups of
+		// their own and what a kill -9 leaves is ended by the next run, marked or not.
+		Condition: func(cond string) (bool, error) {
+			if cond == "cgroup" {
+				return owner.CgroupWritable() == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"receipt":    cmdReceipt,
@@ -354,7 +363,7 @@ func runStatus(ts *testscript.TestScript, name string, args []string, stdout, st
 		}
 	}
 	for _, k := range []string{"PATH", "HOME", "TMPDIR", "FLIPBENCH_LOCK", "GITHUB_STEP_SUMMARY",
-		"FAKE_NS", "FAKE_FACTOR", "FAKE_SLEEP_MS", "FAKE_NOISE_PCT", "FAKE_BETWEEN_PCT", "FAKE_ORDER_PCT", "FAKE_RAMP_PCT", "FAKE_COUNTER", "FAKE_SEED", "FAKE_SPAWN", "FAKE_NOSPACE",
+		"FAKE_NS", "FAKE_FACTOR", "FAKE_SLEEP_MS", "FAKE_NOISE_PCT", "FAKE_BETWEEN_PCT", "FAKE_ORDER_PCT", "FAKE_RAMP_PCT", "FAKE_COUNTER", "FAKE_SEED", "FAKE_SPAWN", "FAKE_SPAWN_BARE", "FAKE_NOSPACE",
 		"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
@@ -400,7 +409,10 @@ func fileExists(p string) bool {
 // nan (a NaN value), negative (a negative time), other (prints another benchmark's
 // results), flood (prints results without end). FAKE_SPAWN (a file) makes every process
 // start a child in a session of its own (setsid) that sleeps for an hour, and append the
-// child's pid to the file. FAKE_NOSPACE=N (with FAKE_COUNTER) makes the N-th process and every
+// child's pid to the file. FAKE_SPAWN_BARE (a file) makes every process leave a child that
+// also clears its environment (env -i setsid -f fakelane -lane hang), so it carries no
+// mark; the child appends its own pid to the file (-pidfile), and the process waits until
+// it has. FAKE_NOSPACE=N (with FAKE_COUNTER) makes the N-th process and every
 // later one fail as a lane does whose disk is full.
 //
 // Realistic noise: FAKE_BETWEEN_PCT scales each process's whole run by exp(N(0,1) x that
@@ -412,6 +424,32 @@ func fileExists(p string) bool {
 // by its value and the run's lane, arm, collection and pass (the -arm, -pass and
 // -collection flags) instead: a run's samples are then the same whichever process, order
 // or machine runs it (the shard scripts compare a whole run with its merged shards).
+// spawnBare leaves a child that clears its environment and leaves the session (env -i
+// setsid -f), and waits until the child has appended its pid to the file pids.
+func spawnBare(pids string) {
+	self, err := exec.LookPath("fakelane")
+	if err == nil {
+		self, err = filepath.Abs(self)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakelane: spawning:", err)
+		os.Exit(1)
+	}
+	before, _ := os.ReadFile(pids)
+	cmd := exec.Command("env", "-i", "setsid", "-f", self, "-lane", "hang", "-pidfile", pids)
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "fakelane: spawning:", err)
+		os.Exit(1)
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if b, _ := os.ReadFile(pids); strings.Count(string(b), "\n") > strings.Count(string(before), "\n") {
+			return
+		}
+	}
+	fmt.Fprintln(os.Stderr, "fakelane: the env -i child never started")
+	os.Exit(1)
+}
+
 func fakeLane() {
 	fs := flag.NewFlagSet("fakelane", flag.ExitOnError)
 	lane := fs.String("lane", "", "lane")
@@ -420,7 +458,17 @@ func fakeLane() {
 	arm := fs.String("arm", "", "arm")
 	pass := fs.Int("pass", 0, "pass")
 	collection := fs.Int("collection", 0, "collection")
+	pidfile := fs.String("pidfile", "", "a file to append this process's pid to")
 	fs.Parse(os.Args[1:])
+	if *pidfile != "" {
+		f, err := os.OpenFile(*pidfile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fakelane:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintln(f, os.Getpid())
+		f.Close()
+	}
 	envFloat := func(k string, def float64) float64 { return fakeEnv(k, *lane, def) }
 
 	ns := envFloat("FAKE_NS", 1e6) * envFloat("FAKE_FACTOR", 1)
@@ -448,7 +496,7 @@ func fakeLane() {
 	if pids := os.Getenv("FAKE_SPAWN"); pids != "" {
 		child := exec.Command("fakelane", "-lane", "hang")
 		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, "FAKE_SPAWN=") {
+			if !strings.HasPrefix(kv, "FAKE_SPAWN=") && !strings.HasPrefix(kv, "FAKE_SPAWN_BARE=") {
 				child.Env = append(child.Env, kv)
 			}
 		}
@@ -460,6 +508,9 @@ func fakeLane() {
 		f, _ := os.OpenFile(pids, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		fmt.Fprintln(f, child.Process.Pid)
 		f.Close()
+	}
+	if pids := os.Getenv("FAKE_SPAWN_BARE"); pids != "" {
+		spawnBare(pids)
 	}
 	noise := envFloat("FAKE_NOISE_PCT", 0) / 100
 	ns *= math.Exp(envFloat("FAKE_BETWEEN_PCT", 0) / 100 * rng.NormFloat64())

@@ -12,7 +12,11 @@
 //
 // It works on Linux through /proc, without privileges, for the processes of the same
 // user (all processes, as root). A process that clears its environment before it runs on
-// escapes it; that is the honest limit of this method.
+// escapes the mark; that is the honest limit of this method, and why the mark is the last
+// line of defence: a Group (group.go) makes this process the child subreaper of what it
+// starts, so every descendant of a program is reparented to it whatever it does to its
+// environment, and where a cgroup v2 hierarchy is writable, runs the program in a cgroup
+// of its own, which also outlives a kill -9 of this process (EndStaleCgroups).
 package owner
 
 import (
@@ -227,13 +231,16 @@ func Orphans() ([]Proc, error) {
 }
 
 // EndOrphans ends the processes that flipbench processes no longer alive left running
-// (Orphans) and returns them, so the caller can say what it ended.
+// and returns them, so the caller can say what it ended: those in the cgroups they made
+// (EndStaleCgroups), which a process that clears its environment cannot leave, then the
+// marked ones (Orphans).
 func EndOrphans() ([]Proc, error) {
+	ended, cerr := EndStaleCgroups()
 	procs, err := Orphans()
 	if err != nil || len(procs) == 0 {
-		return nil, err
+		return ended, errors.Join(cerr, err)
 	}
-	return procs, Kill(procs, 5*time.Second)
+	return append(ended, procs...), errors.Join(cerr, Kill(procs, 5*time.Second))
 }
 
 // TempPrefix starts the name of every temporary file flipbench makes; the owner's ID
