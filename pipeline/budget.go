@@ -203,7 +203,7 @@ func advice(f Forecast) []string {
 	if len(short) > 0 && f.PerRound > 0 {
 		msg := fmt.Sprintf("%d of %d lanes cannot reach their floor in %d rounds at this noise", len(short), len(f.Lanes), f.Rounds)
 		if need > f.Rounds {
-			msg += fmt.Sprintf("; the noisiest that can needs about %d rounds (%s)", need, roundUp(f.PerRound*time.Duration(need)))
+			msg += fmt.Sprintf("; the noisiest of them would need about %d rounds (%s)", need, roundUp(f.PerRound*time.Duration(need)))
 		}
 		out = append(out, msg)
 	}
