@@ -37,8 +37,8 @@ type LaneCalibration struct {
 	Target time.Duration
 	// PerOp is the time of one operation in each arm, seconds.
 	PerOp map[string]float64
-	// Overhead is a process's time outside its samples (start-up, exit), from the check
-	// runs: their wall time less their one sample.
+	// Overhead is a run's time outside its samples (start-up, exit, the run loop's checks),
+	// from the check runs: their wall time less their one sample.
 	Overhead time.Duration
 	// Replanned says why N is not the base arm's calibration ("" when it is).
 	Replanned string
@@ -81,7 +81,7 @@ func FixIterations(ctx context.Context, plan *receipt.Plan, st harness.Starter, 
 			return nil, nil, 0, err
 		}
 		target, _ := time.ParseDuration(l.Benchtime)
-		cal, err := calibrateLane(ctx, st, plan, *l, proto, target)
+		cal, err := calibrateLane(ctx, st, plan, *l, proto, target, now)
 		if err != nil {
 			warn("lane %s: the iteration calibration failed (%v): it runs at benchtime %s, a b.N ramp-up in every sample", l.Name, err, l.Benchtime)
 			continue
@@ -113,10 +113,15 @@ func durationArms(plan *receipt.Plan) bool {
 
 // calibrateLane runs lane once at its duration benchtime in the base arm, picks N, and
 // checks N with one sample in every other arm.
-func calibrateLane(ctx context.Context, st harness.Starter, plan *receipt.Plan, l receipt.Lane, proto receipt.Protocol, target time.Duration) (LaneCalibration, error) {
+func calibrateLane(ctx context.Context, st harness.Starter, plan *receipt.Plan, l receipt.Lane, proto receipt.Protocol, target time.Duration, now func() time.Time) (LaneCalibration, error) {
 	cal := LaneCalibration{Lane: l.Name, Target: target, PerOp: map[string]float64{}}
+	// run returns the time per operation of one run and how long the run took, from
+	// before the process started to after the run loop's checks on it (a scratch folder,
+	// the scan for processes it left), the larger of that and the process's wall time.
 	run := func(arm receipt.Arm, lane receipt.Lane) (float64, time.Duration, error) {
+		t0 := now()
 		rec := harness.RunOnce(ctx, st, receipt.Run{Lane: lane.Name, Arm: arm.Name}, arm, lane, proto)
+		took := max(now().Sub(t0), rec.Ended.Sub(rec.Started))
 		if !rec.OK() {
 			return 0, 0, fmt.Errorf("arm %s: %s", arm.Name, rec.Error)
 		}
@@ -127,7 +132,7 @@ func calibrateLane(ctx context.Context, st harness.Starter, plan *receipt.Plan, 
 		if unit != "sec/op" || !(v > 0) {
 			return 0, 0, fmt.Errorf("arm %s: its samples are %s, not a time per operation", arm.Name, rec.Unit)
 		}
-		return v, rec.Ended.Sub(rec.Started), nil
+		return v, took, nil
 	}
 	base := plan.Arms[0]
 	perOp, _, err := run(base, l)
