@@ -47,6 +47,9 @@ type Forecast struct {
 	Budget   time.Duration
 	MaxPairs int
 	Rounds   int
+	// Sequential says the run looks after every round (a forecast after round 1 follows
+	// when this one lacks something).
+	Sequential bool
 	// Lanes has one line per lane.
 	Lanes []LaneForecast
 	// Advice says what would buy a better answer, one line each.
@@ -100,7 +103,7 @@ func forecast(plan *receipt.Plan, cals []LaneCalibration, calibrated time.Durati
 	f := Forecast{After: after, Arms: len(plan.Arms), Collections: p.Collections, Samples: p.Samples, Warmup: p.Warmup,
 		Calibrated: calibrated, MaxPairs: p.Passes / 2}
 	if s := p.Sequential; s != nil {
-		f.Budget, f.MaxPairs = s.Budget, s.MaxPairs
+		f.Budget, f.MaxPairs, f.Sequential = s.Budget, s.MaxPairs, true
 	}
 	perPass := 2 * p.Collections // a round is a pass pair in every collection
 	allTimed := len(plan.Lanes) > 0
@@ -242,8 +245,10 @@ func (f Forecast) Lines() []string {
 		switch {
 		case l.MDEPct > 0:
 			line += fmt.Sprintf(": MDE %s at %d rounds (noise %.1f%% from %s), floor %g%%", mdeText(l.MDEPct), f.Rounds, l.NoisePct, l.NoiseFrom, l.FloorPct)
-		default:
+		case f.Sequential:
 			line += ": MDE known after round 1"
+		default:
+			line += ": MDE unknown (no host calibration of the lane: flipbench calibrate measures its noise)"
 		}
 		out = append(out, line)
 	}
