@@ -322,7 +322,12 @@ func Undecidable(rep driftcheck.Report, b Budget) ([]string, string) {
 			floor = rep.Config.EffectFloorPct
 		}
 		mde := driftcheck.PowerAt(s.NoisePct, floor, reach, b.Collections, rep.Config).MDEPct
+		// The interval's half-width at reach: today's, scaled as the MDE scales; without
+		// today's, the MDE at power 1/2.
 		hw := driftcheck.PowerAt(s.NoisePct, floor, reach, b.Collections, half).MDEPct
+		if now := (s.CIHighPct - s.CILowPct) / 2; s.MDEPct > 0 && now > 0 && !math.IsInf(now, 0) {
+			hw = now * mde / s.MDEPct
+		}
 		if mde <= floor || math.Abs(s.EstimatePct)-hw > floor {
 			continue
 		}

@@ -14,6 +14,8 @@ func summary(lane string, v driftcheck.LaneVerdict, noise, est float64) driftche
 }
 
 func TestUndecidable(t *testing.T) {
+	huge := summary("Huge", driftcheck.LaneUndecided, 30, 300)
+	huge.CILowPct, huge.CIHighPct, huge.MDEPct = 200, 400, 50
 	rep := driftcheck.Report{Config: driftcheck.DefaultConfig(), Pooled: []driftcheck.LaneSummary{
 		summary("Quiet", driftcheck.LaneUndecided, 1, 0.5), // reaches its floor
 		summary("Noisy", driftcheck.LaneUndecided, 30, 1),  // cannot, at 20 rounds
