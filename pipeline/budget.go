@@ -188,14 +188,15 @@ func advice(f Forecast) []string {
 	var short, within []string
 	need := 0
 	for _, l := range f.Lanes {
-		if l.MDEPct > l.FloorPct {
+		// PairsNeeded is 0 when the rounds resolve the floor.
+		if l.MDEPct > 0 && l.PairsNeeded > f.Rounds {
 			short = append(short, l.Lane)
 			if l.PairsNeeded > need && l.PairsNeeded < 100_000 {
 				need = l.PairsNeeded
 			}
-		}
-		if l.WithinDominates && l.MDEPct > l.FloorPct {
-			within = append(within, l.Lane)
+			if l.WithinDominates {
+				within = append(within, l.Lane)
+			}
 		}
 	}
 	if f.Budget > 0 && f.PerRound > 0 && f.Rounds < f.MaxPairs {
@@ -300,10 +301,11 @@ func BudgetOf(plan *receipt.Plan, l receipt.Look) Budget {
 
 // Undecidable returns the lanes of a look's evidence that cannot be decided within the
 // budget at their measured noise, and a sentence that says so ("" when there are none).
-// A lane is undecidable when it is not decided yet, its MDE at the rounds the budget buys
-// (Budget.Reach) stays above its floor, and its interval at those rounds, centred on its
-// estimate, would still reach inside the floor: no verdict of neutral or reproduced is
-// in reach. Lanes without a noise estimate are left out. A lane undecidable for any
+// A lane is undecidable when it is not decided yet, the rounds the budget buys
+// (Budget.Reach) do not resolve its floor at its noise (driftcheck.PowerAt: its MDE
+// stays above the floor, it needs more pairs than that), and its interval at those
+// rounds, centred on its estimate, would still reach inside the floor: no verdict of
+// neutral or reproduced is in reach. Lanes without a noise estimate are left out. A lane undecidable for any
 // candidate is listed once.
 func Undecidable(rep driftcheck.Report, b Budget) ([]string, string) {
 	reach := b.Reach()
@@ -321,14 +323,16 @@ func Undecidable(rep driftcheck.Report, b Budget) ([]string, string) {
 		if floor <= 0 {
 			floor = rep.Config.EffectFloorPct
 		}
-		mde := driftcheck.PowerAt(s.NoisePct, floor, reach, b.Collections, rep.Config).MDEPct
+		pw := driftcheck.PowerAt(s.NoisePct, floor, reach, b.Collections, rep.Config)
+		mde := pw.MDEPct
 		// The interval's half-width at reach: today's, scaled as the MDE scales; without
 		// today's, the MDE at power 1/2.
 		hw := driftcheck.PowerAt(s.NoisePct, floor, reach, b.Collections, half).MDEPct
 		if now := (s.CIHighPct - s.CILowPct) / 2; s.MDEPct > 0 && now > 0 && !math.IsInf(now, 0) {
 			hw = now * mde / s.MDEPct
 		}
-		if mde <= floor || math.Abs(s.EstimatePct)-hw > floor {
+		// PairsNeeded is 0 when reach pairs resolve the floor.
+		if pw.PairsNeeded <= reach || math.Abs(s.EstimatePct)-hw > floor {
 			continue
 		}
 		lanes = append(lanes, s.Lane)

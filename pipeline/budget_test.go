@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -17,11 +18,11 @@ func TestUndecidable(t *testing.T) {
 	huge := summary("Huge", driftcheck.LaneUndecided, 30, 300)
 	huge.CILowPct, huge.CIHighPct, huge.MDEPct = 200, 400, 50
 	rep := driftcheck.Report{Config: driftcheck.DefaultConfig(), Pooled: []driftcheck.LaneSummary{
-		summary("Quiet", driftcheck.LaneUndecided, 1, 0.5), // reaches its floor
-		summary("Noisy", driftcheck.LaneUndecided, 30, 1),  // cannot, at 20 rounds
-		summary("Huge", driftcheck.LaneUndecided, 30, 300), // noisy, but its effect is far beyond the floor
-		summary("Done", driftcheck.LaneNeutral, 30, 0),     // decided already
-		summary("Unknown", driftcheck.LaneUndecided, 0, 0), // no noise estimate
+		summary("Quiet", driftcheck.LaneUndecided, 0.3, 0.1), // reaches its floor
+		summary("Noisy", driftcheck.LaneUndecided, 30, 1),    // cannot, at 20 rounds
+		summary("Huge", driftcheck.LaneUndecided, 30, 300),   // noisy, but its effect is far beyond the floor
+		summary("Done", driftcheck.LaneNeutral, 30, 0),       // decided already
+		summary("Unknown", driftcheck.LaneUndecided, 0, 0),   // no noise estimate
 	}}
 	b := Budget{Rounds: 2, Elapsed: 2 * time.Minute, MaxPairs: 20, Budget: time.Hour, Collections: 2}
 	lanes, sentence := Undecidable(rep, b)
@@ -32,8 +33,18 @@ func TestUndecidable(t *testing.T) {
 		t.Errorf("sentence %q", sentence)
 	}
 
-	// A budget that buys 4 rounds makes a moderately noisy lane undecidable too.
-	rep.Pooled = append(rep.Pooled, summary("Moderate", driftcheck.LaneUndecided, 4, 0))
+	// A budget that buys 4 rounds makes a moderately noisy lane undecidable too: one
+	// whose floor 20 rounds resolve and 4 do not.
+	moderate := 0.0
+	for n := 0.5; n < 20 && moderate == 0; n += 0.1 {
+		if driftcheck.PowerAt(n, 3, 20, 2, rep.Config).PairsNeeded == 0 && driftcheck.PowerAt(n, 3, 4, 2, rep.Config).PairsNeeded > 4 {
+			moderate = n
+		}
+	}
+	if moderate == 0 {
+		t.Fatal("no noise whose floor 20 rounds resolve and 4 do not")
+	}
+	rep.Pooled = append(rep.Pooled, summary("Moderate", driftcheck.LaneUndecided, moderate, 0))
 	if lanes, _ := Undecidable(rep, b); len(lanes) != 1 {
 		t.Errorf("at 20 rounds: %v, want only Noisy", lanes)
 	}
@@ -101,9 +112,11 @@ func TestForecast(t *testing.T) {
 
 	plan.Protocol.Sequential.Budget = time.Hour
 	rep := &driftcheck.Report{Pooled: []driftcheck.LaneSummary{
-		{Lane: "A", Arm: "cand", NoisePct: 2, BetweenPct: 1.4, WithinCVPct: 0.5},
+		{Lane: "A", Arm: "cand", NoisePct: 0.5, BetweenPct: 0.3, WithinCVPct: 0.2},
 		{Lane: "B", Arm: "cand", NoisePct: 20, BetweenPct: 1, WithinCVPct: 30},
 	}}
+	mdeA := driftcheck.PowerAt(0.5, 3, 20, 2, plan.Drift).MDEPct
+	needB := driftcheck.PowerAt(20, 3, 20, 2, plan.Drift).PairsNeeded
 	f = forecast(plan, nil, 0, nil, rep, 1, 12*time.Second)
 	if f.Rounds != 20 || !f.Known() {
 		t.Fatalf("after round 1: rounds %d, known %v", f.Rounds, f.Known())
@@ -112,9 +125,8 @@ func TestForecast(t *testing.T) {
 	for _, want := range []string{
 		"plan after round 1: ",
 		"about 12s per round (measured in round 1); the 1h0m0s budget buys 20 of at most 20 rounds",
-		"  A (1000x): MDE 0.9% at 20 rounds (noise 2.0% from round 1), floor 3%",
-		"(noise 2.0% from round 1), floor 3%",
-		"advice: 1 of 2 lanes cannot reach their floor in 20 rounds at this noise; the noisiest of them would need about 181 rounds (37m0s)",
+		fmt.Sprintf("  A (1000x): MDE %.1f%% at 20 rounds (noise 0.5%% from round 1), floor 3%%", mdeA),
+		fmt.Sprintf("advice: 1 of 2 lanes cannot reach their floor in 20 rounds at this noise; the noisiest of them would need about %d rounds (", needB),
 		"advice: B: most of the noise is within a process: more samples per process (--samples 12)",
 	} {
 		if !strings.Contains(text, want) {
