@@ -67,6 +67,12 @@ func NewPlan(in PlanInput) *receipt.Plan {
 				rl.Counter = &c
 			}
 		}
+		if kindErr == nil {
+			if _, loops := kind.Benchtime(nil); loops {
+				// What the spec declared: a count is the lane's own choice.
+				rl.Benchtime = in.Experiment.Harness.Benchtime
+			}
+		}
 		p.Lanes = append(p.Lanes, rl)
 		lanes = append(lanes, l.Name)
 	}

@@ -438,6 +438,8 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 		Samples: proto.Samples,
 		Warmup:  proto.Warmup,
 		Unit:    lane.Unit,
+		// A lane with a fixed iteration count runs it in every arm.
+		Iterations: lane.Iterations,
 	}
 	var outs []lanekind.Output
 	for i, proc := range kind.Prepare(r) {
@@ -467,12 +469,13 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 }
 
 // Expand fills an arm's command template for one run and appends the arm's extra args.
-// Placeholders: {bin} {lane} {samples} {warmup} {count} (warmup+samples) {arm} {pass}
+// Placeholders: {bin} {lane} {bench} (lanekind.BenchPattern) {samples} {warmup} {count} (warmup+samples) {arm} {pass}
 // {collection}.
 func Expand(arm receipt.Arm, run receipt.Run, lane receipt.Lane, p receipt.Protocol) []string {
 	rep := strings.NewReplacer(
 		"{bin}", arm.Bin,
 		"{lane}", lane.Name,
+		"{bench}", lanekind.BenchPattern(lane.Name),
 		"{samples}", strconv.Itoa(p.Samples),
 		"{warmup}", strconv.Itoa(p.Warmup),
 		"{count}", strconv.Itoa(p.Samples+p.Warmup),

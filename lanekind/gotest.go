@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,7 +80,20 @@ func (gotestKind) Command(h Harness) []string {
 	if bt == "" {
 		bt = DefaultBenchtime
 	}
-	return []string{"{bin}", "-test.run", "^$", "-test.bench", "^Benchmark{lane}$", "-test.benchtime", bt, "-test.count", "{count}", "-test.benchmem"}
+	return []string{"{bin}", "-test.run", "^$", "-test.bench", "{bench}", "-test.benchtime", bt, "-test.count", "{count}", "-test.benchmem"}
+}
+
+// BenchPattern returns the go test -bench expression that selects exactly the benchmark
+// lane: every level of its name quoted and anchored, "^BenchmarkGet$/^size=10$" for the
+// lane "Get/size=10". go test matches each slash-separated level of the expression
+// against its level of a name, unanchored: "^BenchmarkGet/size=10$" would also run
+// BenchmarkGetAll/size=10.
+func BenchPattern(lane string) string {
+	levels := strings.Split("Benchmark"+lane, "/")
+	for i, l := range levels {
+		levels[i] = "^" + regexp.QuoteMeta(l) + "$"
+	}
+	return strings.Join(levels, "/")
 }
 
 func (gotestKind) ListArgs(bin string) []string { return []string{bin, "-test.list", "^Benchmark"} }
@@ -112,7 +126,39 @@ func (gotestKind) Benchtime(command []string) (string, bool) {
 	return "1s", true
 }
 
-func (gotestKind) Prepare(r Run) []Proc { return runOnce(r) }
+// Prepare runs the lane's command in one process; a run with fixed Iterations gets
+// -test.benchtime Nx instead of the command's benchtime.
+func (gotestKind) Prepare(r Run) []Proc {
+	if r.Iterations > 0 {
+		r.Argv = WithIterations(r.Argv, r.Iterations)
+	}
+	return runOnce(r)
+}
+
+// WithIterations returns a copy of a gotest lane command whose -test.benchtime is n
+// iterations per sample ("Nx"), added when the command has none.
+func WithIterations(argv []string, n int) []string {
+	out := slices.Clone(argv)
+	bt := strconv.Itoa(n) + "x"
+	for i, a := range out {
+		if (a == "-test.benchtime" || a == "-benchtime") && i+1 < len(out) {
+			out[i+1] = bt
+			return out
+		}
+		if v, ok := strings.CutPrefix(a, "-test.benchtime="); ok && v != "" {
+			out[i] = "-test.benchtime=" + bt
+			return out
+		}
+	}
+	return append(out, "-test.benchtime", bt)
+}
+
+// IsDuration reports whether a benchtime is a duration ("100ms"), which go test turns
+// into a b.N ramp-up in every sample, rather than a count ("1000x").
+func IsDuration(benchtime string) bool {
+	d, err := time.ParseDuration(benchtime)
+	return err == nil && d > 0
+}
 
 // Collect drops the warmup repetitions, which the test binary prints like the others.
 func (gotestKind) Collect(r Run, outs []Output) (Samples, error) {

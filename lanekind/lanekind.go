@@ -144,9 +144,10 @@ type Build struct {
 	Testdata bool
 }
 
-// Placeholders returns the placeholders of a lane command template.
+// Placeholders returns the placeholders of a lane command template. {bench} is the
+// lane's go test -bench expression, each level of its name anchored (BenchPattern).
 func Placeholders() []string {
-	return []string{"{bin}", "{lane}", "{samples}", "{warmup}", "{count}", "{arm}", "{pass}", "{collection}"}
+	return []string{"{bin}", "{lane}", "{bench}", "{samples}", "{warmup}", "{count}", "{arm}", "{pass}", "{collection}"}
 }
 
 // BuildPlaceholders returns the placeholders of a build command template that a spec
@@ -167,6 +168,9 @@ type Run struct {
 	Samples, Warmup int
 	// Unit selects the printed metric that becomes the samples; empty means the first.
 	Unit string
+	// Iterations, when above 0, is the b.N every sample runs (receipt.Lane.Iterations):
+	// a gotest run replaces its command's -test.benchtime with Nx.
+	Iterations int
 }
 
 // Proc is one process to start: its command and what is added to its environment.

@@ -1,6 +1,7 @@
 package lanekind
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func TestCheck(t *testing.T) {
 		{"exec without command", Harness{Kind: Exec}, false, []Problem{{"command", "is required for kind exec"}}},
 		{"exec without {bin}", Harness{Kind: Exec, Command: []string{"./x"}}, false, []Problem{{"command", "must contain {bin}"}}},
 		{"exec unknown placeholder", Harness{Kind: Exec, Command: []string{"{bin}", "{lanes}"}}, false,
-			[]Problem{{"command[1]", "unknown placeholder {lanes} (known: {bin}, {lane}, {samples}, {warmup}, {count}, {arm}, {pass}, {collection})"}}},
+			[]Problem{{"command[1]", "unknown placeholder {lanes} (known: {bin}, {lane}, {bench}, {samples}, {warmup}, {count}, {arm}, {pass}, {collection})"}}},
 		{"exec build without {out}", Harness{Kind: Exec, Command: []string{"{bin}"}, Build: []string{"make"}}, false, []Problem{{"build", "must contain {out}"}}},
 		{"exec gate needs build", Harness{Kind: Exec, Command: []string{"{bin}"}}, true,
 			[]Problem{{"build", `is required: the gate builds both arms from git, so an exec harness needs a build command (e.g. [go, build, -o, "{out}", ./cmd/lane])`}}},
@@ -73,7 +74,7 @@ func TestBuildAndCommand(t *testing.T) {
 	if b, _ := gotest.Build(Harness{Kind: Gotest, Package: "."}); b.Bin != "harness.test" {
 		t.Errorf("gotest Build of . names the binary %s, want harness.test", b.Bin)
 	}
-	if got, want := strings.Join(gotest.Command(Harness{}), " "), "{bin} -test.run ^$ -test.bench ^Benchmark{lane}$ -test.benchtime 1x -test.count {count} -test.benchmem"; got != want {
+	if got, want := strings.Join(gotest.Command(Harness{}), " "), "{bin} -test.run ^$ -test.bench {bench} -test.benchtime 1x -test.count {count} -test.benchmem"; got != want {
 		t.Errorf("gotest Command = %s, want %s", got, want)
 	}
 	exec := mustLookup(t, Exec)
@@ -144,5 +145,44 @@ func TestCollect(t *testing.T) {
 		if ps := k.Prepare(r); len(ps) != 1 || !slices.Equal(ps[0].Argv, r.Argv) || !slices.Equal(ps[0].Env, r.Env) {
 			t.Errorf("%s Prepare = %+v, want the run's command as it is", k.Name(), ps)
 		}
+	}
+}
+
+func TestBenchPattern(t *testing.T) {
+	for _, tc := range []struct {
+		lane, want  string
+		runs, skips []string
+	}{
+		{"Get", "^BenchmarkGet$", []string{"BenchmarkGet"}, []string{"BenchmarkGetAll", "BenchmarkXGet"}},
+		{"Sub/small", "^BenchmarkSub$/^small$", []string{"BenchmarkSub/small"}, []string{"BenchmarkSubG/small", "BenchmarkSub/smaller"}},
+		{"Get/a.b=1", `^BenchmarkGet$/^a\.b=1$`, []string{"BenchmarkGet/a.b=1"}, []string{"BenchmarkGet/axb=1"}},
+	} {
+		t.Run(tc.lane, func(t *testing.T) {
+			got := BenchPattern(tc.lane)
+			if got != tc.want {
+				t.Fatalf("BenchPattern(%q) = %q, want %q", tc.lane, got, tc.want)
+			}
+			// Match as go test does: level by level, each unanchored.
+			levels := strings.Split(got, "/")
+			match := func(name string) bool {
+				parts := strings.Split(name, "/")
+				for i, p := range parts {
+					if i < len(levels) && !regexp.MustCompile(levels[i]).MatchString(p) {
+						return false
+					}
+				}
+				return true
+			}
+			for _, n := range tc.runs {
+				if !match(n) {
+					t.Errorf("%s does not select %s", got, n)
+				}
+			}
+			for _, n := range tc.skips {
+				if match(n) {
+					t.Errorf("%s also selects %s", got, n)
+				}
+			}
+		})
 	}
 }

@@ -195,6 +195,19 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		}
 		folder += shardSuffix(plan.Shard)
 	}
+	var cals []LaneCalibration
+	var calibrated time.Duration
+	if job.Shard == nil {
+		// Shards would each pick their own iteration counts: they keep the benchtime.
+		var warns []receipt.Warning
+		if cals, warns, calibrated, err = FixIterations(ctx, plan, opts.starter(), opts.now); err != nil {
+			return nil, err
+		}
+		for _, w := range warns {
+			opts.events().Warn(w)
+		}
+		buildWarnings = append(buildWarnings, warns...)
+	}
 	stamp, dir, err := NewReceiptDir(results, job.Spec.ID, folder, opts.now)
 	if err != nil {
 		return nil, err
@@ -209,7 +222,8 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	if err := receipt.AppendWarnings(dir, buildWarnings...); err != nil {
 		return nil, err
 	}
-	return measureAndFinish(ctx, dir, plan, job, opts)
+	known := plan.Part() || showForecast(opts, job.Root, dir, plan, cals, calibrated)
+	return measureAndFinish(ctx, dir, plan, job, watching(opts, dir, plan, known))
 }
 
 // Resume finishes the interrupted run in receipt data folder dir: it measures what is
@@ -245,7 +259,7 @@ func Resume(ctx context.Context, dir string, job Job, opts Options) (*Result, er
 		return nil, err
 	}
 	defer release(lock)
-	return measureAndFinish(ctx, dir, plan, job, opts)
+	return measureAndFinish(ctx, dir, plan, job, watching(opts, dir, plan, true))
 }
 
 // takeLock takes the machine lock through opts.Lock.

@@ -18,7 +18,8 @@ import (
 // pkg, cpu), each sample's real iteration count, and every metric of the line (B/op and
 // allocs/op when the lane reports them). The files share their configuration lines, so
 // `benchstat base.bench cand.bench` compares the arms lane by lane without further
-// options. It returns the names of the files written.
+// options: a key whose value differs between the processes of one lane in one arm (a
+// pid) is left out (varyingConfig). It returns the names of the files written.
 func WriteBench(dir string, plan *Plan, recs []Record) ([]string, error) {
 	order := map[Key]int{}
 	for i, r := range plan.Runs {
@@ -27,10 +28,11 @@ func WriteBench(dir string, plan *Plan, recs []Record) ([]string, error) {
 	sorted := append([]Record(nil), recs...)
 	sort.SliceStable(sorted, func(i, j int) bool { return order[sorted[i].Key()] < order[sorted[j].Key()] })
 
+	varying := varyingConfig(sorted)
 	var names []string
 	for _, arm := range plan.Arms {
 		name := arm.Name + BenchExt
-		if err := writeArmBench(filepath.Join(dir, name), plan, arm.Name, sorted); err != nil {
+		if err := writeArmBench(filepath.Join(dir, name), plan, arm.Name, sorted, varying); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", name, err)
 		}
 		names = append(names, name)
@@ -41,7 +43,7 @@ func WriteBench(dir string, plan *Plan, recs []Record) ([]string, error) {
 // writeArmBench writes one arm's .bench file atomically (WriteFile): a kill while it
 // writes leaves the old file or the new one, never a cut one that the manifest would
 // then refuse.
-func writeArmBench(path string, plan *Plan, arm string, recs []Record) error {
+func writeArmBench(path string, plan *Plan, arm string, recs []Record, varying map[string]bool) error {
 	var buf bytes.Buffer
 	w := &benchWriter{w: &buf, config: map[string]string{}}
 	for _, r := range recs {
@@ -49,7 +51,7 @@ func writeArmBench(path string, plan *Plan, arm string, recs []Record) error {
 			continue
 		}
 		extra := sortedKeys(r.Metrics)
-		w.setConfig(benchConfig(r.Config, plan))
+		w.setConfig(benchConfig(r.Config, plan, varying))
 		for i, v := range r.Samples {
 			iters := 1
 			if i < len(r.Iters) && r.Iters[i] > 0 {
@@ -125,21 +127,68 @@ func (b *benchWriter) line(s string) {
 	}
 }
 
+// varyingConfig returns the configuration keys whose value differs between the
+// processes of one lane in one arm (a pid, a seed a lane prints): benchstat groups
+// results by their configuration, so such a key would split one lane's samples into a
+// table per process. The .bench files leave them out; raw.jsonl keeps them.
+func varyingConfig(recs []Record) map[string]bool {
+	type group struct{ arm, lane string }
+	values := map[group]map[string]string{}
+	seen := map[group]bool{}
+	keys := map[string]bool{}
+	for _, r := range recs {
+		if r.OK() {
+			for k := range r.Config {
+				keys[k] = true
+			}
+		}
+	}
+	varying := map[string]bool{}
+	for _, r := range recs {
+		if !r.OK() {
+			continue
+		}
+		g := group{r.Arm, r.Lane}
+		if !seen[g] {
+			seen[g] = true
+			values[g] = map[string]string{}
+			for k := range keys {
+				if v, ok := r.Config[k]; ok {
+					values[g][k] = v
+				} else {
+					values[g][k] = "\x00absent"
+				}
+			}
+			continue
+		}
+		for k := range keys {
+			v, ok := r.Config[k]
+			if !ok {
+				v = "\x00absent"
+			}
+			if values[g][k] != v {
+				varying[k] = true
+			}
+		}
+	}
+	return varying
+}
+
 // goConfig is the order in which go test prints its configuration lines.
 var goConfig = []string{"goos", "goarch", "pkg", "cpu"}
 
 // benchConfig returns the configuration lines of one record's results: the ones the lane
-// printed (go test's first, in its order, then the others sorted), then the experiment
-// and the receipt.
-func benchConfig(lane map[string]string, plan *Plan) []benchfmt.Config {
+// printed (go test's first, in its order, then the others sorted) but for the varying
+// ones, then the experiment and the receipt.
+func benchConfig(lane map[string]string, plan *Plan, varying map[string]bool) []benchfmt.Config {
 	var out []benchfmt.Config
 	for _, k := range goConfig {
-		if v, ok := lane[k]; ok {
+		if v, ok := lane[k]; ok && !varying[k] {
 			out = append(out, benchfmt.Config{Key: k, Value: []byte(v), File: true})
 		}
 	}
 	for _, k := range sortedKeys(lane) {
-		if !slices.Contains(goConfig, k) && k != "experiment" && k != "receipt" {
+		if !slices.Contains(goConfig, k) && k != "experiment" && k != "receipt" && !varying[k] {
 			out = append(out, benchfmt.Config{Key: k, Value: []byte(lane[k]), File: true})
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -78,5 +80,69 @@ func TestWriteBench(t *testing.T) {
 	}
 	if e := regexp.MustCompile(`[0-9]e[-+]?[0-9]`); e.Match(data) || e.Match(cand) {
 		t.Errorf("e-notation in a .bench file:\n%s\n%s", data, cand)
+	}
+}
+
+// TestWriteBenchVaryingConfig checks that a configuration key a lane prints with another
+// value in every process (pid: N) is left out of the .bench files, so that benchstat
+// reads each lane of each file as one set of samples, while a key that is constant for a
+// lane (even if other lanes lack it) is kept; raw records keep every key.
+func TestWriteBenchVaryingConfig(t *testing.T) {
+	dir := t.TempDir()
+	plan := &Plan{Experiment: 7, Stamp: "s", Arms: []Arm{{Name: "base"}, {Name: "cand"}}}
+	var recs []Record
+	pid := 100
+	for pass := 1; pass <= 2; pass++ {
+		for _, lane := range []string{"Get", "Put"} {
+			for _, arm := range []string{"base", "cand"} {
+				pid++
+				cfg := map[string]string{"goos": "linux", "pid": strconv.Itoa(pid)}
+				if lane == "Put" {
+					cfg["shards"] = "4"
+				}
+				plan.Runs = append(plan.Runs, Run{Collection: 1, Pass: pass, Lane: lane, Arm: arm})
+				recs = append(recs, Record{Collection: 1, Pass: pass, Lane: lane, Arm: arm, Unit: "ns/op", Samples: []float64{100}, Iters: []int{10}, Config: cfg})
+			}
+		}
+	}
+	if _, err := WriteBench(dir, plan, recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, arm := range []string{"base", "cand"} {
+		data, err := os.ReadFile(filepath.Join(dir, arm+".bench"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(data, []byte("pid:")) {
+			t.Errorf("%s.bench keeps the varying pid:\n%s", arm, data)
+		}
+		cfgs := map[string]map[string]bool{}
+		r := benchfmt.NewReader(bytes.NewReader(data), arm)
+		for r.Scan() {
+			res, ok := r.Result().(*benchfmt.Result)
+			if !ok {
+				continue
+			}
+			var kv []string
+			for _, c := range res.Config {
+				kv = append(kv, c.Key+"="+string(c.Value))
+			}
+			name := string(res.Name.Full())
+			if cfgs[name] == nil {
+				cfgs[name] = map[string]bool{}
+			}
+			cfgs[name][strings.Join(kv, " ")] = true
+		}
+		if len(cfgs["Get"]) != 1 || len(cfgs["Put"]) != 1 {
+			t.Errorf("%s.bench: configurations per lane %v, want one each", arm, cfgs)
+		}
+		for c := range cfgs["Put"] {
+			if !strings.Contains(c, "shards=4") {
+				t.Errorf("%s.bench: Put's configuration %q lost its constant shards key", arm, c)
+			}
+		}
+	}
+	if recs[0].Config["pid"] == "" {
+		t.Error("the record lost its pid")
 	}
 }

@@ -214,6 +214,18 @@ type Lane struct {
 	Metric string `json:"metric,omitempty"`
 	// Counter says how an instruction-count lane is counted; nil for other lanes.
 	Counter *Counter `json:"counter,omitempty"`
+	// Benchtime is the harness.benchtime the spec declared for a gotest lane ("100ms",
+	// "1x"); empty when it declared none (the kind's default, one iteration per sample).
+	// A declared count says the lane means its iteration count: no b.N warning is given.
+	Benchtime string `json:"benchtime,omitempty"`
+	// Iterations is the b.N that every sample of a gotest lane with a duration Benchtime
+	// runs in every arm (-test.benchtime Nx), fixed before the run by one calibration
+	// process so that a sample takes about Benchtime; 0 when the arm's command's benchtime
+	// applies (older plans, a count benchtime, a lane that could not be calibrated).
+	Iterations int `json:"iterations,omitempty"`
+	// Replanned says why Iterations is not the base arm's calibration: a sample of
+	// another arm at that N took less than half or more than twice Benchtime.
+	Replanned string `json:"replanned,omitempty"`
 }
 
 // Counter says how the instructions of an instruction-count lane are counted (package

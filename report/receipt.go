@@ -226,6 +226,12 @@ func render(w *ErrWriter, d *Data) error {
 	if err := RSSTable(w, d, p.ArmNames(), RSSMedianMax); err != nil {
 		return err
 	}
+	if shares := SampleShares(d); len(shares) > 0 {
+		fmt.Fprintf(w, "\n## Sample time\n\nThe recorded samples' share of process time: their sum over the sum of the processes' wall times (the rest is start-up, warmup, setup and a b.N ramp-up).\n\n")
+		if err := SharesTable(w, d, shares); err != nil {
+			return err
+		}
+	}
 	if _, err := MetricsSection(w, d, "\n## "); err != nil {
 		return err
 	}

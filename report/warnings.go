@@ -28,10 +28,15 @@ const ShortSampleNs = 1e6
 //     the counts is more than twice the median at the upper half, whose typical count is
 //     at least four times the lower half's.
 //
-// Only time units are checked.
+// Only time units are checked. A lane whose spec declares a count (harness.benchtime: 1x,
+// receipt.Lane.Benchtime) means its iteration count (one execution per sample, timed on
+// purpose) and gets no warning.
 func BenchtimeWarnings(d *Data) []string {
 	var out []string
 	for _, l := range d.Plan.Lanes {
+		if l.Benchtime != "" && !lanekind.IsDuration(l.Benchtime) {
+			continue
+		}
 		type point struct {
 			iters int
 			v     float64

@@ -27,6 +27,10 @@ func TestBenchtimeWarnings(t *testing.T) {
 		}
 		return r
 	}
+	declared := func(bt string, d *Data) *Data {
+		d.Plan.Lanes[0].Benchtime = bt
+		return d
+	}
 	falling := receipt.Record{Arm: "base", Lane: "Get", Unit: "ns/op",
 		Samples: []float64{9000, 8800, 9100, 1000, 1100, 1050}, Iters: []int{10, 10, 12, 5000, 5200, 4900}}
 	for _, c := range []struct {
@@ -40,6 +44,9 @@ func TestBenchtimeWarnings(t *testing.T) {
 		{"100ms benchtime, steady", data(gotest("100ms"), "gotest", rec("base", 500, 200000, 210000, 190000)), ""},
 		{"100ms benchtime, falling", data(gotest("100ms"), "gotest", falling),
 			"lane Get's time per operation falls from 9.00µs at 10 iterations to 1.05µs at 5000"},
+		{"1x declared in the spec: one execution per sample on purpose", declared("1x", data(gotest("1x"), "gotest", rec("base", 12000), rec("cand", 12500))), ""},
+		{"100ms declared, at 1x anyway", declared("100ms", data(gotest("1x"), "gotest", rec("base", 12000), rec("cand", 12500))),
+			"lane Get runs one iteration per sample"},
 		{"exec lanes are not Go benchmarks", data([]string{"{bin}"}, "exec", rec("base", 12000)), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

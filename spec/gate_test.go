@@ -130,7 +130,7 @@ func TestParseGateErrors(t *testing.T) {
 		{name: "lane name with a space", edits: []string{"{name: alpha}", "{name: Fa st}"},
 			want: `:6: lanes[0].name: invalid lane name "Fa st" (must match ^[A-Za-z0-9][A-Za-z0-9_./=:+-]*$)`},
 		{name: "unknown placeholder", edits: []string{`"-samples", "{samples}"`, `"-samples", "{sample}"`},
-			want: ":3: harness.command[4]: unknown placeholder {sample} (known: {bin}, {lane}, {samples}, {warmup}, {count}, {arm}, {pass}, {collection})"},
+			want: ":3: harness.command[4]: unknown placeholder {sample} (known: {bin}, {lane}, {bench}, {samples}, {warmup}, {count}, {arm}, {pass}, {collection})"},
 		{name: "typo in a lane field", edits: []string{"role: guard}", "rol: guard}"},
 			want: ":7: lanes[1].rol: unknown field (did you mean role?)"},
 		{name: "typo in a top-level field", edits: []string{"threshold-pct: 8", "threshold: 8"},

@@ -190,7 +190,7 @@ func TestParseErrors(t *testing.T) {
 		{name: "exec command without {bin}", edits: []string{hness, `harness: {kind: exec, command: [./lane, "{lane}"]}`},
 			want: page + ":9: harness.command: must contain {bin}"},
 		{name: "exec command with unknown placeholder", edits: []string{hness, `harness: {kind: exec, command: ["{bin}", "-lane={lanes}"]}`},
-			want: page + ":9: harness.command[1]: unknown placeholder {lanes} (known: {bin}, {lane}, {samples}, {warmup}, {count}, {arm}, {pass}, {collection})"},
+			want: page + ":9: harness.command[1]: unknown placeholder {lanes} (known: {bin}, {lane}, {bench}, {samples}, {warmup}, {count}, {arm}, {pass}, {collection})"},
 		{name: "exec build without {out}", edits: []string{hness, `harness: {kind: exec, command: ["{bin}"], build: [go, build, "{src}"]}`},
 			want: page + ":9: harness.build: must contain {out}"},
 		{name: "exec with benchtime", edits: []string{hness, `harness: {kind: exec, command: ["{bin}"], benchtime: 1x}`},

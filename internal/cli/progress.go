@@ -12,6 +12,7 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
+	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
 )
 
@@ -28,6 +29,8 @@ type progress struct {
 
 	start time.Time // when Begin was called
 	first int       // runs already done then (resumed)
+
+	budget time.Duration // a sequential run's budget (Forecast), 0 for none
 }
 
 func newProgress(s Streams) *progress {
@@ -46,7 +49,7 @@ func (p *progress) Begin(total, done int) {
 	p.bar = p.p.AddBar(int64(total),
 		mpb.PrependDecorators(decor.CountersNoUnit("runs %d/%d ")),
 		mpb.AppendDecorators(decor.Percentage(), decor.Name(" elapsed "), decor.Elapsed(decor.ET_STYLE_GO),
-			decor.Name(" ETA "), decor.AverageETA(decor.ET_STYLE_GO),
+			decor.Name(" ETA "), decor.Any(func(st decor.Statistics) string { return p.eta(int(st.Current), int(st.Total)) }),
 			decor.Any(func(decor.Statistics) string { return "  " + p.currentLabel() })),
 	)
 	p.bar.SetCurrent(int64(done))
@@ -118,13 +121,42 @@ func (p *progress) note(format string, args ...any) {
 	fmt.Fprintf(p.w, "flipbench: %s\n", msg)
 }
 
-// timing says how long the run has taken and about how long the rest will take, from
-// the runs this session made: "elapsed 1m2s, ETA 3m4s".
+// timing says how long the run has taken and about how long the rest will take:
+// "elapsed 1m2s, ETA 3m4s".
 func (p *progress) timing(n, total int) string {
-	el := time.Since(p.start)
-	eta := "?"
-	if made := n - p.first; made > 0 {
-		eta = (el / time.Duration(made) * time.Duration(total-n)).Round(time.Second).String()
-	}
-	return fmt.Sprintf("elapsed %s, ETA %s", el.Round(time.Second), eta)
+	return fmt.Sprintf("elapsed %s, ETA %s", time.Since(p.start).Round(time.Second), p.eta(n, total))
 }
+
+// eta is about how long the rest of the run takes, from the runs this session made, and
+// at most what is left of a sequential run's budget, which ends it first: "3m4s",
+// "4m0s (budget)", "?" before the first run.
+func (p *progress) eta(n, total int) string {
+	el := time.Since(p.start)
+	made := n - p.first
+	if made <= 0 {
+		return "?"
+	}
+	eta := el / time.Duration(made) * time.Duration(total-n)
+	p.mu.Lock()
+	budget := p.budget
+	p.mu.Unlock()
+	if left := budget - el; budget > 0 && left < eta {
+		return max(left, 0).Round(time.Second).String() + " (budget)"
+	}
+	return eta.Round(time.Second).String()
+}
+
+// Forecast prints the run's plan before round 1 (and after round 1 when it then knew
+// less): lanes, time per round, the rounds the budget buys, each lane's reachable MDE
+// and the advice.
+func (p *progress) Forecast(f pipeline.Forecast) {
+	p.mu.Lock()
+	p.budget = f.Budget
+	p.mu.Unlock()
+	for _, line := range f.Lines() {
+		p.note("%s", line)
+	}
+}
+
+// Note prints one line of the run's notes.
+func (p *progress) Note(msg string) { p.note("%s", msg) }

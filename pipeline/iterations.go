@@ -1,0 +1,201 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"golang.org/x/perf/benchunit"
+
+	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/lanekind"
+	"github.com/flipbench/flipbench/receipt"
+)
+
+// Iteration counts of gotest lanes (docs/lanes.md, "Fixed iteration counts"): go test
+// ramps b.N up again for every sample of a duration benchtime, and every step of the
+// ramp runs the benchmark's setup again, so half of a process can be no measured sample,
+// and the two arms need not time the same work. A lane with a duration benchtime is
+// therefore run once in the base arm at that benchtime (one calibration process), which
+// gives its time per operation and so N, the iteration count that makes a sample take
+// about the benchtime; every arm then runs -test.benchtime Nx. One check process per
+// other arm runs one sample at N: when it takes less than ReplanLow or more than
+// ReplanHigh times the benchtime, N is re-planned from the geometric mean of the arms'
+// times per operation, and the plan says so (receipt.Lane.Replanned).
+const (
+	ReplanLow  = 0.5
+	ReplanHigh = 2.0
+)
+
+// LaneCalibration is what the iteration calibration measured of one lane.
+type LaneCalibration struct {
+	Lane string
+	// Iterations is the lane's fixed b.N (receipt.Lane.Iterations).
+	Iterations int
+	// Target is the sample time N aims at: the lane's benchtime.
+	Target time.Duration
+	// PerOp is the time of one operation in each arm, seconds.
+	PerOp map[string]float64
+	// Overhead is a run's time outside its samples (start-up, exit, the run loop's checks),
+	// from the check runs: their wall time less their one sample.
+	Overhead time.Duration
+	// Replanned says why N is not the base arm's calibration ("" when it is).
+	Replanned string
+}
+
+// SampleTime is the time one sample of the lane takes in arm at its fixed N.
+func (c LaneCalibration) SampleTime(arm string) time.Duration {
+	return time.Duration(c.PerOp[arm] * float64(c.Iterations) * 1e9)
+}
+
+// ProcessTime is about how long one run of the lane in arm takes with warmup+samples
+// samples.
+func (c LaneCalibration) ProcessTime(arm string, samples, warmup int) time.Duration {
+	return c.Overhead + time.Duration(samples+warmup)*c.SampleTime(arm)
+}
+
+// FixIterations calibrates the iteration count of every gotest lane of plan whose
+// benchtime is a duration (see ReplanLow), through st, and writes it into plan.Lanes.
+// A lane that fails its calibration keeps its duration benchtime and gets a warning.
+// It returns the calibrations, the warnings (a re-planned N, a failed calibration) and
+// the wall time the calibration took, by the clock now.
+func FixIterations(ctx context.Context, plan *receipt.Plan, st harness.Starter, now func() time.Time) ([]LaneCalibration, []receipt.Warning, time.Duration, error) {
+	started := now()
+	if len(plan.Arms) < 2 || !durationArms(plan) {
+		return nil, nil, 0, nil
+	}
+	proto := plan.Protocol
+	proto.Samples, proto.Warmup = 1, 0
+	var cals []LaneCalibration
+	var warns []receipt.Warning
+	warn := func(format string, args ...any) {
+		warns = append(warns, receipt.Warning{Stage: receipt.StageBenchmark, Text: fmt.Sprintf(format, args...)})
+	}
+	for i := range plan.Lanes {
+		l := &plan.Lanes[i]
+		if l.Iterations > 0 || l.Counter != nil || !lanekind.IsDuration(l.Benchtime) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, 0, err
+		}
+		target, _ := time.ParseDuration(l.Benchtime)
+		cal, err := calibrateLane(ctx, st, plan, *l, proto, target, now)
+		if err != nil {
+			warn("lane %s: the iteration calibration failed (%v): it runs at benchtime %s, a b.N ramp-up in every sample", l.Name, err, l.Benchtime)
+			continue
+		}
+		l.Iterations, l.Replanned = cal.Iterations, cal.Replanned
+		if cal.Replanned != "" {
+			warn("lane %s: %s", l.Name, cal.Replanned)
+		}
+		cals = append(cals, cal)
+	}
+	return cals, warns, now().Sub(started), nil
+}
+
+// durationArms reports whether every arm runs lanes with b.N loops at a duration
+// benchtime (gotest arms of one harness).
+func durationArms(plan *receipt.Plan) bool {
+	for _, a := range plan.Arms {
+		kind, err := lanekind.Lookup(a.Kind)
+		if err != nil {
+			return false
+		}
+		bt, loops := kind.Benchtime(a.Command)
+		if !loops || !lanekind.IsDuration(bt) {
+			return false
+		}
+	}
+	return true
+}
+
+// calibrateLane runs lane once at its duration benchtime in the base arm, picks N, and
+// checks N with one sample in every other arm.
+func calibrateLane(ctx context.Context, st harness.Starter, plan *receipt.Plan, l receipt.Lane, proto receipt.Protocol, target time.Duration, now func() time.Time) (LaneCalibration, error) {
+	cal := LaneCalibration{Lane: l.Name, Target: target, PerOp: map[string]float64{}}
+	// run returns the time per operation of one run and how long the run took, from
+	// before the process started to after the run loop's checks on it (a scratch folder,
+	// the scan for processes it left), the larger of that and the process's wall time.
+	run := func(arm receipt.Arm, lane receipt.Lane) (float64, time.Duration, error) {
+		t0 := now()
+		rec := harness.RunOnce(ctx, st, receipt.Run{Lane: lane.Name, Arm: arm.Name}, arm, lane, proto)
+		took := max(now().Sub(t0), rec.Ended.Sub(rec.Started))
+		if !rec.OK() {
+			return 0, 0, fmt.Errorf("arm %s: %s", arm.Name, rec.Error)
+		}
+		if len(rec.Samples) != 1 {
+			return 0, 0, fmt.Errorf("arm %s: %d samples, want 1", arm.Name, len(rec.Samples))
+		}
+		v, unit := benchunit.Tidy(rec.Samples[0], rec.Unit)
+		if unit != "sec/op" || !(v > 0) {
+			return 0, 0, fmt.Errorf("arm %s: its samples are %s, not a time per operation", arm.Name, rec.Unit)
+		}
+		return v, took, nil
+	}
+	base := plan.Arms[0]
+	perOp, _, err := run(base, l)
+	if err != nil {
+		return cal, err
+	}
+	cal.PerOp[base.Name] = perOp
+	cal.Iterations = iterationsFor(target, perOp)
+	fixed := l
+	fixed.Iterations = cal.Iterations
+	var overhead time.Duration
+	var outside []string
+	for _, a := range plan.Arms[1:] {
+		v, wall, err := run(a, fixed)
+		if err != nil {
+			return cal, err
+		}
+		cal.PerOp[a.Name] = v
+		sample := time.Duration(v * float64(cal.Iterations) * 1e9)
+		overhead += max(wall-sample, 0)
+		// A sample of one operation longer than the benchtime cannot be shortened.
+		if r := float64(sample) / float64(target); r < ReplanLow || r > ReplanHigh && cal.Iterations > 1 {
+			outside = append(outside, fmt.Sprintf("%s in arm %s", sample.Round(time.Microsecond), a.Name))
+		}
+	}
+	cal.Overhead = overhead / time.Duration(len(plan.Arms)-1)
+	if len(outside) > 0 {
+		logSum := 0.0
+		for _, v := range cal.PerOp {
+			logSum += math.Log(v)
+		}
+		n := iterationsFor(target, math.Exp(logSum/float64(len(cal.PerOp))))
+		if n == cal.Iterations {
+			return cal, nil
+		}
+		cal.Replanned = fmt.Sprintf("re-planned from %dx to %dx: at %d iterations a sample took %s, outside [%gx, %gx] of the %s benchtime; "+
+			"%dx is the geometric mean of the arms, the same for every arm", cal.Iterations, n, cal.Iterations, joinAnd(outside), ReplanLow, ReplanHigh, target, n)
+		cal.Iterations = n
+	}
+	return cal, nil
+}
+
+// iterationsFor returns the iteration count that makes a sample of target take about
+// its time at perOp seconds per operation: at least 1.
+func iterationsFor(target time.Duration, perOp float64) int {
+	n := math.Round(target.Seconds() / perOp)
+	if !(n >= 1) {
+		return 1
+	}
+	return int(min(n, 1e9))
+}
+
+// joinAnd joins phrases: "a", "a and b", "a, b and c".
+func joinAnd(ps []string) string {
+	switch len(ps) {
+	case 0:
+		return ""
+	case 1:
+		return ps[0]
+	}
+	out := ps[0]
+	for _, p := range ps[1 : len(ps)-1] {
+		out += ", " + p
+	}
+	return out + " and " + ps[len(ps)-1]
+}

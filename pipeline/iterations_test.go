@@ -1,0 +1,147 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/lanekind"
+	"github.com/flipbench/flipbench/receipt"
+)
+
+// benchBinary answers gotest lane commands as a test binary would: a duration benchtime
+// runs the lane until a sample takes the benchtime, Nx runs N iterations; every
+// operation of arm takes perOp[arm] and every process takes start-up on top.
+type benchBinary struct {
+	perOp   map[string]time.Duration
+	startup time.Duration
+	seen    [][]string
+}
+
+func (b *benchBinary) Start(_ context.Context, c harness.Command) harness.Process {
+	b.seen = append(b.seen, c.Argv)
+	arm := strings.TrimSuffix(c.Argv[0], ".test")
+	flag := func(name string) string {
+		i := slices.Index(c.Argv, name)
+		if i < 0 || i+1 >= len(c.Argv) {
+			return ""
+		}
+		return c.Argv[i+1]
+	}
+	op := b.perOp[arm]
+	bt := flag("-test.benchtime")
+	n := 0
+	if s, ok := strings.CutSuffix(bt, "x"); ok {
+		n, _ = strconv.Atoi(s)
+	} else {
+		d, _ := time.ParseDuration(bt)
+		n = int(d / op)
+	}
+	count, _ := strconv.Atoi(flag("-test.count"))
+	name := strings.TrimSuffix(strings.TrimPrefix(strings.ReplaceAll(flag("-test.bench"), "$/^", "/"), "^"), "$")
+	var out strings.Builder
+	for range count {
+		fmt.Fprintf(&out, "%s-2\t%d\t%d ns/op\n", name, n, op.Nanoseconds())
+	}
+	start := time.Unix(1000, 0)
+	wall := b.startup + time.Duration(count*n)*op
+	return harness.Process{Stdout: []byte(out.String()), Started: start, Ended: start.Add(wall)}
+}
+
+func gotestPlan(benchtime string, lanes ...string) *receipt.Plan {
+	kind, _ := lanekind.Lookup(lanekind.Gotest)
+	cmd := kind.Command(lanekind.Harness{Kind: lanekind.Gotest, Benchtime: benchtime})
+	p := &receipt.Plan{Protocol: receipt.Protocol{Samples: 6, Warmup: 1, Passes: 4, Collections: 2},
+		Arms: []receipt.Arm{{Name: "base", Bin: "base.test", Kind: lanekind.Gotest, Command: cmd}, {Name: "cand", Bin: "cand.test", Kind: lanekind.Gotest, Command: cmd}}}
+	for _, l := range lanes {
+		p.Lanes = append(p.Lanes, receipt.Lane{Name: l, Benchtime: benchtime})
+	}
+	return p
+}
+
+func TestFixIterations(t *testing.T) {
+	clock := func() time.Time { return time.Unix(0, 0) }
+	for _, tc := range []struct {
+		name      string
+		base      time.Duration
+		cand      time.Duration
+		benchtime string
+		wantN     int
+		replanned bool
+	}{
+		{"same speed", 10 * time.Microsecond, 10 * time.Microsecond, "100ms", 10_000, false},
+		{"cand 1.5x slower stays", 10 * time.Microsecond, 15 * time.Microsecond, "100ms", 10_000, false},
+		// At the base's N a candidate sample takes 3x the benchtime: N comes from the
+		// geometric mean, 100ms / sqrt(10µs x 30µs).
+		{"cand 3x slower is re-planned", 10 * time.Microsecond, 30 * time.Microsecond, "100ms", 5774, true},
+		{"cand 3x faster is re-planned", 30 * time.Microsecond, 10 * time.Microsecond, "100ms", 5774, true},
+		{"an operation longer than the benchtime runs once", 300 * time.Millisecond, 300 * time.Millisecond, "100ms", 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := &benchBinary{perOp: map[string]time.Duration{"base": tc.base, "cand": tc.cand}, startup: 20 * time.Millisecond}
+			plan := gotestPlan(tc.benchtime, "Sub/small")
+			cals, warns, _, err := FixIterations(context.Background(), plan, bin, clock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := plan.Lanes[0]
+			if l.Iterations != tc.wantN {
+				t.Errorf("iterations %d, want %d", l.Iterations, tc.wantN)
+			}
+			if got := l.Replanned != ""; got != tc.replanned {
+				t.Errorf("replanned %q, want re-planned %v", l.Replanned, tc.replanned)
+			}
+			if got := len(warns) > 0; got != tc.replanned {
+				t.Errorf("warnings %v, want some: %v", warns, tc.replanned)
+			}
+			if len(cals) != 1 || cals[0].Overhead != 20*time.Millisecond {
+				t.Errorf("calibrations %+v, want one with 20ms overhead", cals)
+			}
+			// One calibration at the benchtime in base, one check at N in cand, both of
+			// exactly the lane's benchmark.
+			if len(bin.seen) != 2 {
+				t.Fatalf("%d processes, want 2", len(bin.seen))
+			}
+			for i, want := range []string{tc.benchtime, fmt.Sprintf("%dx", cals[0].Iterations)} {
+				if i == 1 && tc.replanned {
+					continue // checked at the base's N, then re-planned
+				}
+				argv := strings.Join(bin.seen[i], " ")
+				if !strings.Contains(argv, "-test.bench ^BenchmarkSub$/^small$ -test.benchtime "+want+" -test.count 1") {
+					t.Errorf("process %d: %s, want benchtime %s, count 1", i, argv, want)
+				}
+			}
+		})
+	}
+}
+
+func TestFixIterationsLeavesOtherLanes(t *testing.T) {
+	clock := func() time.Time { return time.Unix(0, 0) }
+	for _, bt := range []string{"1x", "500x", ""} {
+		bin := &benchBinary{perOp: map[string]time.Duration{"base": time.Microsecond, "cand": time.Microsecond}}
+		plan := gotestPlan(bt, "Get")
+		if _, _, _, err := FixIterations(context.Background(), plan, bin, clock); err != nil {
+			t.Fatal(err)
+		}
+		if plan.Lanes[0].Iterations != 0 || len(bin.seen) != 0 {
+			t.Errorf("benchtime %q: iterations %d after %d processes, want none", bt, plan.Lanes[0].Iterations, len(bin.seen))
+		}
+	}
+}
+
+// A lane with fixed iterations runs them in every process, whatever the command says.
+func TestRunOnceFixedIterations(t *testing.T) {
+	bin := &benchBinary{perOp: map[string]time.Duration{"base": time.Microsecond}}
+	plan := gotestPlan("100ms", "Get")
+	lane := plan.Lanes[0]
+	lane.Iterations = 777
+	rec := harness.RunOnce(context.Background(), bin, receipt.Run{Lane: "Get", Arm: "base"}, plan.Arms[0], lane, plan.Protocol)
+	if !rec.OK() || !slices.Equal(rec.Iters, []int{777, 777, 777, 777, 777, 777}) {
+		t.Fatalf("record %+v, want 6 samples of 777 iterations", rec)
+	}
+}
