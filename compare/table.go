@@ -195,7 +195,7 @@ func change(a, b float64) string {
 	case a == 0:
 		return "from 0"
 	}
-	return human.Delta((b - a) / a * 100)
+	return human.Amount((b - a) / a * 100)
 }
 
 // wrap folds a line of text to width.
