@@ -18,6 +18,7 @@ import (
 	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
+	"github.com/flipbench/flipbench/internal/shquote"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -318,7 +319,7 @@ func provenance(w io.Writer, d *Data) error {
 	}
 	rows := [][]string{
 		{"experiment", fmt.Sprintf("%d (%s)", p.Experiment, p.Page)},
-		{"command", "`" + strings.Join(p.Command, " ") + "`"},
+		{"command", "`" + shquote.Join(p.Command) + "`"},
 		{"protocol", fmt.Sprintf("%s x %s, %s after %d warmup per run, seed %d, timeout %s",
 			Count(p.Protocol.Collections, "collection", "collections"), passes,
 			Count(p.Protocol.Samples, "sample", "samples"), p.Protocol.Warmup, p.Protocol.Seed, p.Protocol.Timeout)},
@@ -383,7 +384,7 @@ func armsTable(w io.Writer, p *receipt.Plan) error {
 	var rows [][]string
 	for _, a := range p.Arms {
 		env := strings.Join(a.Env, " ")
-		rows = append(rows, []string{a.Name, a.Source, "`" + receipt.ShortHash(a.SHA256) + "`", OrDash(env), "`" + strings.Join(append(append([]string{}, a.Command...), a.Args...), " ") + "`"})
+		rows = append(rows, []string{a.Name, a.Source, "`" + receipt.ShortHash(a.SHA256) + "`", OrDash(env), "`" + shquote.Join(append(append([]string{}, a.Command...), a.Args...)) + "`"})
 	}
 	return mdtable.Write(w, []string{"arm", "source", "sha256", "env", "command"}, rows)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flipbench/flipbench/armbuild"
 	"github.com/flipbench/flipbench/compare"
+	"github.com/flipbench/flipbench/internal/shquote"
 	"github.com/flipbench/flipbench/internal/texttable"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/ledger"
@@ -33,6 +34,9 @@ type compareOptions struct {
 	overrides        spec.Overrides
 	args             []string
 	wait             waitFlag
+	roles            compare.Roles
+	quiet            bool
+	format           string
 }
 
 func newCompareCmd(s Streams) *cobra.Command {
@@ -85,6 +89,9 @@ Exit status: 0; 1 on an error, or when runs failed (after the table and the rece
 			if _, err := compare.Matcher(opts.bench); err != nil {
 				return usageError("%v", err)
 			}
+			if err := checkCompareOutput(opts); err != nil {
+				return err
+			}
 			pf.apply(cmd.Flags(), &opts.overrides)
 			opts.args = append([]string{"flipbench"}, s.argv...)
 			return runCompare(cmd.Context(), s, opts)
@@ -99,6 +106,8 @@ Exit status: 0; 1 on an error, or when runs failed (after the table and the rece
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ at the repository root)")
 	f.StringVar(&opts.save, "save", "", "also write the run as experiment page NNN (experiments/NNN-slug.md), for flipbench finalize")
 	f.StringVar(&opts.title, "title", "", "the saved page's title (with --save)")
+	addRoleFlags(f, &opts.roles)
+	addCompareOutputFlags(f, opts)
 	addWaitFlag(cmd, &opts.wait)
 	return cmd
 }
@@ -106,6 +115,12 @@ Exit status: 0; 1 on an error, or when runs failed (after the table and the rece
 func runCompare(ctx context.Context, s Streams, opts *compareOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	loud := s
+	if opts.quiet {
+		var q *quietWriter
+		s, q = quietStreams(s)
+		defer q.Close()
+	}
 	// Flag values are checked before git is asked anything.
 	if _, err := compare.Experiment(compare.Options{}).Resolve(opts.overrides); err != nil {
 		return flagProblem(err)
@@ -155,7 +170,7 @@ func runCompare(ctx context.Context, s Streams, opts *compareOptions) error {
 		failed += n
 	}
 	if failed > 0 {
-		fmt.Fprintf(s.Err, "flipbench: %d runs failed; their errors are in the receipt\n", failed)
+		fmt.Fprintf(loud.Err, "flipbench: %d runs failed; their errors are in the receipt\n", failed)
 		return silentExit(ExitError)
 	}
 	return nil
@@ -230,9 +245,18 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, 
 		if err != nil {
 			return nil, spec.Resolved{}, err
 		}
+		if opts.roles.Set() {
+			if exp, res, err = assignRoles(exp, opts.roles, opts.overrides); err != nil {
+				return nil, spec.Resolved{}, err
+			}
+		}
 		fmt.Fprintf(s.Err, "flipbench: %s in %s: %s\n", report.Count(len(res.Lanes), "benchmark", "benchmarks"), pkg, laneNames(res.Lanes))
 		if saveID > 0 {
-			page, err := savePage(root, exp, res, compare.PageInput{Command: strings.Join(opts.args, " "), Names: names, Bench: opts.bench})
+			in := compare.PageInput{Command: shquote.Join(opts.args), Names: names, Bench: opts.bench}
+			if in.CandRef, in.CandPatch, err = savedCandidate(ctx, root, exp, arms); err != nil {
+				return nil, spec.Resolved{}, err
+			}
+			page, err := savePage(root, exp, res, in)
 			if err != nil {
 				return nil, spec.Resolved{}, err
 			}
@@ -251,13 +275,9 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, 
 	if err != nil {
 		return 0, err
 	}
-	if err := compare.Table(s.Out, d, names, terminalWidth(s)); err != nil {
+	if err := writeCompareResult(ctx, s, opts, root, d, names, out.Page); err != nil {
 		return 0, err
 	}
-	for _, w := range report.BenchtimeWarnings(d) {
-		fmt.Fprintf(s.Err, "flipbench: warning: %s\n", w)
-	}
-	fmt.Fprintf(s.Out, "\nreceipt: %s\n", relPath(out.Page))
 	return out.Outcome.Failed, nil
 }
 
