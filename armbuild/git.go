@@ -236,11 +236,18 @@ func alive(pid int) bool {
 func OutputDirs() []string { return []string{"experiments", "results", "archive"} }
 
 // codePathspec is the git pathspec of the repository's code: everything but OutputDirs
-// at the ledger root and DotDir.
-func (r *repo) codePathspec() []string {
-	pathspec := []string{":/", ":(top,exclude)" + DotDir}
-	for _, d := range OutputDirs() {
-		p, _ := r.repoPath(d)
+// at the ledger root and DotDir. A folder git ignores already is not named (git add
+// refuses a pathspec that names an ignored path, even to exclude it).
+func (r *repo) codePathspec(ctx context.Context) []string {
+	pathspec := []string{":/"}
+	for _, d := range append([]string{DotDir}, OutputDirs()...) {
+		p := d
+		if d != DotDir {
+			p, _ = r.repoPath(d)
+		}
+		if _, err := r.git(ctx, "check-ignore", "-q", "--no-index", p+"/"); err == nil {
+			continue
+		}
 		pathspec = append(pathspec, ":(top,exclude)"+p)
 	}
 	return pathspec
@@ -284,7 +291,7 @@ func (r *repo) snapshot(ctx context.Context) (head string, diff []byte, err erro
 		}
 	}
 	env := []string{"GIT_INDEX_FILE=" + index}
-	pathspec := r.codePathspec()
+	pathspec := r.codePathspec(ctx)
 	if _, err := r.gitIn(ctx, r.top, env, nil, append([]string{"add", "--all", "--"}, pathspec...)...); err != nil {
 		return "", nil, fmt.Errorf("ref %s: recording the working tree: %w", WorktreeRef, err)
 	}

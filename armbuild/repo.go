@@ -58,7 +58,7 @@ func Dirty(ctx context.Context, root string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	out, err := r.git(ctx, append([]string{"status", "--porcelain", "--"}, r.codePathspec()...)...)
+	out, err := r.git(ctx, append([]string{"status", "--porcelain", "--"}, r.codePathspec(ctx)...)...)
 	if err != nil {
 		return false, err
 	}

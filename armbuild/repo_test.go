@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -61,4 +62,19 @@ func TestDirtyLeavesOutputsOut(t *testing.T) {
 	}
 	write("main.go", "package main // changed\n")
 	check(true, "a changed tracked file")
+
+	// With the outputs in .gitignore (flipbench init), the snapshot of the tree still
+	// works (git add refuses to be given an ignored path, even to exclude it).
+	write(".gitignore", "/.flipbench/\n/results/\n")
+	git("add", "-A")
+	git("commit", "-q", "-m", "ignore")
+	check(false, "outputs ignored")
+	write("main.go", "package main // changed again\n")
+	head, diff, err := Snapshot(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(head) != 40 || !strings.Contains(string(diff), "+package main // changed again") || strings.Contains(string(diff), "results/") {
+		t.Errorf("Snapshot = %s, diff:\n%s", head, diff)
+	}
 }

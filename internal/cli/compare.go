@@ -252,6 +252,9 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, 
 		}
 		fmt.Fprintf(s.Err, "flipbench: %s in %s: %s\n", report.Count(len(res.Lanes), "benchmark", "benchmarks"), pkg, laneNames(res.Lanes))
 		if saveID > 0 {
+			if err := pageFree(root, saveID); err != nil {
+				return nil, spec.Resolved{}, err
+			}
 			in := compare.PageInput{Command: shquote.Join(opts.args), Names: names, Bench: opts.bench}
 			if in.CandRef, in.CandPatch, err = savedCandidate(ctx, root, exp, arms); err != nil {
 				return nil, spec.Resolved{}, err
@@ -296,14 +299,8 @@ func pageName(id int, title string) string { return fmt.Sprintf("%03d-%s.md", id
 // savePage writes the page of a comparison saved with --save into root/experiments. A
 // number another page has is refused, as flipbench new refuses it.
 func savePage(root string, e *spec.Experiment, res spec.Resolved, in compare.PageInput) (string, error) {
-	pages, err := ledger.Pages(root)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := pageFree(root, e.ID); err != nil {
 		return "", err
-	}
-	for _, p := range pages {
-		if n, _ := ledger.PageID(p); n == e.ID {
-			return "", fmt.Errorf("--save %d: experiment %d is taken by %s", e.ID, e.ID, relPath(p))
-		}
 	}
 	dir := filepath.Join(root, ledger.ExperimentsDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -319,6 +316,20 @@ func savePage(root string, e *spec.Experiment, res spec.Resolved, in compare.Pag
 		return "", err
 	}
 	return path, f.Close()
+}
+
+// pageFree refuses an experiment number another page of the ledger at root has.
+func pageFree(root string, id int) error {
+	pages, err := ledger.Pages(root)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, p := range pages {
+		if n, _ := ledger.PageID(p); n == id {
+			return fmt.Errorf("--save %d: experiment %d is taken by %s", id, id, relPath(p))
+		}
+	}
+	return nil
 }
 
 // terminalWidth is the width tables fit: $COLUMNS when it is a number, else
