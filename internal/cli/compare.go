@@ -61,11 +61,17 @@ argument that starts with ./, ../ or / or holds ... names packages; any other is
 The benchmark functions (the package's _test.go files) come from HEAD in both arms, so
 both run the same lanes; the code under test is the arm's.
 
-Exit status: 0; 1 on an error, or when runs failed (after the table and the receipt).`,
+--primary, --guard and --control (regular expressions on the lane names) give the lanes
+roles, --expect the primaries' direction; the rest are secondary. --format markdown writes
+the table for a pull-request comment; --quiet prints only the table and the receipt.
+
+Exit status: 0 when every run finished, whatever the verdicts; 1 on an error, or when runs
+failed (after the table and the receipt); 2 on a usage error.`,
 		Example: `  flipbench compare                       # the merge base with main against the working tree
   flipbench compare main ./btree --bench 'Insert|Delete'
   flipbench compare v1.2.0 HEAD ./... --benchtime 200ms
-  flipbench compare main --save 12        # and keep it as experiments/012-....md`,
+  flipbench compare main --save 12        # and keep it as experiments/012-....md
+  flipbench compare --save 1 --primary Tokenize --guard Count --title 'ASCII fast path'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			args, err := takeWaitArg(&opts.wait, s.argv, args)
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -47,7 +48,8 @@ func moduleVersion(linked string, bi *debug.BuildInfo) string {
 	if bi == nil {
 		return "(devel)"
 	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
+	// A module replaced by a local folder records the zero pseudo-version: no version.
+	if v := bi.Main.Version; v != "" && v != "(devel)" && !strings.HasPrefix(v, "v0.0.0-00010101000000-") {
 		return v
 	}
 	var rev string

@@ -20,6 +20,7 @@ func TestModuleVersion(t *testing.T) {
 		{"go install of a commit", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261202141853-d7a71ed0a1b2"}}, "v0.0.0-20261202141853-d7a71ed0a1b2"},
 		{"go build in a clone", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("d7a71ed0a1b2c3d4e5f60718293a4b5c6d7e8f90", "false")}, "(devel) commit d7a71ed0a1b2"},
 		{"go build with changes", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("d7a71ed0a1b2c3d4", "true")}, "(devel) commit d7a71ed0a1b2+dirty"},
+		{"a replaced module", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-00010101000000-000000000000"}}, "(devel)"},
 		{"-buildvcs=false outside make", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "(devel)"},
 		{"no build info", "", nil, "(devel)"},
 	} {
