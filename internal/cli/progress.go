@@ -13,6 +13,7 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/spec"
 )
 
 // progress shows a run's progress on stderr: a live bar on a terminal, one plain line per
@@ -28,7 +29,14 @@ type progress struct {
 
 	start time.Time // when Begin was called
 	first int       // runs already done then (resumed)
+
+	// rule is a sequential run's stopping rule (nil for a fixed protocol): its budget
+	// caps the runs progress counts against.
+	rule *spec.Sequential
 }
+
+// setProtocol tells the progress the run's resolved protocol, before Begin.
+func (p *progress) setProtocol(pr spec.Protocol) { p.rule = pr.Sequential }
 
 func newProgress(s Streams) *progress {
 	return &progress{w: s.Err, live: s.ErrIsTerminal}
@@ -66,7 +74,7 @@ func (p *progress) RunDone(n, total int, rec receipt.Record) {
 		p.bar.SetCurrent(int64(n))
 		return
 	}
-	fmt.Fprintf(p.w, "flipbench: run %d/%d (%s): %s\n", n, total, p.timing(n, total), line)
+	fmt.Fprintf(p.w, "flipbench: run %s: %s\n", p.count(n, total), line)
 }
 
 func (p *progress) Warn(w receipt.Warning) {
@@ -118,13 +126,37 @@ func (p *progress) note(format string, args ...any) {
 	fmt.Fprintf(p.w, "flipbench: %s\n", msg)
 }
 
-// timing says how long the run has taken and about how long the rest will take, from
-// the runs this session made: "elapsed 1m2s, ETA 3m4s".
-func (p *progress) timing(n, total int) string {
+// count says which run this is, of how many, how long the run has taken and about how
+// long the rest will take, from the runs this session made: "7/48 (elapsed 3s, ETA
+// 16s)"; for a sequential run whose budget ends it before its last round, against the
+// runs the budget can run: "25/~96 (the 10m0s budget runs about 4 of at most 20 rounds;
+// elapsed 1m2s, ETA 3m4s)".
+func (p *progress) count(n, total int) string {
 	el := time.Since(p.start)
-	eta := "?"
-	if made := n - p.first; made > 0 {
-		eta = (el / time.Duration(made) * time.Duration(total-n)).Round(time.Second).String()
+	made := n - p.first
+	if made <= 0 {
+		return fmt.Sprintf("%d/%d (elapsed %s, ETA ?)", n, total, el.Round(time.Second))
 	}
-	return fmt.Sprintf("elapsed %s, ETA %s", el.Round(time.Second), eta)
+	perRun := el / time.Duration(made)
+	end, rounds := p.budgetRuns(n, total, el, perRun)
+	eta := (perRun * time.Duration(end-n)).Round(time.Second)
+	if end < total {
+		return fmt.Sprintf("%d/~%d (the %s budget runs about %d of at most %d rounds; elapsed %s, ETA %s)",
+			n, end, time.Duration(p.rule.Budget), rounds, p.rule.MaxPairs, el.Round(time.Second), eta)
+	}
+	return fmt.Sprintf("%d/%d (elapsed %s, ETA %s)", n, total, el.Round(time.Second), eta)
+}
+
+// budgetRuns returns the runs the budget can run at perRun a run (whole rounds, at least
+// n, at most total) and the rounds they make; total when there is no budget.
+func (p *progress) budgetRuns(n, total int, el, perRun time.Duration) (runs, rounds int) {
+	r := p.rule
+	if r == nil || r.Budget <= 0 || r.MaxPairs <= 0 || total%r.MaxPairs != 0 || perRun <= 0 {
+		return total, 0
+	}
+	perRound := total / r.MaxPairs
+	left := max(time.Duration(r.Budget)-el, 0)
+	rounds = min(r.MaxPairs, (n+int(left/perRun))/perRound)
+	rounds = max(rounds, (n+perRound-1)/perRound)
+	return min(total, max(n, rounds*perRound)), rounds
 }
