@@ -8,13 +8,26 @@ export CGO_ENABLED ?= 0
 
 BASE    ?= origin/main
 
-.PHONY: all build lanes ab gate test vet fmt-check sim valgrind chromium clean
+# VERSION is what flipbench --version prints: git describe of the clone (a tag, or a tag,
+# the commits since and the commit, or the commit alone; -dirty with uncommitted changes),
+# linked in so that it holds even when the build records no VCS data (-buildvcs=false).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS := -X github.com/flipbench/flipbench/internal/cli.buildVersion=$(VERSION)
+
+.PHONY: all build install lanes ab gate test vet fmt-check sim valgrind chromium clean
 
 all: build
 
 ## build: the flipbench binary and the bundled lane programs
 build: lanes
-	$(GO) build -o $(BIN)/flipbench ./cmd/flipbench
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/flipbench ./cmd/flipbench
+
+## install: flipbench into GOBIN (else $(go env GOPATH)/bin), from this clone: the way to
+##     use it in another repository without the module proxy (docs/adopt.md)
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/flipbench
+	@bin=$$($(GO) env GOBIN); [ -n "$$bin" ] || bin=$$($(GO) env GOPATH)/bin; \
+		echo "installed $$bin/flipbench: $$("$$bin/flipbench" --version)"
 
 lanes:
 	$(GO) build -o $(BIN)/demo ./lanes/demo

@@ -230,10 +230,47 @@ func alive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
+// OutputDirs returns the folders flipbench writes at the ledger root: the experiment
+// pages, the receipts and the archived patches. They are records, not code: the working tree's snapshot and the
+// dirty check leave them out, as they leave out DotDir, the build folder.
+func OutputDirs() []string { return []string{"experiments", "results", "archive"} }
+
+// codePathspec is the git pathspec of the repository's code: everything but OutputDirs
+// at the ledger root and DotDir. A folder git ignores already is not named (git add
+// refuses a pathspec that names an ignored path, even to exclude it).
+func (r *repo) codePathspec(ctx context.Context) []string {
+	pathspec := []string{":/"}
+	for _, d := range append([]string{DotDir}, OutputDirs()...) {
+		p := d
+		if d != DotDir {
+			p, _ = r.repoPath(d)
+		}
+		if _, err := r.git(ctx, "check-ignore", "-q", "--no-index", p+"/"); err == nil {
+			continue
+		}
+		pathspec = append(pathspec, ":(top,exclude)"+p)
+	}
+	return pathspec
+}
+
+// Snapshot captures the working tree of the repository at root as a WORKTREE arm does:
+// the HEAD commit and the binary diff from it to the working tree (empty when the tree is
+// clean), flipbench's outputs left out. Its SHA-256 is the arm's DiffSHA256.
+func Snapshot(ctx context.Context, root string) (head string, diff []byte, err error) {
+	r, err := openRepo(ctx, root)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := r.ensureDot(); err != nil {
+		return "", nil, err
+	}
+	return r.snapshot(ctx)
+}
+
 // snapshot captures the working tree as it is now, without touching the user's index:
 // the current HEAD commit and the binary diff from it to the working tree, untracked files
-// included (ignored ones not), the ledger's experiments/ and results/ folders left out
-// (they are records, not code, and change with every run).
+// included (ignored ones not), the ledger's OutputDirs left out (they are records, not
+// code, and change with every run).
 func (r *repo) snapshot(ctx context.Context) (head string, diff []byte, err error) {
 	head, err = r.commit(ctx, "HEAD")
 	if err != nil {
@@ -254,11 +291,7 @@ func (r *repo) snapshot(ctx context.Context) (head string, diff []byte, err erro
 		}
 	}
 	env := []string{"GIT_INDEX_FILE=" + index}
-	pathspec := []string{":/"}
-	for _, d := range []string{"experiments", "results"} {
-		p, _ := r.repoPath(d)
-		pathspec = append(pathspec, ":(top,exclude)"+p)
-	}
+	pathspec := r.codePathspec(ctx)
 	if _, err := r.gitIn(ctx, r.top, env, nil, append([]string{"add", "--all", "--"}, pathspec...)...); err != nil {
 		return "", nil, fmt.Errorf("ref %s: recording the working tree: %w", WorktreeRef, err)
 	}

@@ -2,7 +2,10 @@ package armbuild
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 )
 
@@ -47,15 +50,56 @@ func Commit(ctx context.Context, root, ref string) (string, error) {
 }
 
 // Dirty reports whether the working tree of the repository at root has uncommitted
-// changes to tracked files, or untracked files git does not ignore.
+// changes to tracked files, or untracked files git does not ignore, outside flipbench's
+// own outputs (OutputDirs at root, DotDir): the same files the snapshot of a WORKTREE arm
+// records, so the table's header and the receipt agree.
 func Dirty(ctx context.Context, root string) (bool, error) {
 	r, err := openRepo(ctx, root)
 	if err != nil {
 		return false, err
 	}
-	out, err := r.git(ctx, "status", "--porcelain")
+	out, err := r.git(ctx, append([]string{"status", "--porcelain", "--"}, r.codePathspec(ctx)...)...)
 	if err != nil {
 		return false, err
 	}
 	return len(strings.TrimSpace(string(out))) > 0, nil
+}
+
+// Ignored reports whether git ignores path (a file or folder in the repository at root).
+func Ignored(ctx context.Context, root, path string) (bool, error) {
+	r, err := openRepo(ctx, root)
+	if err != nil {
+		return false, err
+	}
+	_, err = r.git(ctx, "check-ignore", "-q", "--no-index", path)
+	if err == nil {
+		return true, nil
+	}
+	var ce *CmdError
+	var ee *exec.ExitError
+	if errors.As(err, &ce) && errors.As(ce.Err, &ee) && ee.ExitCode() == 1 {
+		return false, nil
+	}
+	return false, err
+}
+
+// Untracked reports whether path (a folder in the repository at root) exists, has no
+// file git tracks and is not ignored: a folder git status lists as untracked.
+func Untracked(ctx context.Context, root, path string) (bool, error) {
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		return false, nil
+	}
+	ignored, err := Ignored(ctx, root, path)
+	if err != nil || ignored {
+		return false, err
+	}
+	r, err := openRepo(ctx, root)
+	if err != nil {
+		return false, err
+	}
+	out, err := r.git(ctx, "ls-files", "--", path)
+	if err != nil {
+		return false, err
+	}
+	return len(strings.TrimSpace(string(out))) == 0, nil
 }

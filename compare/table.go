@@ -5,11 +5,13 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 
 	"golang.org/x/perf/benchmath"
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
+	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/internal/texttable"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
@@ -25,6 +27,8 @@ type Names struct {
 // Row is one lane of the comparison.
 type Row struct {
 	Lane string
+	// Role is the lane's role in the plan (guard, primary, ...).
+	Role string
 	// Unit is the lane's unit as its runs printed it.
 	Unit string
 	// Base and Cand are each arm's value: the median over its runs of each run's median,
@@ -47,7 +51,7 @@ func Rows(d *report.Data) []Row {
 	}
 	var rows []Row
 	for _, l := range d.Plan.Lanes {
-		r := Row{Lane: l.Name, Unit: l.Unit, Memory: map[string][2]float64{}}
+		r := Row{Lane: l.Name, Role: l.Role, Unit: l.Unit, Memory: map[string][2]float64{}}
 		meds := map[string][]float64{}
 		mem := map[string]map[string][]float64{}
 		for _, rec := range d.Records {
@@ -81,45 +85,109 @@ func Rows(d *report.Data) []Row {
 	return rows
 }
 
+// minSpreadRuns is the fewest runs whose median gets a 95% interval (benchmath's
+// distribution-free interval needs six); with fewer, the spread is the farthest run.
+const minSpreadRuns = 6
+
 // summarize returns the median of xs with its 95% interval (benchmath's, with no
-// assumption about the distribution).
+// assumption about the distribution), or with fewer than minSpreadRuns values the range
+// of xs, so that ± says how far the farthest run is.
 func summarize(xs []float64) driftcheck.Summary {
 	if len(xs) == 0 {
 		return driftcheck.Summary{}
 	}
 	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(xs, &benchmath.DefaultThresholds), 0.95)
 	out := driftcheck.Summary{N: len(xs), Median: s.Center, Confidence: s.Confidence}
-	if !math.IsInf(s.Lo, 0) && !math.IsInf(s.Hi, 0) && !math.IsNaN(s.Lo) && !math.IsNaN(s.Hi) {
+	if len(xs) >= minSpreadRuns && !math.IsInf(s.Lo, 0) && !math.IsInf(s.Hi, 0) && !math.IsNaN(s.Lo) && !math.IsNaN(s.Hi) {
 		out.Lo, out.Hi, out.Bounded = s.Lo, s.Hi, true
+	} else if len(xs) >= 2 {
+		out.Lo, out.Hi, out.Bounded = slices.Min(xs), slices.Max(xs), true
 	}
 	return out
 }
 
 // Table writes the comparison of a finished receipt for a terminal, at most width columns
-// wide: a line saying what was compared and how, then one row per lane with the base and
-// candidate values (median over runs of each run's median ± the half-width of its 95%
-// interval, as benchstat shows them), the effect with its 95% interval (from the pair
-// means of order-flipped passes; as a factor beyond 2x), the verdict, and under each row
-// its reason; then the lanes' memory per operation when they reported it.
+// wide: a line saying what was compared and how, a line stating the interval's level and
+// what the columns are, then one row per lane with its role (when the lanes have more than
+// one), the base and candidate values (median over runs of each run's median ± its
+// spread, see Spread), the change with its interval (from the pair means of order-flipped
+// passes), the verdict (for an undecided lane with what it rules out, see RuledOut) and a
+// note where the row needs one (an undecided lane's reason, medians that disagree with
+// the effect's sign); then the one-line Summary, and the lanes' memory per operation when
+// they reported it.
 func Table(w io.Writer, d *report.Data, names Names, width int) error {
 	ew := report.NewErrWriter(w)
 	p := d.Plan
-	what := fmt.Sprintf("%s against %s", names.Cand, names.Base)
-	fmt.Fprintln(ew, wrap(what, width))
-	fmt.Fprintln(ew, wrap(protocolLine(d), width))
-	fmt.Fprintln(ew)
 	rows := Rows(d)
-	conf := "95%"
-	if len(rows) > 0 && rows[0].Effect.Confidence > 0 {
-		conf = human.Num(math.Round(rows[0].Effect.Confidence*1000)/10) + "%"
+	fmt.Fprintln(ew, wrap(fmt.Sprintf("%s against %s", names.Cand, names.Base), width))
+	fmt.Fprintln(ew, wrap(protocolLine(d), width))
+	fmt.Fprintln(ew, wrap(legend(rows), width))
+	fmt.Fprintln(ew)
+	roles := showRoles(rows)
+	header := []string{"lane"}
+	if roles {
+		header = append(header, "role")
 	}
+	header = append(header, p.Arms[0].Name, p.Arms[len(p.Arms)-1].Name, "change ["+Level(rows)+" CI]", "verdict", "")
 	var cells [][]string
 	for _, r := range rows {
-		cells = append(cells, []string{r.Lane, value(r.Base, r.Unit), value(r.Cand, r.Unit), report.Effect(r.Effect), string(r.Effect.Verdict), r.Effect.Reason})
+		row := []string{r.Lane}
+		if roles {
+			row = append(row, r.Role)
+		}
+		cells = append(cells, append(row, value(r.Base, r.Unit), value(r.Cand, r.Unit), Change(r.Effect), Verdict(r), Note(r)))
 	}
-	if err := texttable.Write(ew, []string{"lane", p.Arms[0].Name, p.Arms[len(p.Arms)-1].Name, "delta [" + conf + " CI]", "verdict", "reason"}, cells, width); err != nil {
+	if err := texttable.Write(ew, header, cells, width); err != nil {
 		return err
 	}
+	fmt.Fprintf(ew, "\n%s\n", wrap(Summary(rows), width))
+	if mem := memoryRows(rows); len(mem) > 0 {
+		fmt.Fprintf(ew, "\nMemory per operation, median over every sample (go test -benchmem):\n\n")
+		if err := texttable.Write(ew, []string{"lane", "B/op", "allocs/op"}, mem, width); err != nil {
+			return err
+		}
+	}
+	return ew.Err()
+}
+
+// Markdown writes the comparison as Table does, as markdown for a pull-request comment:
+// a heading with the Summary, what was compared and how, one table (lane, role when there
+// are several, base, candidate, change, verdict, note), and the memory table.
+func Markdown(w io.Writer, d *report.Data, names Names) error {
+	ew := report.NewErrWriter(w)
+	p := d.Plan
+	rows := Rows(d)
+	fmt.Fprintf(ew, "## flipbench compare: %s\n\n", Summary(rows))
+	fmt.Fprintf(ew, "%s against %s. %s %s\n\n", names.Cand, names.Base, protocolLine(d), legend(rows))
+	roles := showRoles(rows)
+	header := []string{"lane"}
+	if roles {
+		header = append(header, "role")
+	}
+	header = append(header, p.Arms[0].Name, p.Arms[len(p.Arms)-1].Name, "change ["+Level(rows)+" CI]", "verdict", "note")
+	var cells [][]string
+	for _, r := range rows {
+		row := []string{"`" + r.Lane + "`"}
+		if roles {
+			row = append(row, r.Role)
+		}
+		cells = append(cells, append(row, value(r.Base, r.Unit), value(r.Cand, r.Unit), Change(r.Effect), Verdict(r), Note(r)))
+	}
+	if err := mdtable.Write(ew, header, cells); err != nil {
+		return err
+	}
+	if mem := memoryRows(rows); len(mem) > 0 {
+		fmt.Fprintf(ew, "\nMemory per operation, median over every sample (go test -benchmem):\n\n")
+		if err := mdtable.Write(ew, []string{"lane", "B/op", "allocs/op"}, mem); err != nil {
+			return err
+		}
+	}
+	return ew.Err()
+}
+
+// memoryRows are the rows of the memory table: per lane that reported B/op or
+// allocs/op, base -> candidate (change).
+func memoryRows(rows []Row) [][]string {
 	var mem [][]string
 	for _, r := range rows {
 		if len(r.Memory) == 0 {
@@ -136,13 +204,174 @@ func Table(w io.Writer, d *report.Data, names Names, width int) error {
 		}
 		mem = append(mem, row)
 	}
-	if len(mem) > 0 {
-		fmt.Fprintf(ew, "\nMemory per operation, median over every sample (go test -benchmem):\n\n")
-		if err := texttable.Write(ew, []string{"lane", "B/op", "allocs/op"}, mem, width); err != nil {
-			return err
+	return mem
+}
+
+// showRoles reports whether the lanes have more than one role (a table of guards only,
+// compare's default, leaves the column out).
+func showRoles(rows []Row) bool {
+	for _, r := range rows[min(1, len(rows)):] {
+		if r.Role != rows[0].Role {
+			return true
 		}
 	}
-	return ew.Err()
+	return false
+}
+
+// Level is the level of the table's intervals, stated once in its header: "95%",
+// "99.7%" (the sequential rule's level when it spends its error over many looks).
+func Level(rows []Row) string {
+	for _, r := range rows {
+		if r.Effect.Confidence > 0 {
+			return human.Num(math.Round(r.Effect.Confidence*1000)/10) + "%"
+		}
+	}
+	return "95%"
+}
+
+// legend says once what the columns hold.
+func legend(rows []Row) string {
+	return fmt.Sprintf("Values are the median over processes of each process's median, ± the half-width of its 95%% interval "+
+		"(± the farthest process from it with fewer than %d processes); the change is the mean of the pair means of "+
+		"order-flipped passes, with its %s interval.", minSpreadRuns, Level(rows))
+}
+
+// Change formats a lane's effect with its interval: "-52.2% [-55.0%, -49.0%] (2.09x
+// faster)"; "+4.5% (needs more pairs)" when the interval says nothing; "-" without pairs.
+func Change(s driftcheck.LaneSummary) string { return report.Effect(s) }
+
+// RuledOutLimit is the widest regression an undecided lane's verdict states as ruled
+// out: an upper bound beyond it rules out nothing a reader would act on.
+const RuledOutLimit = 50.0
+
+// RuledOut says what an undecided lane's interval rules out: "no regression beyond
+// +2.8%" (its upper end, when a bounded interval's upper end is below RuledOutLimit), or
+// "" when it rules out nothing worth saying.
+func RuledOut(s driftcheck.LaneSummary) string {
+	hi, ok := upper(s)
+	if !ok {
+		return ""
+	}
+	if hi <= 0 {
+		return "no regression"
+	}
+	return "no regression beyond " + human.Pct(hi)
+}
+
+// upper is the upper end of a lane's interval when it is bounded and below
+// RuledOutLimit.
+func upper(s driftcheck.LaneSummary) (float64, bool) {
+	if s.UsablePairs == 0 || !s.Bounded || !human.Bounded(s.CILowPct, s.CIHighPct) || s.CIHighPct >= RuledOutLimit {
+		return 0, false
+	}
+	return s.CIHighPct, true
+}
+
+// Verdict is a row's verdict: the lane's, and for an undecided lane what it rules out
+// ("undecided: no regression beyond +2.8%") or that it needs more pairs.
+func Verdict(r Row) string {
+	v := r.Effect.Verdict
+	if v != driftcheck.LaneUndecided {
+		return string(v)
+	}
+	if ro := RuledOut(r.Effect); ro != "" {
+		return string(v) + ": " + ro
+	}
+	return string(v) + ": needs more pairs"
+}
+
+// Note is what a row says beyond its cells: why a lane is not decided (its reason), and
+// when the medians and the effect disagree in sign, why.
+func Note(r Row) string {
+	var parts []string
+	if !r.Effect.Verdict.Decided() && r.Effect.Reason != "" {
+		parts = append(parts, human.Tidy(r.Effect.Reason))
+	}
+	if d, ok := medianDisagrees(r); ok {
+		parts = append(parts, fmt.Sprintf("the medians differ the other way (%s): the change is from pair means, each pass's candidate against the base measured beside it, which drift between passes does not move", human.Delta(d)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// medianDisagrees returns the change of the medians when its sign is the opposite of the
+// effect's (both at least a rounding step from zero).
+func medianDisagrees(r Row) (float64, bool) {
+	if r.Base.N == 0 || r.Cand.N == 0 || r.Base.Median == 0 || r.Effect.UsablePairs == 0 {
+		return 0, false
+	}
+	d := (r.Cand.Median - r.Base.Median) / r.Base.Median * 100
+	if r.Effect.HigherIsBetter {
+		d = -d
+	}
+	e := r.Effect.EstimatePct
+	if math.Abs(d) < 0.05 || math.Abs(e) < 0.05 || (d > 0) == (e > 0) {
+		return 0, false
+	}
+	return d, true
+}
+
+// Summary is the comparison in one line: "1 faster, 3 slower, 28 unchanged within 3%, 5
+// undecided: no regression beyond +4.8%". Undecided lanes rule out the largest of their
+// upper ends; those whose interval rules out nothing are counted as needing more pairs.
+func Summary(rows []Row) string {
+	var faster, slower, neutral, undecided, open, other int
+	var worst float64
+	floors := map[float64]bool{}
+	for _, r := range rows {
+		switch r.Effect.Verdict {
+		case driftcheck.LaneReproducedFaster:
+			faster++
+		case driftcheck.LaneReproducedSlower:
+			slower++
+		case driftcheck.LaneNeutral:
+			neutral++
+			floors[r.Effect.FloorPct] = true
+		case driftcheck.LaneUndecided:
+			undecided++
+			if hi, ok := upper(r.Effect); ok {
+				worst = math.Max(worst, hi)
+			} else {
+				open++
+			}
+		default:
+			other++
+		}
+	}
+	var parts []string
+	if faster > 0 {
+		parts = append(parts, fmt.Sprintf("%d faster", faster))
+	}
+	if slower > 0 {
+		parts = append(parts, fmt.Sprintf("%d slower", slower))
+	}
+	if neutral > 0 {
+		within := "within the floor"
+		if len(floors) == 1 {
+			for f := range floors {
+				within = "within " + human.Num(f) + "%"
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%d unchanged %s", neutral, within))
+	}
+	if undecided > 0 {
+		s := fmt.Sprintf("%d undecided", undecided)
+		switch {
+		case open == undecided:
+			s += ": they need more pairs"
+		case open > 0:
+			s += fmt.Sprintf(": no regression beyond %s (%d need more pairs)", human.Pct(worst), open)
+		default:
+			s += ": no regression beyond " + human.Pct(worst)
+		}
+		parts = append(parts, s)
+	}
+	if other > 0 {
+		parts = append(parts, fmt.Sprintf("%d order-dependent or without pairs", other))
+	}
+	if len(parts) == 0 {
+		return "no lanes"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // protocolLine says how the comparison was measured: "benchtime 100ms; 6 samples per
@@ -161,19 +390,26 @@ func protocolLine(d *report.Data) string {
 	s := fmt.Sprintf("benchtime %s; %s per process after %d warmup; %s", bt, report.Count(p.Protocol.Samples, "sample", "samples"),
 		p.Protocol.Warmup, report.Count(p.Protocol.Collections, "collection", "collections"))
 	if last, ok := report.Stopped(d); ok {
-		s += fmt.Sprintf("; stopped after %s (%s)", report.Count(last.Round, "round", "rounds"), stopWhy(last.Stop))
+		if sq := p.Protocol.Sequential; sq != nil && sq.MaxPairs > 0 {
+			s += fmt.Sprintf("; %d of at most %s ran (stopped: %s)", last.Round, report.Count(sq.MaxPairs, "round", "rounds"), stopWhy(d, last.Stop))
+		} else {
+			s += fmt.Sprintf("; stopped after %s (%s)", report.Count(last.Round, "round", "rounds"), stopWhy(d, last.Stop))
+		}
 	}
 	return s + fmt.Sprintf("; %s.", report.Count(len(d.Records), "process", "processes"))
 }
 
 // stopWhy says why a sequential comparison stopped.
-func stopWhy(stop string) string {
+func stopWhy(d *report.Data, stop string) string {
 	switch stop {
 	case receipt.StopDecided:
 		return "every lane decided"
 	case receipt.StopMaxPairs:
 		return "max-pairs reached"
 	case receipt.StopBudget:
+		if b := d.Plan.Protocol.Sequential; b != nil && b.Budget > 0 {
+			return "the " + b.Budget.String() + " budget would be spent by another round"
+		}
 		return "budget spent"
 	}
 	return stop
@@ -195,7 +431,7 @@ func change(a, b float64) string {
 	case a == 0:
 		return "from 0"
 	}
-	return human.Delta((b - a) / a * 100)
+	return human.Amount((b - a) / a * 100)
 }
 
 // wrap folds a line of text to width.

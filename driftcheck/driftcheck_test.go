@@ -109,7 +109,7 @@ func TestPairVerdicts(t *testing.T) {
 		{name: "a noisy side cannot explain a huge delta",
 			p1: [2]side{quiet, spread(18000, 18, 9)}, p2: [2]side{quiet, spread(21000, 18, 9)},
 			verdict: driftcheck.Reproduced, direction: "slower",
-			reason: "both passes slower beyond the 3% floor: x180 then x210"},
+			reason: "both passes slower beyond the 3% floor: +17900% (180x slower) then +20900% (210x slower)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

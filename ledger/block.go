@@ -76,9 +76,15 @@ func renderBlock(w io.Writer, b *blockInput) error {
 	if pin := p.Protocol.Pinned(); pin != "" {
 		profile += ", " + pin
 	}
+	passes := report.Count(p.Protocol.Passes, "pass", "passes")
+	if last, ok := report.Stopped(d); ok && p.Protocol.Sequential != nil {
+		// What ran, not what the stopping rule allowed (plan.json keeps that).
+		passes = fmt.Sprintf("%s (%d of at most %s, sequential)", report.Count(2*last.Round, "pass", "passes"),
+			last.Round, report.Count(p.Protocol.Sequential.MaxPairs, "round", "rounds"))
+	}
 	fmt.Fprintf(ew, "Protocol: %s × %s, %s after %d warmup per run%s. %s "+
 		"Effects are candidate against %s; negative means the candidate is better.\n\n",
-		report.Count(p.Protocol.Collections, "collection", "collections"), report.Count(p.Protocol.Passes, "pass", "passes"),
+		report.Count(p.Protocol.Collections, "collection", "collections"), passes,
 		report.Count(p.Protocol.Samples, "sample", "samples"), p.Protocol.Warmup, profile,
 		report.ConfigText(d.Analysis), d.Analysis.Base)
 	if r := b.incReport; r != nil {

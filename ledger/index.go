@@ -27,8 +27,8 @@ type IndexEntry struct {
 	Status     string
 	Directions []string
 	Date       string
-	// Headline is the first primary lane's median pass delta for the first candidate, per
-	// collection, from the page's newest listed receipt, or "" when there is none.
+	// Headline is the first primary lane's pooled effect for the first candidate, with its
+	// interval (Headline), from the page's newest listed receipt, or "" when there is none.
 	Headline string
 	// Page is the page's path.
 	Page string
@@ -97,8 +97,9 @@ func headline(pageDir string, e *spec.Experiment) string {
 	return Headline(e, rep)
 }
 
-// Headline returns the first primary lane's median pass delta for the first candidate in
-// each collection of rep: "index-build (cand): -21.0% / -20.4%", or "" when the lane was
+// Headline returns the first primary lane's effect pooled over collections for the first
+// candidate of rep, with its interval, as the page's results table shows it:
+// "index-build (cand): -20.7% [-21.3%, -20.1%] (1.26x faster)", or "" when the lane was
 // not measured.
 func Headline(e *spec.Experiment, rep driftcheck.Report) string {
 	if len(rep.Candidates) == 0 {
@@ -109,17 +110,12 @@ func Headline(e *spec.Experiment, rep driftcheck.Report) string {
 		if l.Role != spec.RolePrimary {
 			continue
 		}
-		var deltas []string
-		for _, s := range rep.Lanes {
+		for _, s := range rep.Pooled {
 			if s.Arm == arm && s.Lane == l.Name {
-				med, _ := report.SummaryDeltas(s)
-				deltas = append(deltas, med)
+				return fmt.Sprintf("%s (%s): %s", l.Name, arm, report.Effect(s))
 			}
 		}
-		if len(deltas) == 0 {
-			return ""
-		}
-		return fmt.Sprintf("%s (%s): %s", l.Name, arm, strings.Join(deltas, " / "))
+		return ""
 	}
 	return ""
 }
@@ -149,8 +145,8 @@ func RenderIndex(w io.Writer, entries []IndexEntry, link func(page string) strin
 }
 
 // headlineNote explains the index's headline column.
-const headlineNote = "The headline is the first primary lane's median pass delta for the first candidate in each collection, " +
-	"from the page's newest receipt; negative means the candidate is better."
+const headlineNote = "The headline is the first primary lane's effect pooled over collections for the first candidate, " +
+	"with its interval, as the page's results table shows it, from the page's newest receipt; negative means the candidate is better."
 
 // Index returns the content of the ledger's index, experiments/README.md, for root.
 func Index(root string) ([]byte, error) {

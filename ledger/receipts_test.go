@@ -169,7 +169,7 @@ func TestFinalizeReceiptShapes(t *testing.T) {
 				"candA": "accepted: ",
 				"candB": "rejected: tradeoff",
 			},
-			block: []string{"### candA vs base: accepted", "### candB vs base: rejected", "| lane  | base    | candB   | Δ      |",
+			block: []string{"### candA vs base: accepted", "### candB vs base: rejected", "| lane  | base    | candB   | Δ                  |",
 				"**Status: accepted**, set by the decision rule: accepted (candA)."},
 		},
 		{
@@ -184,7 +184,7 @@ func TestFinalizeReceiptShapes(t *testing.T) {
 				"| alpha | 2          | 1    | -         | -         | -         | insufficient |",
 				// The crashes' small peak RSS does not pull candA's median down.
 				"Median over the successful runs of each process's peak resident set size; failed runs are left out.",
-				"| alpha | 10.0MiB | 20.0MiB | x2.00  |",
+				"| alpha | 10.0MiB | 20.0MiB | +100% (2.00x more) |",
 				"**Status: inconclusive**",
 			},
 			notBlock: []string{"| alpha | 10.0MiB | 10.5MiB |"},
@@ -222,7 +222,7 @@ func TestFinalizeReceiptShapes(t *testing.T) {
 			block: []string{
 				"guard lane beta was not run: the receipt's run selected only lanes alpha (--lanes)",
 				"control lane gamma was not run",
-				"| alpha | 10.0MiB | 20.0MiB | x2.00 |",
+				"| alpha | 10.0MiB | 20.0MiB | +100% (2.00x more) |",
 				"primary lane alpha reproduced faster in every collection",
 			},
 			notBlock: []string{"| beta ", "| gamma "},

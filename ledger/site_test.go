@@ -184,6 +184,7 @@ window.addEventListener("load", function () {
   var bad = [];
   var root = document.documentElement, main = document.querySelector("main").getBoundingClientRect();
   if (root.scrollWidth > root.clientWidth) bad.push("the page is " + root.scrollWidth + " px wide in a " + root.clientWidth + " px window");
+  if (main.width < root.clientWidth - 60) bad.push("the text column is " + Math.round(main.width) + " px in a " + root.clientWidth + " px window: the page does not use the window's width");
   var tables = document.querySelectorAll("table");
   tables.forEach(function (t, i) {
     var r = t.getBoundingClientRect(), head = t.querySelector("th") ? t.querySelector("th").textContent : "";

@@ -19,6 +19,7 @@ import (
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/lanekind"
+	"github.com/flipbench/flipbench/internal/shquote"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -323,6 +324,31 @@ func benchArgs(name string, p *receipt.Plan) string {
 	return strings.Join(args, " ")
 }
 
+// runsText says how many runs were planned and recorded in words that agree: a fixed
+// run's "72 planned, 72 recorded, 0 failed"; a sequential run's rounds against the most
+// its rule allowed and why it stopped ("256 recorded in 2 of at most 10 rounds (stopped:
+// the budget would be spent by another round), 0 failed; the rule allowed 1280 runs").
+func runsText(d *Data) string {
+	p := d.Plan
+	failed := len(failedRuns(d.Records))
+	s := p.Protocol.Sequential
+	if s == nil {
+		return fmt.Sprintf("%d planned, %d recorded, %d failed", len(p.Runs), len(d.Records), failed)
+	}
+	last, stopped := Stopped(d)
+	if !stopped {
+		return fmt.Sprintf("%d recorded, %d failed, %s measured so far of at most %d (sequential, not stopped: resume it)",
+			len(d.Records), failed, Count(len(d.Looks), "round", "rounds"), s.MaxPairs)
+	}
+	why := map[string]string{receipt.StopDecided: "every lane the decision needs is decided", receipt.StopMaxPairs: "max-pairs reached",
+		receipt.StopBudget: "the " + s.Budget.String() + " budget would be spent by another round"}[last.Stop]
+	if why == "" {
+		why = last.Stop
+	}
+	return fmt.Sprintf("%d recorded in %d of at most %s (stopped: %s), %d failed; the rule allowed %d runs",
+		len(d.Records), last.Round, Count(s.MaxPairs, "round", "rounds"), why, failed, len(p.Runs))
+}
+
 func provenance(w io.Writer, d *Data) error {
 	p := d.Plan
 	passes := Count(p.Protocol.Passes, "pass", "passes")
@@ -332,11 +358,11 @@ func provenance(w io.Writer, d *Data) error {
 	}
 	rows := [][]string{
 		{"experiment", fmt.Sprintf("%d (%s)", p.Experiment, p.Page)},
-		{"command", "`" + strings.Join(p.Command, " ") + "`"},
+		{"command", "`" + shquote.Join(p.Command) + "`"},
 		{"protocol", fmt.Sprintf("%s x %s, %s after %d warmup per run, seed %d, timeout %s",
 			Count(p.Protocol.Collections, "collection", "collections"), passes,
 			Count(p.Protocol.Samples, "sample", "samples"), p.Protocol.Warmup, p.Protocol.Seed, p.Protocol.Timeout)},
-		{"runs", fmt.Sprintf("%d planned, %d recorded, %d failed", len(p.Runs), len(d.Records), len(failedRuns(d.Records)))},
+		{"runs", runsText(d)},
 	}
 	if pin := p.Protocol.Pinned(); pin != "" {
 		rows = append(rows[:3], append([][]string{{"placement", pin + " (a Go lane's GOMAXPROCS is the number of its CPUs)"}}, rows[3:]...)...)
@@ -397,7 +423,7 @@ func armsTable(w io.Writer, p *receipt.Plan) error {
 	var rows [][]string
 	for _, a := range p.Arms {
 		env := strings.Join(a.Env, " ")
-		rows = append(rows, []string{a.Name, a.Source, "`" + receipt.ShortHash(a.SHA256) + "`", OrDash(env), "`" + strings.Join(append(append([]string{}, a.Command...), a.Args...), " ") + "`"})
+		rows = append(rows, []string{a.Name, a.Source, "`" + receipt.ShortHash(a.SHA256) + "`", OrDash(env), "`" + shquote.Join(append(append([]string{}, a.Command...), a.Args...)) + "`"})
 	}
 	return mdtable.Write(w, []string{"arm", "source", "sha256", "env", "command"}, rows)
 }

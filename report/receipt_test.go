@@ -154,11 +154,11 @@ func TestRSSTable(t *testing.T) {
 			"| L    | 13.0MiB     | 16.0MiB  | 26.0MiB     | 32.0MiB  |\n" +
 			"| M    | 8.00MiB     | 8.00MiB  | -           | -        |\n" +
 			"| N    | -           | -        | -           | -        |\n"},
-		{RSSMedianDelta, "| lane | base    | cand    | Δ     |\n" +
-			"|:-----|:--------|:--------|:------|\n" +
-			"| L    | 13.0MiB | 26.0MiB | x2.00 |\n" +
-			"| M    | 8.00MiB | -       | -     |\n" +
-			"| N    | -       | -       | -     |\n"},
+		{RSSMedianDelta, "| lane | base    | cand    | Δ                  |\n" +
+			"|:-----|:--------|:--------|:-------------------|\n" +
+			"| L    | 13.0MiB | 26.0MiB | +100% (2.00x more) |\n" +
+			"| M    | 8.00MiB | -       | -                  |\n" +
+			"| N    | -       | -       | -                  |\n"},
 	}
 	for _, tt := range tests {
 		var buf bytes.Buffer

@@ -68,7 +68,7 @@ func RSSTable(w io.Writer, d *Data, arms []string, style RSSStyle) error {
 		if style == RSSMedianDelta {
 			delta := "-"
 			if n := len(meds); n >= 2 && meds[0] > 0 && meds[n-1] > 0 {
-				delta = human.Delta((meds[n-1] - meds[0]) / meds[0] * 100)
+				delta = human.Amount((meds[n-1] - meds[0]) / meds[0] * 100)
 			}
 			row = append(row, delta)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flipbench/flipbench/armbuild"
 	"github.com/flipbench/flipbench/compare"
+	"github.com/flipbench/flipbench/internal/shquote"
 	"github.com/flipbench/flipbench/internal/texttable"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/ledger"
@@ -33,6 +34,9 @@ type compareOptions struct {
 	overrides        spec.Overrides
 	args             []string
 	wait             waitFlag
+	roles            compare.Roles
+	quiet            bool
+	format           string
 }
 
 func newCompareCmd(s Streams) *cobra.Command {
@@ -57,11 +61,17 @@ argument that starts with ./, ../ or / or holds ... names packages; any other is
 The benchmark functions (the package's _test.go files) come from HEAD in both arms, so
 both run the same lanes; the code under test is the arm's.
 
-Exit status: 0; 1 on an error, or when runs failed (after the table and the receipt).`,
+--primary, --guard and --control (regular expressions on the lane names) give the lanes
+roles, --expect the primaries' direction; the rest are secondary. --format markdown writes
+the table for a pull-request comment; --quiet prints only the table and the receipt.
+
+Exit status: 0 when every run finished, whatever the verdicts; 1 on an error, or when runs
+failed (after the table and the receipt); 2 on a usage error.`,
 		Example: `  flipbench compare                       # the merge base with main against the working tree
   flipbench compare main ./btree --bench 'Insert|Delete'
   flipbench compare v1.2.0 HEAD ./... --benchtime 200ms
-  flipbench compare main --save 12        # and keep it as experiments/012-....md`,
+  flipbench compare main --save 12        # and keep it as experiments/012-....md
+  flipbench compare --save 1 --primary Tokenize --guard Count --title 'ASCII fast path'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			args, err := takeWaitArg(&opts.wait, s.argv, args)
 			if err != nil {
@@ -85,6 +95,9 @@ Exit status: 0; 1 on an error, or when runs failed (after the table and the rece
 			if _, err := compare.Matcher(opts.bench); err != nil {
 				return usageError("%v", err)
 			}
+			if err := checkCompareOutput(opts); err != nil {
+				return err
+			}
 			pf.apply(cmd.Flags(), &opts.overrides)
 			opts.args = append([]string{"flipbench"}, s.argv...)
 			return runCompare(cmd.Context(), s, opts)
@@ -99,6 +112,8 @@ Exit status: 0; 1 on an error, or when runs failed (after the table and the rece
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ at the repository root)")
 	f.StringVar(&opts.save, "save", "", "also write the run as experiment page NNN (experiments/NNN-slug.md), for flipbench finalize")
 	f.StringVar(&opts.title, "title", "", "the saved page's title (with --save)")
+	addRoleFlags(f, &opts.roles)
+	addCompareOutputFlags(f, opts)
 	addWaitFlag(cmd, &opts.wait)
 	return cmd
 }
@@ -106,6 +121,12 @@ Exit status: 0; 1 on an error, or when runs failed (after the table and the rece
 func runCompare(ctx context.Context, s Streams, opts *compareOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	loud := s
+	if opts.quiet {
+		var q *quietWriter
+		s, q = quietStreams(s)
+		defer q.Close()
+	}
 	// Flag values are checked before git is asked anything.
 	if _, err := compare.Experiment(compare.Options{}).Resolve(opts.overrides); err != nil {
 		return flagProblem(err)
@@ -155,7 +176,7 @@ func runCompare(ctx context.Context, s Streams, opts *compareOptions) error {
 		failed += n
 	}
 	if failed > 0 {
-		fmt.Fprintf(s.Err, "flipbench: %d runs failed; their errors are in the receipt\n", failed)
+		fmt.Fprintf(loud.Err, "flipbench: %d runs failed; their errors are in the receipt\n", failed)
 		return silentExit(ExitError)
 	}
 	return nil
@@ -230,9 +251,21 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, 
 		if err != nil {
 			return nil, spec.Resolved{}, err
 		}
+		if opts.roles.Set() {
+			if exp, res, err = assignRoles(exp, opts.roles, opts.overrides); err != nil {
+				return nil, spec.Resolved{}, err
+			}
+		}
 		fmt.Fprintf(s.Err, "flipbench: %s in %s: %s\n", report.Count(len(res.Lanes), "benchmark", "benchmarks"), pkg, laneNames(res.Lanes))
 		if saveID > 0 {
-			page, err := savePage(root, exp, res, compare.PageInput{Command: strings.Join(opts.args, " "), Names: names, Bench: opts.bench})
+			if err := pageFree(root, saveID); err != nil {
+				return nil, spec.Resolved{}, err
+			}
+			in := compare.PageInput{Command: shquote.Join(opts.args), Names: names, Bench: opts.bench}
+			if in.CandRef, in.CandPatch, err = savedCandidate(ctx, root, exp, arms); err != nil {
+				return nil, spec.Resolved{}, err
+			}
+			page, err := savePage(root, exp, res, in)
 			if err != nil {
 				return nil, spec.Resolved{}, err
 			}
@@ -251,13 +284,9 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, 
 	if err != nil {
 		return 0, err
 	}
-	if err := compare.Table(s.Out, d, names, terminalWidth(s)); err != nil {
+	if err := writeCompareResult(ctx, s, opts, root, d, names, out.Page); err != nil {
 		return 0, err
 	}
-	for _, w := range report.BenchtimeWarnings(d) {
-		fmt.Fprintf(s.Err, "flipbench: warning: %s\n", w)
-	}
-	fmt.Fprintf(s.Out, "\nreceipt: %s\n", relPath(out.Page))
 	return out.Outcome.Failed, nil
 }
 
@@ -276,14 +305,8 @@ func pageName(id int, title string) string { return fmt.Sprintf("%03d-%s.md", id
 // savePage writes the page of a comparison saved with --save into root/experiments. A
 // number another page has is refused, as flipbench new refuses it.
 func savePage(root string, e *spec.Experiment, res spec.Resolved, in compare.PageInput) (string, error) {
-	pages, err := ledger.Pages(root)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := pageFree(root, e.ID); err != nil {
 		return "", err
-	}
-	for _, p := range pages {
-		if n, _ := ledger.PageID(p); n == e.ID {
-			return "", fmt.Errorf("--save %d: experiment %d is taken by %s", e.ID, e.ID, relPath(p))
-		}
 	}
 	dir := filepath.Join(root, ledger.ExperimentsDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -299,6 +322,20 @@ func savePage(root string, e *spec.Experiment, res spec.Resolved, in compare.Pag
 		return "", err
 	}
 	return path, f.Close()
+}
+
+// pageFree refuses an experiment number another page of the ledger at root has.
+func pageFree(root string, id int) error {
+	pages, err := ledger.Pages(root)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, p := range pages {
+		if n, _ := ledger.PageID(p); n == id {
+			return fmt.Errorf("--save %d: experiment %d is taken by %s", id, id, relPath(p))
+		}
+	}
+	return nil
 }
 
 // terminalWidth is the width tables fit: $COLUMNS when it is a number, else

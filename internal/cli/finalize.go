@@ -26,7 +26,9 @@ func newFinalizeCmd(s Streams) *cobra.Command {
 decision rule (docs/decision-rule.md) with status-by: rule, and the receipts list with
 SHA-256 hashes. A status set by hand (not planned or running, no status-by) is kept and the
 rule's disagreement is shown in the block. The prose and every other front matter line stay
-as they are; finalizing twice changes nothing. The receipt must match its manifest.
+as they are; finalizing twice changes nothing. The receipt must match its manifest. The
+ledger's index (experiments/README.md) is regenerated with the page, as flipbench ledger
+does, so flipbench check passes after finalize.
 
 The receipt is the experiment's newest under results/ (by stamp), or --receipt.`,
 		Example: `  flipbench finalize 275
@@ -70,6 +72,15 @@ func runFinalize(_ context.Context, s Streams, opts *finalizeOptions) error {
 		state = "unchanged"
 	}
 	fmt.Fprintf(s.Err, "flipbench: %s %s from %s\n", page, state, relPath(f.Receipt))
+	// The index lists every page's status and headline: it follows the page, so that
+	// flipbench check passes after finalize.
+	indexChanged, err := ledger.WriteIndex(root)
+	if err != nil {
+		return fmt.Errorf("%s is finalized, but the index is not: %w; run flipbench ledger", page, err)
+	}
+	if indexChanged {
+		fmt.Fprintf(s.Err, "flipbench: updated %s\n", relPath(filepath.Join(root, filepath.FromSlash(ledger.IndexFile))))
+	}
 	switch {
 	case f.ByHand && f.Disagrees:
 		fmt.Fprintf(s.Err, "flipbench: warning: %s: the status was set by hand and is kept; the decision rule disagrees (shown in the results block)\n", page)

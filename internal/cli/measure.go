@@ -31,6 +31,17 @@ func pipelineOptions(s Streams, args []string, wait waitFlag, events pipeline.Ev
 // stderr, and says on stderr what became of the runs and the incidence suite.
 func runPipeline(ctx context.Context, s Streams, job pipeline.Job, resume string, wait waitFlag) (*pipeline.Result, error) {
 	events := newProgress(s)
+	events.setProtocol(job.Resolved.Protocol)
+	if sel := job.Select; sel != nil {
+		// compare resolves its protocol once the arms are built: progress counts against it.
+		job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
+			e, res, err := sel(ctx, arms)
+			if err == nil {
+				events.setProtocol(res.Protocol)
+			}
+			return e, res, err
+		}
+	}
 	opts := pipelineOptions(s, job.Command, wait, events)
 	var res *pipeline.Result
 	var err error

@@ -14,6 +14,7 @@ import (
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/spec"
 )
 
 // progress shows a run's progress on stderr: a live bar on a terminal, one plain line per
@@ -31,6 +32,14 @@ type progress struct {
 	first int       // runs already done then (resumed)
 
 	budget time.Duration // a sequential run's budget (Forecast), 0 for none
+}
+
+// setProtocol tells the progress the run's resolved protocol, before Begin: a sequential
+// run's budget caps the ETA until the forecast (Forecast) says more.
+func (p *progress) setProtocol(pr spec.Protocol) {
+	if pr.Sequential != nil {
+		p.budget = time.Duration(pr.Sequential.Budget)
+	}
 }
 
 func newProgress(s Streams) *progress {

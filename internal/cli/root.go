@@ -121,6 +121,7 @@ pass-pair REPRODUCED or drift-suspected, and writes receipts that benchstat can 
 		newGateCmd(s),
 		newFinalizeCmd(s),
 		newNewCmd(s),
+		newInitCmd(s),
 		newLedgerCmd(s),
 		newCheckCmd(s),
 		newSiteCmd(s),

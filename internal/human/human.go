@@ -11,11 +11,13 @@
 //     "3 allocs"). Three significant digits, four from 100 up (one decimal), integers
 //     below 1000 exactly.
 //   - No number is ever written in e-notation.
-//   - A delta is a signed percentage with one decimal ("-12.1%", "+0.4%"), and a factor
-//     once the candidate takes at least twice the base ("x186" for 186 times the base, not
-//     "+18500.0%"); an effect with its interval (DeltaCI) is a factor beyond 2x either way
-//     ("x1/4.00" for a quarter of the base). A delta that rounds to zero is "0.0%", never
-//     "-0.0%".
+//   - A delta is a signed percentage with one decimal ("-12.1%", "+0.4%"); a change of
+//     twice or half the base adds its factor in words ("-52.2% (2.09x faster)", "+100%
+//     (2.00x slower)"), never a reciprocal ("x1/2.09"). An effect with its interval
+//     (DeltaCI) adds the factor from a 10% change ("+12.0% [+8.0%, +16.0%] (1.12x
+//     slower)"); an interval too wide to mean anything is "needs more pairs", never
+//     printed unbounded; a factor beyond 1000 is "> 1000x slower". A delta that rounds
+//     to zero is "0.0%", never "-0.0%".
 package human
 
 import (
@@ -178,48 +180,107 @@ func Pct(d float64) string {
 	return s + "%"
 }
 
+// FactorLimit is the largest factor written as a number: a change beyond it is "> 1000x
+// slower" (or faster), with no percentage, which would be six digits or more.
+const FactorLimit = 1000
+
+// FactorFrom is the ratio from which an effect with its interval (DeltaCI) adds its
+// factor in words: a change of 10% or more either way ("+12.0% ... (1.12x slower)").
+const FactorFrom = 1.1
+
+// SpanLimit is the widest interval DeltaCI prints, as the ratio of its upper to its lower
+// end: an interval spanning more than a factor of 100 (or one with an end at or below
+// -100%) says nothing a reader can use, and is written "needs more pairs".
+const SpanLimit = 100
+
 // Delta formats a change given in percent of the base: a signed percentage ("-12.1%",
-// "+95.3%"), or a factor once the change is at least twice the base ("x2.00", "x186"
-// for +18500%). Improvements stay percentages: they lie between 0 and -100% (and a
-// sign-flipped higher-is-better pass delta, which may go below -100%, has no factor to
-// show).
-func Delta(d float64) string {
-	if d >= 100 && !math.IsInf(d, 0) {
-		return "x" + factorDigits(1+d/100)
+// "+95.3%"), with the factor in words once the candidate takes at least twice the base
+// or at most half ("+100% (2.00x slower)", "-52.2% (2.09x faster)"), and the factor alone
+// beyond FactorLimit ("> 1000x slower"). A sign-flipped higher-is-better delta below
+// -100% has no factor and stays a percentage.
+func Delta(d float64) string { return deltaWords(d, "slower", "faster") }
+
+// Amount formats a change of an amount (bytes, allocations, a count, a peak RSS) as Delta
+// does, the factor in words "more" and "less": "+100% (2.00x more)", "-75.0% (4.00x
+// less)".
+func Amount(d float64) string { return deltaWords(d, "more", "less") }
+
+// deltaWords is Delta with the words for a larger and a smaller candidate.
+func deltaWords(d float64, up, down string) string {
+	switch r := 1 + d/100; {
+	case math.IsNaN(d) || math.IsInf(d, 0):
+		return "-"
+	case r >= FactorLimit || r > 0 && r <= 1.0/FactorLimit:
+		return factorIn(d, up, down)
+	case r >= 2 || r > 0 && r <= 0.5:
+		return Pct(d) + " (" + factorIn(d, up, down) + ")"
 	}
 	return Pct(d)
 }
 
-// DeltaCI formats an effect with its interval, all three in percent of the base and
-// ratio-consistent (100 x (ratio - 1), as the drift check's estimates are): "-12.1%
-// [-15.0%, -9.1%]", or as factors when the estimate is beyond 2x either way ("x186 [x170,
-// x203]", "x1/4.00 [x1/5.00, x1/3.33]" for a candidate four times as fast).
-func DeltaCI(est, lo, hi float64) string {
-	r, rlo, rhi := 1+est/100, 1+lo/100, 1+hi/100
-	if (r >= 2 || r > 0 && r <= 0.5) && rlo > 0 && !math.IsInf(est, 0) && !math.IsInf(hi, 0) {
-		return ratio(r) + " [" + ratio(rlo) + ", " + ratio(rhi) + "]"
+// Factor writes a change given in percent of the base as a factor in words: "2.09x
+// faster" for -52.2%, "1.12x slower" for +12%, "> 1000x slower" beyond FactorLimit,
+// "unchanged" for 0, and "" when the change has no factor (a sign-flipped
+// higher-is-better delta at or below -100%, or a value that is not finite).
+func Factor(d float64) string { return factorIn(d, "slower", "faster") }
+
+// factorIn is Factor with the words for a larger and a smaller candidate.
+func factorIn(d float64, up, down string) string {
+	r := 1 + d/100
+	switch {
+	case math.IsNaN(d) || math.IsInf(d, 0) || r <= 0:
+		return ""
+	case r == 1:
+		return "unchanged"
+	case r > 1:
+		return factorWords(r, up)
 	}
-	return Pct(est) + " [" + Pct(lo) + ", " + Pct(hi) + "]"
+	return factorWords(1/r, down)
 }
 
-// ratio formats a positive ratio as a factor: "x2.13", "x186", "x1/4.00" below 1.
-func ratio(r float64) string {
-	if r < 1 {
-		return "x1/" + factorDigits(1/r)
+// factorWords writes f (at least 1) with its direction: "2.09x faster", "> 1000x slower".
+func factorWords(f float64, dir string) string {
+	if f >= FactorLimit-0.5 {
+		return "> " + strconv.Itoa(FactorLimit) + "x " + dir
 	}
-	return "x" + factorDigits(r)
+	return factorDigits(f) + "x " + dir
+}
+
+// DeltaCI formats an effect with its interval, all three in percent of the base and
+// ratio-consistent (100 x (ratio - 1), as the drift check's estimates are): "-12.1%
+// [-15.0%, -9.1%]", with the factor in words from FactorFrom ("-52.2% [-55.0%, -49.0%]
+// (2.09x faster)", "+12.0% [+8.0%, +16.0%] (1.12x slower)"). An interval that spans more
+// than SpanLimit, or reaches -100%, is not printed: "+4.5% (needs more pairs)". An
+// estimate beyond FactorLimit is its factor alone ("> 1000x slower").
+func DeltaCI(est, lo, hi float64) string {
+	r := 1 + est/100
+	switch {
+	case math.IsNaN(est) || math.IsInf(est, 0):
+		return "-"
+	case r >= FactorLimit || r > 0 && r <= 1.0/FactorLimit:
+		return Factor(est)
+	case !Bounded(lo, hi):
+		return Pct(est) + " (needs more pairs)"
+	}
+	s := Pct(est) + " [" + Pct(lo) + ", " + Pct(hi) + "]"
+	if r >= FactorFrom || r > 0 && r <= 1/FactorFrom {
+		s += " (" + Factor(est) + ")"
+	}
+	return s
+}
+
+// Bounded reports whether an interval in percent of the base is one DeltaCI prints: both
+// ends finite, the lower above -100%, spanning at most a factor of SpanLimit.
+func Bounded(lo, hi float64) bool {
+	rlo, rhi := 1+lo/100, 1+hi/100
+	return !math.IsNaN(lo) && !math.IsNaN(hi) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) &&
+		rlo > 0 && rhi/rlo <= SpanLimit
 }
 
 // factorDigits writes a factor of at least 1 with three significant digits, whole from
-// 100: "2.13", "18.7", "186", "18900".
+// 100: "2.13", "18.7", "186".
 func factorDigits(f float64) string {
 	switch {
-	case math.IsInf(f, 0) || math.IsNaN(f):
-		return "∞"
-	case f >= 999.5:
-		// Three significant digits, the rest zeros: x18900, not x18874.
-		k := math.Pow(10, math.Floor(math.Log10(f))-2)
-		return strconv.FormatFloat(math.Round(f/k)*k, 'f', 0, 64)
 	case f >= 99.5:
 		return strconv.FormatFloat(f, 'f', 0, 64)
 	case f >= 9.995:
@@ -229,13 +290,10 @@ func factorDigits(f float64) string {
 }
 
 // Spread formats a value with the half-width of its interval in percent of it, as
-// benchstat does: "1.20ms ±2%"; "±∞" when there is no interval.
+// benchstat does: "1.20ms ±2%"; the value alone when there is no interval (never "±∞").
 func Spread(v, lo, hi float64, unit string, bounded bool) string {
 	s := Value(v, unit)
-	if !bounded {
-		return s + " ±∞"
-	}
-	if v == 0 {
+	if !bounded || v == 0 {
 		return s
 	}
 	w := math.Max(hi-v, v-lo) / math.Abs(v) * 100

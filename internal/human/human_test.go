@@ -3,6 +3,7 @@ package human
 import (
 	"math"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -57,14 +58,19 @@ func TestDelta(t *testing.T) {
 		{0.04, "0.0%"},
 		{0, "0.0%"},
 		{95.3, "+95.3%"},
-		{100, "x2.00"},
-		{18874.2, "x190"},
-		{18500, "x186"},
-		{-75, "-75.0%"},
-		{-99.46, "-99.5%"},
+		{100, "+100% (2.00x slower)"},
+		{18874.2, "+18874% (190x slower)"},
+		{18500, "+18500% (186x slower)"},
+		{-50, "-50.0% (2.00x faster)"},
+		{-52.2, "-52.2% (2.09x faster)"},
+		{-49, "-49.0%"},
+		{-75, "-75.0% (4.00x faster)"},
+		{-99.46, "-99.5% (185x faster)"},
+		{-99.95, "> 1000x faster"},
 		{-250, "-250%"},
-		{1e9, "x10000000"},
-		{1887420, "x18900"},
+		{1e9, "> 1000x slower"},
+		{99900, "> 1000x slower"},
+		{99800, "+99800% (999x slower)"},
 	} {
 		if got := Delta(c.d); got != c.want {
 			t.Errorf("Delta(%g) = %q, want %q", c.d, got, c.want)
@@ -77,14 +83,23 @@ func TestDeltaCI(t *testing.T) {
 		est, lo, hi float64
 		want        string
 	}{
-		{-12.1, -15, -9.1, "-12.1% [-15.0%, -9.1%]"},
+		{-12.1, -15, -9.1, "-12.1% [-15.0%, -9.1%] (1.14x faster)"},
 		{-0.01, -0.3, 0.2, "0.0% [-0.3%, +0.2%]"},
-		{18500, 16900, 20200, "x186 [x170, x203]"},
-		{150, 90, 210, "x2.50 [x1.90, x3.10]"},
-		{120, -20, 260, "x2.20 [x1/1.25, x3.60]"},
-		{-75, -80, -70, "x1/4.00 [x1/5.00, x1/3.33]"},
-		{-99.99999, -99.999999, -99.9999, "x1/10000000 [x1/100000000, x1/1000000]"},
-		{-49, -52, -46, "-49.0% [-52.0%, -46.0%]"},
+		{18500, 16900, 20200, "+18500% [+16900%, +20200%] (186x slower)"},
+		{150, 90, 210, "+150% [+90.0%, +210%] (2.50x slower)"},
+		{120, -20, 260, "+120% [-20.0%, +260%] (2.20x slower)"},
+		{-75, -80, -70, "-75.0% [-80.0%, -70.0%] (4.00x faster)"},
+		{-52.2, -55, -49, "-52.2% [-55.0%, -49.0%] (2.09x faster)"},
+		{12, 8, 16, "+12.0% [+8.0%, +16.0%] (1.12x slower)"},
+		{-9.5, -12, -7, "-9.5% [-12.0%, -7.0%] (1.10x faster)"},
+		{9.5, 7, 12, "+9.5% [+7.0%, +12.0%]"},
+		{-99.99999, -99.999999, -99.9999, "> 1000x faster"},
+		{-49, -52, -46, "-49.0% [-52.0%, -46.0%] (1.96x faster)"},
+		// Intervals that say nothing are not printed.
+		{4.5, -100, 99999900, "+4.5% (needs more pairs)"},
+		{4.5, math.Inf(-1), math.Inf(1), "+4.5% (needs more pairs)"},
+		{20, -90, 2000, "+20.0% (needs more pairs)"},
+		{math.NaN(), 0, 0, "-"},
 	} {
 		if got := DeltaCI(c.est, c.lo, c.hi); got != c.want {
 			t.Errorf("DeltaCI(%g, %g, %g) = %q, want %q", c.est, c.lo, c.hi, got, c.want)
@@ -117,7 +132,15 @@ func TestPctPercentNum(t *testing.T) {
 		{Quantity(2048, "B/op"), "2.00KiB"},
 		{Spread(1.2e6, 1.18e6, 1.23e6, "ns/op", true), "1.20ms ±2%"},
 		{Spread(1.2e6, 1.199e6, 1.201e6, "ns/op", true), "1.20ms ±0.1%"},
-		{Spread(1.2e6, 0, 0, "ns/op", false), "1.20ms ±∞"},
+		{Spread(1.2e6, 0, 0, "ns/op", false), "1.20ms"},
+		{Factor(-52.2), "2.09x faster"},
+		{Factor(12), "1.12x slower"},
+		{Factor(0), "unchanged"},
+		{Amount(100), "+100% (2.00x more)"},
+		{Amount(-75), "-75.0% (4.00x less)"},
+		{Amount(20), "+20.0%"},
+		{Factor(-150), ""},
+		{Factor(1e6), "> 1000x slower"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
@@ -143,6 +166,9 @@ func TestNoENotation(t *testing.T) {
 			for _, s := range outs {
 				if ePattern.MatchString(s) {
 					t.Errorf("%g: %q is in e-notation", x, s)
+				}
+				if strings.Contains(s, "x1/") || strings.Contains(s, "∞") {
+					t.Errorf("%g: %q writes a reciprocal factor or an infinity", x, s)
 				}
 				if regexp.MustCompile(`-0\.0+%|-0%`).MatchString(s) {
 					t.Errorf("%g: %q is a negative zero", x, s)
