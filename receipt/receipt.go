@@ -129,6 +129,9 @@ type Plan struct {
 	// Shard is the part of the run this receipt holds when the run is spread over
 	// machines (a shard, or a merge of shards); nil for a run on one machine.
 	Shard *Shard `json:"shard,omitempty"`
+	// ProfileLanes says which lanes get one more process per arm with profiling after
+	// the measured runs (docs/profiles.md): "reproduced", "all", or empty for none.
+	ProfileLanes string `json:"profile_lanes,omitempty"`
 }
 
 // Protocol is the resolved protocol of a run.
