@@ -12,6 +12,7 @@ import (
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/texttable"
 	"github.com/flipbench/flipbench/lanekind"
+	"github.com/flipbench/flipbench/profdiff"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
 )
@@ -95,12 +96,17 @@ func summarize(xs []float64) driftcheck.Summary {
 	return out
 }
 
+// ProfileLines is how many functions of each profile difference the table names.
+const ProfileLines = 3
+
 // Table writes the comparison of a finished receipt for a terminal, at most width columns
 // wide: a line saying what was compared and how, then one row per lane with the base and
 // candidate values (median over runs of each run's median ± the half-width of its 95%
 // interval, as benchstat shows them), the effect with its 95% interval (from the pair
 // means of order-flipped passes; as a factor beyond 2x), the verdict, and under each row
-// its reason; then the lanes' memory per operation when they reported it.
+// its reason; then the lanes' memory per operation when they reported it; then, for
+// every profiled lane, where its CPU time and allocations changed (profdiff.Lines: the
+// top ProfileLines functions by flat difference per operation).
 func Table(w io.Writer, d *report.Data, names Names, width int) error {
 	ew := report.NewErrWriter(w)
 	p := d.Plan
@@ -141,6 +147,9 @@ func Table(w io.Writer, d *report.Data, names Names, width int) error {
 		if err := texttable.Write(ew, []string{"lane", "B/op", "allocs/op"}, mem, width); err != nil {
 			return err
 		}
+	}
+	if err := profdiff.Lines(ew, d.Profiles, ProfileLines); err != nil {
+		return err
 	}
 	return ew.Err()
 }

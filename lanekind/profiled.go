@@ -72,21 +72,26 @@ func withGODEBUG(env []string, setting string) string {
 }
 
 // Operations of a gotest lane: the b.N of every repetition it printed, warmup ones
-// included, since the profile covers them all.
+// included, since the profile covers them all, and the call with b.N = 1 that the testing
+// package makes before the printed one in a repetition whose b.N is more than 1. That is
+// exact for a count benchtime (100x: 1 + 100 operations a repetition); under a duration
+// benchtime the ramp's steps between them are not counted (they sum to about 1% of the
+// last step when it grows b.N a hundredfold, more when it grows less).
 func (gotestKind) Operations(r Run, out Output) (int, error) {
-	return printedIterations(out.Stdout, r.Lane, r.Samples+r.Warmup, 0)
+	return printedIterations(out.Stdout, r.Lane, r.Samples+r.Warmup, 0, true)
 }
 
 // Operations of an exec lane: the iterations of every result it printed, and its warmup
 // operations, which print nothing, counted at the mean iterations of a printed one.
 func (execKind) Operations(r Run, out Output) (int, error) {
-	return printedIterations(out.Stdout, r.Lane, r.Samples, r.Warmup)
+	return printedIterations(out.Stdout, r.Lane, r.Samples, r.Warmup, false)
 }
 
 // printedIterations sums the iteration counts of the want results lane printed in out,
-// and adds unprinted operations at the mean count of a printed one. A result of
-// another benchmark, or a count other than want, is an error.
-func printedIterations(out []byte, lane string, want, unprinted int) (int, error) {
+// one more for each result of more than one iteration when firstCall (the testing
+// package's call with b.N = 1), and adds unprinted operations at the mean count of a
+// printed one. A result of another benchmark, or a count other than want, is an error.
+func printedIterations(out []byte, lane string, want, unprinted int, firstCall bool) (int, error) {
 	rd := benchfmt.NewReader(bytes.NewReader(out), "stdout")
 	n, total := 0, 0
 	for rd.Scan() {
@@ -100,6 +105,9 @@ func printedIterations(out []byte, lane string, want, unprinted int) (int, error
 			}
 			n++
 			total += max(rec.Iters, 1)
+			if firstCall && rec.Iters > 1 {
+				total++
+			}
 		}
 	}
 	if err := rd.Err(); err != nil {

@@ -159,7 +159,7 @@ func Compute(kind string, base, cand *profile.Profile, baseOps, candOps, n int) 
 	d := Diff{Kind: kind, SampleType: st.Type + "/" + st.Unit, Unit: unit, BaseOps: baseOps, CandOps: candOps,
 		BaseEvents: events(base, kind), CandEvents: events(cand, kind)}
 	type acc struct {
-		flat, cum   Values
+		flat, cum      Values
 		noiseB, noiseC float64 // the variance of flat's Base and Cand from sampling
 	}
 	fns := map[string]*acc{}

@@ -297,7 +297,7 @@ func TestReadAndReport(t *testing.T) {
 		t.Errorf("summary %q", got)
 	}
 	r := &Report{Selection: SelectReproduced, Base: "base", Lanes: []Lane{{Lane: "Step", Arm: "cand", Verdict: "reproduced-slower",
-		Runs: []Run{{Arm: "base", Kind: CPU, File: "profiles/base-Step.cpu.pprof"}, {Arm: "cand", Kind: CPU, File: "profiles/cand-Step.cpu.pprof"}},
+		Runs:  []Run{{Arm: "base", Kind: CPU, File: "profiles/base-Step.cpu.pprof"}, {Arm: "cand", Kind: CPU, File: "profiles/cand-Step.cpu.pprof"}},
 		Diffs: []Diff{d}, Notes: []string{"no alloc difference: the lane wrote no profile"}}}}
 	if err := WriteReport(dir, r); err != nil {
 		t.Fatal(err)
