@@ -121,7 +121,8 @@ func ProfilePlot(buf *bytes.Buffer, lane, arm, base string, d profdiff.Diff) err
 	if err != nil {
 		return err
 	}
-	p.Draw(draw.New(c))
+	// A margin on every side: gonum measures the labels a little short.
+	p.Draw(draw.Crop(draw.New(c), vg.Points(12), -vg.Points(8), vg.Points(4), -vg.Points(10)))
 	_, err = c.WriteTo(buf)
 	return err
 }
