@@ -128,6 +128,10 @@ type Job struct {
 	// the measured runs (profdiff.SelectReproduced, SelectAll; "" or SelectNone for none);
 	// it is recorded in the plan, so a resumed run profiles the same.
 	ProfileLanes string
+	// ProfileSamples is the samples each profiled process runs; 0 means the protocol's.
+	// A profile of a short operation needs more than a measured run does: a CPU profile
+	// records one stack per 10ms of CPU time.
+	ProfileSamples int
 	// Select, when set, is called with the built arms before the plan is made, and returns
 	// the experiment and the resolved protocol and lanes to plan instead of Spec and
 	// Resolved: flipbench compare lists the benchmarks of the built binaries to choose its
@@ -193,7 +197,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		Experiment: job.Spec, Page: job.Page, Label: job.Label, Profile: job.Resolved.Profile,
 		Command: job.Command, Resolved: job.Resolved, Arms: arms,
 	})
-	plan.ProfileLanes = job.ProfileLanes
+	plan.ProfileLanes, plan.ProfileSamples = job.ProfileLanes, job.ProfileSamples
 	if plan.ProfileLanes == profdiff.SelectNone {
 		plan.ProfileLanes = ""
 	}

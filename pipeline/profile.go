@@ -174,7 +174,8 @@ func (p *profiler) diff(kind string, pair [2]profdiff.Run) (profdiff.Diff, strin
 }
 
 // run starts the profiled process of kind for lane in arm (once per arm, lane and kind)
-// through the Starter, with the protocol's samples, warmup, timeout and CPUs, and
+// through the Starter, with the protocol's warmup, timeout and CPUs and its samples (or
+// the plan's ProfileSamples), and
 // returns what it did. An error is returned only when the run was interrupted.
 func (p *profiler) run(ctx context.Context, armName string, lane receipt.Lane, kind string) (profdiff.Run, error) {
 	key := runKey{armName, lane.Name, kind}
@@ -216,6 +217,9 @@ func (p *profiler) start(ctx context.Context, arm receipt.Arm, lane receipt.Lane
 	}
 	defer os.RemoveAll(scratch)
 	proto := p.plan.Protocol
+	if p.plan.ProfileSamples > 0 {
+		proto.Samples = p.plan.ProfileSamples
+	}
 	// Not a pass of the schedule: collection and pass 0.
 	run := lanekind.Run{
 		Lane:    lane.Name,

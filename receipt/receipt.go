@@ -132,6 +132,9 @@ type Plan struct {
 	// ProfileLanes says which lanes get one more process per arm with profiling after
 	// the measured runs (docs/profiles.md): "reproduced", "all", or empty for none.
 	ProfileLanes string `json:"profile_lanes,omitempty"`
+	// ProfileSamples is the samples a profiled process runs (after the protocol's
+	// warmup); 0 means the protocol's samples.
+	ProfileSamples int `json:"profile_samples,omitempty"`
 }
 
 // Protocol is the resolved protocol of a run.

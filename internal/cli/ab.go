@@ -166,7 +166,7 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 	}
 	rel, _ := filepath.Rel(root, page)
 	job := pipeline.Job{Spec: exp, Root: root, Page: filepath.ToSlash(rel), Resolved: res, Label: label,
-		Results: resultsDir(root, opts.results), Command: opts.args, Incidence: true, ProfileLanes: opts.profile.v}
+		Results: resultsDir(root, opts.results), Command: opts.args, Incidence: true, ProfileLanes: opts.profile.v, ProfileSamples: opts.profile.samples.n}
 	if opts.shard != "" {
 		req, err := parseShard(opts.shard)
 		if err != nil {

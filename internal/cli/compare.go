@@ -227,7 +227,7 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, 
 	}
 	e := compare.Experiment(co)
 	job := pipeline.Job{Spec: e, Root: root, Label: compare.Label, Results: resultsDir(root, opts.results), Command: opts.args,
-		Pending: compare.Pending, ProfileLanes: opts.profile.v}
+		Pending: compare.Pending, ProfileLanes: opts.profile.v, ProfileSamples: opts.profile.samples.n}
 	job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
 		exp, res, notes, err := compare.Select(ctx, e, arms, opts.bench, role, opts.overrides)
 		for _, n := range notes {
