@@ -31,11 +31,10 @@ func TestFinalizeProfiles(t *testing.T) {
 	}
 	f := finalizeFixture(t, root)
 	block := string(f.Content)
-	t.Log(block[strings.Index(block, "### Profile"):])
 	for _, want := range []string{
 		"### Profile difference\n",
 		"#### alpha, candA vs base (reproduced-faster)\n",
-		"| `example.com/fake.prepare`     | 300.0µs/op | 100.0µs/op | -200.0µs/op | 10.0µs/op  |",
+		"| `example.com/fake.prepare`    | 300.0µs/op | 100.0µs/op | -200.0µs/op | 10.0µs/op  |",
 		"![alpha: CPU time per operation by function, candA vs base](../" + fixtureReceipt + "/profile-candA-alpha-cpu.svg)",
 		"[profiles/base-alpha.cpu.pprof](../" + fixtureReceipt + "/profiles/base-alpha.cpu.pprof)",
 	} {
