@@ -19,8 +19,8 @@ func TestFinalizeProfiles(t *testing.T) {
 		Runs: []profdiff.Run{{Arm: "base", Kind: profdiff.CPU, File: "profiles/base-alpha.cpu.pprof", Operations: 10},
 			{Arm: "candA", Kind: profdiff.CPU, File: "profiles/candA-alpha.cpu.pprof", Operations: 10}},
 		Diffs: []profdiff.Diff{{Kind: profdiff.CPU, SampleType: "cpu/nanoseconds", Unit: "ns/op", BaseOps: 10, CandOps: 10,
-			Total: profdiff.Values{Base: 1e6, Cand: 0.8e6, Delta: -0.2e6},
-			Top:   []profdiff.Entry{{Function: "example.com/fake.prepare", Flat: profdiff.Values{Base: 0.3e6, Cand: 0.1e6, Delta: -0.2e6}, FlatNoise: 1e4}},
+			Total:  profdiff.Values{Base: 1e6, Cand: 0.8e6, Delta: -0.2e6},
+			Top:    []profdiff.Entry{{Function: "example.com/fake.prepare", Flat: profdiff.Values{Base: 0.3e6, Cand: 0.1e6, Delta: -0.2e6}, FlatNoise: 1e4}},
 			TopCum: []profdiff.Entry{{Function: "example.com/fake.prepare", Cum: profdiff.Values{Base: 0.3e6, Cand: 0.1e6, Delta: -0.2e6}}}}},
 	}}}
 	if err := profdiff.WriteReport(dir, rep); err != nil {
