@@ -8,6 +8,8 @@
 //	env.json       environment snapshots taken before and after every pass
 //	<arm>.bench    every sample of one arm in Go benchmark format, for benchstat
 //	analysis.json  the drift check's result
+//	profiles.json  the profiled lanes' per-function differences, with the profiles in
+//	               profiles/ (package profdiff; only when the run profiled a lane)
 //	manifest.json  the SHA-256 of every other file in the folder
 //
 // Everything after the run (drift check, receipt page, experiment page) is computed from
