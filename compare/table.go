@@ -14,6 +14,7 @@ import (
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/internal/texttable"
 	"github.com/flipbench/flipbench/lanekind"
+	"github.com/flipbench/flipbench/profdiff"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
 )
@@ -106,6 +107,9 @@ func summarize(xs []float64) driftcheck.Summary {
 	return out
 }
 
+// ProfileLines is how many functions of each profile difference the table names.
+const ProfileLines = 3
+
 // Table writes the comparison of a finished receipt for a terminal, at most width columns
 // wide: a line saying what was compared and how, a line stating the interval's level and
 // what the columns are, then one row per lane with its role (when the lanes have more than
@@ -114,7 +118,9 @@ func summarize(xs []float64) driftcheck.Summary {
 // passes), the verdict (for an undecided lane with what it rules out, see RuledOut) and a
 // note where the row needs one (an undecided lane's reason, medians that disagree with
 // the effect's sign); then the one-line Summary, and the lanes' memory per operation when
-// they reported it.
+// they reported it; then, for every profiled lane, where its CPU time and
+// allocations changed (profdiff.Lines: the top ProfileLines functions by flat difference per
+// operation).
 func Table(w io.Writer, d *report.Data, names Names, width int) error {
 	ew := report.NewErrWriter(w)
 	p := d.Plan
@@ -146,6 +152,9 @@ func Table(w io.Writer, d *report.Data, names Names, width int) error {
 		if err := texttable.Write(ew, []string{"lane", "B/op", "allocs/op"}, mem, width); err != nil {
 			return err
 		}
+	}
+	if err := profdiff.Lines(ew, d.Profiles, ProfileLines); err != nil {
+		return err
 	}
 	return ew.Err()
 }

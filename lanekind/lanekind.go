@@ -11,7 +11,9 @@
 //   - which processes one run starts and how their output becomes samples (Kind.Prepare,
 //     Kind.Collect),
 //   - which functions delimit one operation when the lane's instructions are counted
-//     (Kind.Counter).
+//     (Kind.Counter),
+//   - how one extra process of a lane writes CPU and allocation profiles, and how many
+//     operations it ran (Kind.Profile, Kind.Operations).
 //
 // A lane with metric: instructions runs its kind wrapped in the instruction counter
 // (Counted, through ForLane): the same command natively and then under Valgrind's
@@ -98,6 +100,12 @@ type Kind interface {
 	// Collect turns the finished processes of one run (one Output per Proc of Prepare, in
 	// order) into the run's samples, or says why they give none.
 	Collect(r Run, outs []Output) (Samples, error)
+	// Profile returns the one process that runs r once more, natively, writing the
+	// profiles f names (docs/profiles.md): never a measured run.
+	Profile(r Run, f ProfileFiles) Proc
+	// Operations returns how many operations the process of Profile ran, read from its
+	// output: what its profiles are divided by to give costs per operation.
+	Operations(r Run, out Output) (int, error)
 }
 
 // Harness is what a kind reads of a harness spec (spec.Harness).

@@ -116,6 +116,15 @@ func renderBlock(w io.Writer, b *blockInput) error {
 		}
 	}
 
+	// Where the reproduced lanes' time and bytes went, from the profiles of one more
+	// process per arm.
+	if d.Profiles != nil && len(d.Profiles.Lanes) > 0 {
+		fmt.Fprintf(ew, "### Profile difference\n\n")
+		if err := report.ProfileSection(ew, d, "#### ", func(rel string) string { return b.rel(filepath.Join(d.Dir, filepath.FromSlash(rel))) }); err != nil {
+			return err
+		}
+	}
+
 	// The lanes' other metrics (prepares/op, reserved/op, ...) show the mechanism behind
 	// the times: the page carries them, not only the receipt.
 	shown, err := report.MetricsSection(ew, d, "### ")

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
@@ -87,7 +89,8 @@ func checkRunFiles(dir string) error {
 // writePlots writes one SVG plot per candidate arm and primary or guard lane into dir (the
 // receipt data folder d was loaded from): the per-pass delta against base by pass, forward
 // and reverse passes drawn differently, each collection's median delta as a dashed line,
-// and the effect floor as a shaded band around zero. It returns the names of the files
+// and the effect floor as a shaded band around zero; and the bar chart of every profile
+// difference (report.ProfilePlots). It returns the names of the files
 // written (see report.PlotName). Call it before the manifest is written, so the plots are hashed
 // with the rest of the receipt; the output is deterministic, so rewriting it is harmless.
 func writePlots(dir string, d *report.Data) ([]string, error) {
@@ -104,6 +107,16 @@ func writePlots(dir string, d *report.Data) ([]string, error) {
 			}
 			names = append(names, name)
 		}
+	}
+	profs, err := report.ProfilePlots(d)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range slices.Sorted(maps.Keys(profs)) {
+		if err := receipt.WriteFile(filepath.Join(dir, name), profs[name]); err != nil {
+			return nil, err
+		}
+		names = append(names, name)
 	}
 	return names, nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/internal/cpuset"
+	"github.com/flipbench/flipbench/profdiff"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -123,6 +124,14 @@ type Job struct {
 	// sha256 stops the run before anything is measured.
 	ExpectArms     []receipt.Arm
 	ExpectArmsFrom string
+	// ProfileLanes says which lanes get one more process per arm with profiling after
+	// the measured runs (profdiff.SelectReproduced, SelectAll; "" or SelectNone for none);
+	// it is recorded in the plan, so a resumed run profiles the same.
+	ProfileLanes string
+	// ProfileSamples is the samples each profiled process runs; 0 means the protocol's.
+	// A profile of a short operation needs more than a measured run does: a CPU profile
+	// records one stack per 10ms of CPU time.
+	ProfileSamples int
 	// Select, when set, is called with the built arms before the plan is made, and returns
 	// the experiment and the resolved protocol and lanes to plan instead of Spec and
 	// Resolved: flipbench compare lists the benchmarks of the built binaries to choose its
@@ -188,6 +197,10 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		Experiment: job.Spec, Page: job.Page, Label: job.Label, Profile: job.Resolved.Profile,
 		Command: job.Command, Resolved: job.Resolved, Arms: arms,
 	})
+	plan.ProfileLanes, plan.ProfileSamples = job.ProfileLanes, job.ProfileSamples
+	if plan.ProfileLanes == profdiff.SelectNone {
+		plan.ProfileLanes = ""
+	}
 	folder := job.Label
 	if job.Shard != nil {
 		if plan.Shard, err = shardOf(plan, *job.Shard); err != nil {
@@ -277,8 +290,8 @@ func release(l *harness.Lock) {
 	}
 }
 
-// measureAndFinish measures the plan in dir, then the incidence suite, then writes the
-// receipt.
+// measureAndFinish measures the plan in dir, then profiles the lanes the plan asks for
+// (profileLanes), then measures the incidence suite, then writes the receipt.
 func measureAndFinish(ctx context.Context, dir string, plan *receipt.Plan, job Job, opts Options) (*Result, error) {
 	res := &Result{Dir: dir, Shard: plan.Shard}
 	out, looks, err := measure(ctx, dir, plan, job, opts)
@@ -288,6 +301,12 @@ func measureAndFinish(ctx context.Context, dir string, plan *receipt.Plan, job J
 			return res, fmt.Errorf("%w after %d runs; nothing finished is lost: flipbench ab --resume %s", ErrInterrupted, out.Resumed+out.Ran, dir)
 		}
 		return res, fmt.Errorf("%w (finished runs are kept: flipbench ab --resume %s)", err, dir)
+	}
+	if err := profileLanes(ctx, dir, plan, opts); err != nil {
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("%w while profiling; the measured runs are complete: flipbench ab --resume %s", ErrInterrupted, dir)
+		}
+		return res, fmt.Errorf("profiling the reproduced lanes: %w (the measured runs are complete: flipbench ab --resume %s)", err, dir)
 	}
 	if job.Incidence && job.Spec != nil && job.Spec.Incidence != nil && !incidence.Exists(dir) && measuresIncidence(plan) {
 		ij := IncidenceJob{Spec: job.Spec, Root: job.Root, Dir: dir, Command: plan.Command}

@@ -8,6 +8,8 @@
 //	env.json       environment snapshots taken before and after every pass
 //	<arm>.bench    every sample of one arm in Go benchmark format, for benchstat
 //	analysis.json  the drift check's result
+//	profiles.json  the profiled lanes' per-function differences, with the profiles in
+//	               profiles/ (package profdiff; only when the run profiled a lane)
 //	manifest.json  the SHA-256 of every other file in the folder
 //
 // Everything after the run (drift check, receipt page, experiment page) is computed from
@@ -136,6 +138,12 @@ type Plan struct {
 	// Shard is the part of the run this receipt holds when the run is spread over
 	// machines (a shard, or a merge of shards); nil for a run on one machine.
 	Shard *Shard `json:"shard,omitempty"`
+	// ProfileLanes says which lanes get one more process per arm with profiling after
+	// the measured runs (docs/profiles.md): "reproduced", "all", or empty for none.
+	ProfileLanes string `json:"profile_lanes,omitempty"`
+	// ProfileSamples is the samples a profiled process runs (after the protocol's
+	// warmup); 0 means the protocol's samples.
+	ProfileSamples int `json:"profile_samples,omitempty"`
 }
 
 // Protocol is the resolved protocol of a run.

@@ -18,8 +18,9 @@ import (
 	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
-	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/internal/shquote"
+	"github.com/flipbench/flipbench/lanekind"
+	"github.com/flipbench/flipbench/profdiff"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -35,6 +36,9 @@ type Data struct {
 	Looks []receipt.Look
 	// Kept are the warnings the build and the run kept in warnings.jsonl.
 	Kept []receipt.Warning
+	// Profiles are the profile differences of the lanes profiled after the measured runs
+	// (profiles.json); nil when none were.
+	Profiles *profdiff.Report
 	// Reanalyzed says that Open found an analysis.json of an older schema than this
 	// flipbench's drift check and computed the analysis afresh from the run's data (plan
 	// and raw runs, both under the manifest) instead.
@@ -135,6 +139,9 @@ func readData(dir string) (*Data, error) {
 		return nil, err
 	}
 	if d.Kept, err = receipt.ReadWarnings(dir); err != nil {
+		return nil, err
+	}
+	if d.Profiles, err = profdiff.ReadReport(dir); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -239,6 +246,12 @@ func render(w *ErrWriter, d *Data) error {
 	if Counted(p) {
 		fmt.Fprintf(w, "\n## Instruction counts\n\n")
 		if err := CountingTable(w, d); err != nil {
+			return err
+		}
+	}
+	if d.Profiles != nil && len(d.Profiles.Lanes) > 0 {
+		fmt.Fprintf(w, "\n## Profiles\n\n")
+		if err := ProfileSection(w, d, "### ", func(rel string) string { return name + "/" + rel }); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/receipttest"
+	"github.com/flipbench/flipbench/profdiff"
 	"github.com/flipbench/flipbench/receipt"
 )
 
@@ -246,4 +247,28 @@ func renderAll(dir string) (string, error) {
 		return "", err
 	}
 	return Path(dir), receipt.WriteFile(Path(dir), buf.Bytes())
+}
+
+func TestProfilePlot(t *testing.T) {
+	d := profdiff.Diff{Kind: profdiff.CPU, Unit: "ns/op", Top: []profdiff.Entry{
+		{Function: "example.com/toy/toy.step", Flat: profdiff.Values{Base: 1e6, Cand: 3e6, Delta: 2e6}, FlatNoise: 2e5},
+		{Function: "example.com/toy/toy.other", Flat: profdiff.Values{Base: 1e6, Cand: 0.5e6, Delta: -0.5e6}, FlatNoise: 1e5},
+	}}
+	var buf bytes.Buffer
+	if err := ProfilePlot(&buf, "Work", "cand", "base", d); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	for _, want := range []string{"<svg", "toy.step", "toy.other", "+2.00ms", "-500.0µs", "Work: cand vs base, CPU time per operation by function (flat)"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("plot lacks %q", want)
+		}
+	}
+	if strings.Contains(svg, "e+0") || strings.Contains(svg, "e-0") {
+		t.Error("plot has e-notation")
+	}
+	buf.Reset()
+	if err := ProfilePlot(&buf, "Work", "cand", "base", profdiff.Diff{Kind: profdiff.Alloc, Unit: "B/op", Top: []profdiff.Entry{}}); err != nil {
+		t.Errorf("a difference with no entry: %v", err)
+	}
 }

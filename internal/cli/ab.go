@@ -35,6 +35,7 @@ type abOptions struct {
 	shard     string // --shard i/n
 	cont      string // --continue DIR
 	arms      string // --arms FILE
+	profile   profileLanesFlag
 }
 
 func newAbCmd(s Streams) *cobra.Command {
@@ -102,6 +103,7 @@ an interrupted run. The receipt's path is the last line of stdout.`,
 	f.StringVar(&opts.shard, "shard", "", "measure shard i of n: the pass pairs the seed deals to this machine (docs/shards.md); merge the shards with flipbench merge")
 	f.StringVar(&opts.cont, "continue", "", "with --shard: run this shard's part of the next round of the sequential run merged in DIR")
 	f.StringVar(&opts.arms, "arms", "", "refuse to measure unless each arm's binary has the sha256 this file (flipbench build --json) gives it")
+	addProfileLanesFlag(cmd, &opts.profile)
 	addWaitFlag(cmd, &opts.wait)
 	return cmd
 }
@@ -164,7 +166,7 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 	}
 	rel, _ := filepath.Rel(root, page)
 	job := pipeline.Job{Spec: exp, Root: root, Page: filepath.ToSlash(rel), Resolved: res, Label: label,
-		Results: resultsDir(root, opts.results), Command: opts.args, Incidence: true}
+		Results: resultsDir(root, opts.results), Command: opts.args, Incidence: true, ProfileLanes: opts.profile.v, ProfileSamples: opts.profile.samples.n}
 	if opts.shard != "" {
 		req, err := parseShard(opts.shard)
 		if err != nil {

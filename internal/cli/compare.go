@@ -37,6 +37,7 @@ type compareOptions struct {
 	roles            compare.Roles
 	quiet            bool
 	format           string
+	profile          profileLanesFlag
 }
 
 func newCompareCmd(s Streams) *cobra.Command {
@@ -51,7 +52,11 @@ every benchmark that --bench selects in its own process, in order-flipped pass p
 (the gate's sequential protocol: rounds until every benchmark is decided, at most 20,
 within 10 minutes), and prints one table: the base and candidate values with their
 spread, the change with its 95% interval (as a factor beyond 2x), the verdict and its
-reason. A receipt is written as for every run (results/ at the repository root, or
+reason. For every lane that reproduced, one more process per arm then runs with
+-test.cpuprofile (and -test.memprofile where the lane reports B/op), and the table is
+followed by the functions whose cost per operation changed most, as go tool pprof
+-diff_base shows them (--profile-lanes all profiles every lane, none no lane; the
+profiles are in the receipt). A receipt is written as for every run (results/ at the repository root, or
 --results), and --save NNN writes the run as experiment page NNN, which flipbench finalize
 fills in.
 
@@ -114,6 +119,7 @@ failed (after the table and the receipt); 2 on a usage error.`,
 	f.StringVar(&opts.title, "title", "", "the saved page's title (with --save)")
 	addRoleFlags(f, &opts.roles)
 	addCompareOutputFlags(f, opts)
+	addProfileLanesFlag(cmd, &opts.profile)
 	addWaitFlag(cmd, &opts.wait)
 	return cmd
 }
@@ -242,7 +248,7 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, 
 	}
 	e := compare.Experiment(co)
 	job := pipeline.Job{Spec: e, Root: root, Label: compare.Label, Results: resultsDir(root, opts.results), Command: opts.args,
-		Pending: compare.Pending}
+		Pending: compare.Pending, ProfileLanes: opts.profile.v, ProfileSamples: opts.profile.samples.n}
 	job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
 		exp, res, notes, err := compare.Select(ctx, e, arms, opts.bench, role, opts.overrides)
 		for _, n := range notes {

@@ -9,12 +9,13 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/gate"
+	"github.com/flipbench/flipbench/profdiff"
 	"github.com/flipbench/flipbench/receipt"
 )
 
 // TestJSONDocumented checks that docs/json.md names every field of every machine-readable
-// output: plan.json, raw.jsonl, looks.jsonl, analysis.json (and drift --json) and gate
-// --json. A field added to one of their types without a line in the reference fails here.
+// output: plan.json, raw.jsonl, looks.jsonl, analysis.json (and drift --json), gate
+// --json and profiles.json. A field added to one of their types without a line in the reference fails here.
 func TestJSONDocumented(t *testing.T) {
 	data, err := os.ReadFile("../../docs/json.md")
 	if err != nil {
@@ -27,6 +28,7 @@ func TestJSONDocumented(t *testing.T) {
 		"looks.jsonl":   receipt.Look{},
 		"analysis.json": driftcheck.Report{},
 		"gate --json":   gate.Result{},
+		"profiles.json": profdiff.Report{},
 	} {
 		for _, field := range jsonFields(reflect.TypeOf(v), map[reflect.Type]bool{}) {
 			if !regexp.MustCompile("[`.]" + regexp.QuoteMeta(field) + "[`.\\[]").MatchString(doc) {

@@ -10,7 +10,8 @@
 // opEnd, the markers a lane that counts instructions names in its harness. The candidate
 // arm sets DEMO_PRESIZE=1, which makes index-build allocate the map at its final size; the
 // other lanes do not read the switch, so they are the experiment's guard and control.
-// DEMO_LOOKUP_MORE=1 makes lookup look up the first 1% of its keys a second time, about
+// It writes the profiles flipbench's profiled process asks for with FLIPBENCH_CPUPROFILE
+// and FLIPBENCH_MEMPROFILE (docs/profiles.md). DEMO_LOOKUP_MORE=1 makes lookup look up the first 1% of its keys a second time, about
 // 1% more work in that lane only (experiment 20's patch arm).
 //
 // The lanes:
@@ -37,10 +38,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"time"
 )
@@ -57,6 +60,12 @@ func main() {
 	samples := flag.Int("samples", 10, "recorded samples")
 	warmup := flag.Int("warmup", 2, "unrecorded warmup operations")
 	flag.Parse()
+	stop, err := startProfiles()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+		os.Exit(1)
+	}
+	defer stop()
 
 	names := make([]string, keys)
 	for i := range names {
@@ -126,6 +135,41 @@ func main() {
 	if sink == 42 {
 		fmt.Fprintln(os.Stderr, "unlikely")
 	}
+}
+
+// startProfiles starts what flipbench's profiled process asks for (docs/profiles.md): a
+// CPU profile into the file $FLIPBENCH_CPUPROFILE names, and an allocation profile into
+// the one $FLIPBENCH_MEMPROFILE names, written by the returned stop when the lane is
+// done. A measured run sets neither, and the lane then profiles nothing.
+func startProfiles() (stop func(), err error) {
+	var stops []func() error
+	if name := os.Getenv("FLIPBENCH_CPUPROFILE"); name != "" {
+		f, err := os.Create(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		stops = append(stops, func() error { pprof.StopCPUProfile(); return f.Close() })
+	}
+	if name := os.Getenv("FLIPBENCH_MEMPROFILE"); name != "" {
+		stops = append(stops, func() error {
+			f, err := os.Create(name)
+			if err != nil {
+				return err
+			}
+			return errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+		})
+	}
+	return func() {
+		for _, s := range stops {
+			if err := s(); err != nil {
+				fmt.Fprintf(os.Stderr, "demo: writing a profile: %v\n", err)
+			}
+		}
+	}, nil
 }
 
 // opStart and opEnd mark one operation for a lane that counts instructions: the

@@ -1,0 +1,303 @@
+// Package profdiff says where a reproduced change went: it compares the profiles of one
+// extra process of each arm of a lane, written after the measured runs (CPU with
+// -test.cpuprofile, allocations with -test.memprofile; see docs/profiles.md), function by
+// function.
+//
+// The difference is the one `go tool pprof -diff_base=base.pprof cand.pprof` shows: the
+// base profile's samples are negated, labelled as the diff base and merged with the
+// candidate's (package github.com/google/pprof/profile), and each function is given its
+// flat value (the samples whose innermost frame it is) and its cumulative value (the
+// samples with it anywhere on the stack, once per sample), inlined frames counted as the
+// functions they are. Unlike pprof, which compares whole profiles, each arm's samples are
+// divided by the operations its process ran (Diff.BaseOps, Diff.CandOps), so two arms
+// whose processes ran different numbers of operations compare per operation.
+//
+// A CPU profile is sampled (a Go process records a stack every 10ms of CPU time), so a
+// function's difference carries sampling noise: Entry.FlatNoise is its standard error, from
+// the samples behind it. An allocation profile recorded with a rate of 1 counts every
+// allocation and has none.
+//
+// Report is the receipt's profiles.json: the profiled processes of each lane and the top
+// entries of its differences. Markdown renders it for the receipt page and the experiment
+// page, Lines for a terminal.
+package profdiff
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// Profile kinds: which profile a process wrote and a difference compares.
+const (
+	// CPU is a CPU profile, compared in CPU time per operation (ns/op).
+	CPU = "cpu"
+	// Alloc is an allocation profile, compared in bytes allocated per operation by
+	// allocation site (B/op): pprof's alloc_space.
+	Alloc = "alloc"
+)
+
+// Kinds returns the profile kinds in the order they are shown.
+func Kinds() []string { return []string{CPU, Alloc} }
+
+// SampleType returns the sample type a difference of kind compares ("cpu" in
+// nanoseconds, "alloc_space" in bytes) and the unit of its per-operation values.
+func SampleType(kind string) (typ, unit string, err error) {
+	switch kind {
+	case CPU:
+		return "cpu", "ns/op", nil
+	case Alloc:
+		return "alloc_space", "B/op", nil
+	}
+	return "", "", fmt.Errorf("unknown profile kind %q (known: %s)", kind, strings.Join(Kinds(), ", "))
+}
+
+// Values are one function's per-operation values in each arm and their difference.
+type Values struct {
+	Base  float64 `json:"base"`
+	Cand  float64 `json:"cand"`
+	Delta float64 `json:"delta"`
+}
+
+// Entry is one function of a difference.
+type Entry struct {
+	// Function is the function's name as the profile has it
+	// ("example.com/work/work.step").
+	Function string `json:"function"`
+	// Flat and Cum are its flat and cumulative values per operation.
+	Flat Values `json:"flat"`
+	Cum  Values `json:"cum"`
+	// FlatNoise is the standard error of Flat.Delta from sampling (CPU profiles); 0 where
+	// every event is recorded (allocation profiles at rate 1).
+	FlatNoise float64 `json:"flat_noise"`
+}
+
+// Diff is the difference between one lane's base and candidate profiles of one kind.
+type Diff struct {
+	// Kind is CPU or Alloc; SampleType the profile's sample type compared
+	// ("cpu/nanoseconds"); Unit the unit of every value ("ns/op", "B/op").
+	Kind       string `json:"kind"`
+	SampleType string `json:"sample_type"`
+	Unit       string `json:"unit"`
+	// BaseOps and CandOps are the operations each profiled process ran.
+	BaseOps int `json:"base_ops"`
+	CandOps int `json:"cand_ops"`
+	// BaseEvents and CandEvents are the events each profile recorded: CPU samples (one
+	// per 10ms of CPU time), or allocations.
+	BaseEvents int64 `json:"base_events"`
+	CandEvents int64 `json:"cand_events"`
+	// Total is the whole profile per operation, in each arm.
+	Total Values `json:"total"`
+	// Functions is how many functions the difference has (Top holds the first of them).
+	Functions int `json:"functions"`
+	// Top are the functions with the largest flat differences, largest first (by
+	// magnitude; a tie by cumulative difference, then name).
+	Top []Entry `json:"top"`
+	// TopCum are the functions with the largest cumulative differences, largest first.
+	TopCum []Entry `json:"top_cum"`
+}
+
+// Read parses the profile in file (gzipped protocol buffer, as runtime/pprof writes it).
+func Read(file string) (*profile.Profile, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	return p, nil
+}
+
+// Compute returns the difference of kind between base and cand, whose processes ran
+// baseOps and candOps operations, with the top n entries by flat and by cumulative
+// difference. The profiles are not changed.
+func Compute(kind string, base, cand *profile.Profile, baseOps, candOps, n int) (Diff, error) {
+	typ, unit, err := SampleType(kind)
+	if err != nil {
+		return Diff{}, err
+	}
+	if baseOps <= 0 || candOps <= 0 {
+		return Diff{}, fmt.Errorf("operations must be positive (base %d, cand %d)", baseOps, candOps)
+	}
+	bi, err := valueIndex(base, typ)
+	if err != nil {
+		return Diff{}, fmt.Errorf("base profile: %w", err)
+	}
+	ci, err := valueIndex(cand, typ)
+	if err != nil {
+		return Diff{}, fmt.Errorf("candidate profile: %w", err)
+	}
+	// As pprof -diff_base: the base negated and labelled, merged with the candidate.
+	b, c := base.Copy(), cand.Copy()
+	for _, p := range []*profile.Profile{b, c} {
+		p.Comments = nil
+	}
+	if bi != ci || len(b.SampleType) != len(c.SampleType) {
+		if err := profile.CompatibilizeSampleTypes([]*profile.Profile{b, c}); err != nil {
+			return Diff{}, fmt.Errorf("the profiles cannot be compared: %v", err)
+		}
+	}
+	b.SetLabel("pprof::base", []string{"true"})
+	b.Scale(-1)
+	merged, err := profile.Merge([]*profile.Profile{c, b})
+	if err != nil {
+		return Diff{}, fmt.Errorf("merging the profiles: %v", err)
+	}
+	vi, err := valueIndex(merged, typ)
+	if err != nil {
+		return Diff{}, err
+	}
+	st := merged.SampleType[vi]
+	d := Diff{Kind: kind, SampleType: st.Type + "/" + st.Unit, Unit: unit, BaseOps: baseOps, CandOps: candOps,
+		BaseEvents: events(base, kind), CandEvents: events(cand, kind)}
+	type acc struct {
+		flat, cum      Values
+		noiseB, noiseC float64 // the variance of flat's Base and Cand from sampling
+	}
+	fns := map[string]*acc{}
+	get := func(name string) *acc {
+		a := fns[name]
+		if a == nil {
+			a = &acc{}
+			fns[name] = a
+		}
+		return a
+	}
+	// In a sampled profile, a sample's value is the cost of its "samples" count of
+	// events, each a Poisson draw: the variance of its cost is value²/count.
+	si := -1
+	if kind == CPU {
+		si = slices.IndexFunc(merged.SampleType, func(t *profile.ValueType) bool { return t.Type == "samples" })
+	}
+	for _, s := range merged.Sample {
+		isBase := s.DiffBaseSample()
+		v := float64(s.Value[vi])
+		if isBase {
+			v = -v / float64(baseOps) // back to the base's own (positive) value
+		} else {
+			v /= float64(candOps)
+		}
+		add := func(x *Values) {
+			if isBase {
+				x.Base += v
+				x.Delta -= v
+			} else {
+				x.Cand += v
+				x.Delta += v
+			}
+		}
+		add(&d.Total)
+		frames := stack(s)
+		if len(frames) == 0 {
+			continue
+		}
+		leaf := get(frames[0])
+		add(&leaf.flat)
+		if si >= 0 {
+			if k := math.Abs(float64(s.Value[si])); k > 0 {
+				if isBase {
+					leaf.noiseB += v * v / k
+				} else {
+					leaf.noiseC += v * v / k
+				}
+			}
+		}
+		seen := map[string]bool{}
+		for _, f := range frames {
+			if seen[f] {
+				continue // recursion: once per sample
+			}
+			seen[f] = true
+			add(&get(f).cum)
+		}
+	}
+	var all []Entry
+	for name, a := range fns {
+		all = append(all, Entry{Function: name, Flat: a.flat, Cum: a.cum, FlatNoise: math.Sqrt(a.noiseB + a.noiseC)})
+	}
+	d.Functions = len(all)
+	byFlat := slices.Clone(all)
+	slices.SortFunc(byFlat, func(x, y Entry) int {
+		return cmp.Or(cmp.Compare(math.Abs(y.Flat.Delta), math.Abs(x.Flat.Delta)),
+			cmp.Compare(math.Abs(y.Cum.Delta), math.Abs(x.Cum.Delta)), strings.Compare(x.Function, y.Function))
+	})
+	byCum := slices.Clone(all)
+	slices.SortFunc(byCum, func(x, y Entry) int {
+		return cmp.Or(cmp.Compare(math.Abs(y.Cum.Delta), math.Abs(x.Cum.Delta)),
+			cmp.Compare(math.Abs(y.Flat.Delta), math.Abs(x.Flat.Delta)), strings.Compare(x.Function, y.Function))
+	})
+	d.Top = nonZero(byFlat[:min(n, len(byFlat))], func(e Entry) float64 { return e.Flat.Delta })
+	d.TopCum = nonZero(byCum[:min(n, len(byCum))], func(e Entry) float64 { return e.Cum.Delta })
+	return d, nil
+}
+
+// nonZero drops the entries whose value is exactly zero: a function both arms spent the
+// same on says nothing about the difference.
+func nonZero(es []Entry, v func(Entry) float64) []Entry {
+	out := []Entry{}
+	for _, e := range es {
+		if v(e) != 0 {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// stack returns the functions of a sample's stack, innermost first, inlined frames as
+// their own functions (a location's lines are innermost first). A location without
+// symbols is named by its address.
+func stack(s *profile.Sample) []string {
+	var out []string
+	for _, loc := range s.Location {
+		if len(loc.Line) == 0 {
+			out = append(out, fmt.Sprintf("0x%x", loc.Address))
+			continue
+		}
+		for _, l := range loc.Line {
+			name := "?"
+			if l.Function != nil && l.Function.Name != "" {
+				name = l.Function.Name
+			}
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// valueIndex returns the index of sample type typ in p.
+func valueIndex(p *profile.Profile, typ string) (int, error) {
+	var have []string
+	for i, st := range p.SampleType {
+		if st.Type == typ {
+			return i, nil
+		}
+		have = append(have, st.Type)
+	}
+	return 0, fmt.Errorf("no %q samples (it has %s)", typ, strings.Join(have, ", "))
+}
+
+// events returns the events a profile of kind recorded: the sum of its "samples" (CPU)
+// or "alloc_objects" (allocations) values; 0 when it has no such type.
+func events(p *profile.Profile, kind string) int64 {
+	typ := "samples"
+	if kind == Alloc {
+		typ = "alloc_objects"
+	}
+	i, err := valueIndex(p, typ)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, s := range p.Sample {
+		n += s.Value[i]
+	}
+	return n
+}
