@@ -131,8 +131,10 @@ func (s *Scheduler) newWorkerLocked(key string, p Profile, class WorkClass) *wor
 }
 
 // takeUnboundLocked returns a clean worker for a cold call of r that needs no start: a
-// pooled one (used, clean: reused is true), else a ready pristine one, else a pristine one
-// still starting, which it claims. It returns nil when there is none.
+// pooled one (used, clean: reused is true), else one whose approved session is being
+// cleaned up, which it claims (reused too: the call waits for the cleanup), else a ready
+// pristine one, else a pristine one still starting, which it claims. It returns nil when
+// there is none.
 func (s *Scheduler) takeUnboundLocked(r *registration) (w *worker, reused bool) {
 	var pristine *worker
 	for e := s.idle.Front(); e != nil; e = e.Next() {
@@ -148,6 +150,14 @@ func (s *Scheduler) takeUnboundLocked(r *registration) (w *worker, reused bool) 
 		}
 		if pristine == nil {
 			pristine = v
+		}
+	}
+	for v := range s.releasing {
+		if !v.claimed && v.key == r.key {
+			v.claimed = true
+			v.reg = r
+			r.worker = v
+			return v, true
 		}
 	}
 	if pristine != nil {
@@ -177,6 +187,11 @@ func (s *Scheduler) hasUnboundLocked(r *registration) bool {
 		}
 	}
 	for v := range s.starting {
+		if !v.claimed && v.key == r.key {
+			return true
+		}
+	}
+	for v := range s.releasing {
 		if !v.claimed && v.key == r.key {
 			return true
 		}

@@ -37,8 +37,9 @@ type Scheduler struct {
 	sweep                Timer
 	snap                 Snapshot
 	stopErrs             []error
-	// starting holds the pristine workers whose launch is in progress.
-	starting map[*worker]struct{}
+	// starting holds the pristine workers whose launch is in progress; releasing the
+	// workers whose approved session is being cleaned up.
+	starting, releasing map[*worker]struct{}
 	// demand is the profiles requested recently, by pool key (the pristine reserve's
 	// targets).
 	demand map[string]demand
@@ -283,15 +284,16 @@ func New(opt Options) (*Scheduler, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Scheduler{
-		opt:      opt,
-		starts:   make(chan struct{}, opt.MaxConcurrentStarts),
-		ctx:      ctx,
-		cancel:   cancel,
-		regs:     map[regKey]*registration{},
-		tenants:  map[string]*tenant{},
-		pending:  map[*registration]struct{}{},
-		starting: map[*worker]struct{}{},
-		demand:   map[string]demand{},
+		opt:       opt,
+		starts:    make(chan struct{}, opt.MaxConcurrentStarts),
+		ctx:       ctx,
+		cancel:    cancel,
+		regs:      map[regKey]*registration{},
+		tenants:   map[string]*tenant{},
+		pending:   map[*registration]struct{}{},
+		starting:  map[*worker]struct{}{},
+		releasing: map[*worker]struct{}{},
+		demand:    map[string]demand{},
 	}
 	s.mu.Lock()
 	s.sweep = opt.Clock.AfterFunc(opt.SweepInterval, s.sweepTick)
@@ -629,7 +631,8 @@ func (s *Scheduler) execute(c *call, w *worker) {
 	var err error
 	switch {
 	case w.ready != nil && w.bind:
-		// a pristine worker: wait for its launch if it is still starting, then bind it
+		// a pristine or released worker: wait for its launch or cleanup if it is still
+		// in progress, then bind it
 		select {
 		case <-w.ready:
 			err = w.launchErr
@@ -726,15 +729,23 @@ func (s *Scheduler) release(w *worker) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.snap.Releasing--
+	delete(s.releasing, w)
+	if err != nil {
+		err = fmt.Errorf("cleaning up an approved session of profile %s: %w", w.profile.Name, err)
+		w.launchErr = err
+	} else {
+		s.snap.Releases++
+	}
+	close(w.ready) // a call that claimed the worker meanwhile goes on (or fails with err)
 	switch {
 	case err != nil:
 		s.snap.ReleaseFailures++
 		s.stopWorkerLocked(w)
-		s.failLocked(fmt.Errorf("cleaning up an approved session of profile %s: %w", w.profile.Name, err))
+		s.failLocked(err)
+	case w.claimed:
 	case s.closed:
 		s.stopWorkerLocked(w)
 	default:
-		s.snap.Releases++
 		w.bind = true
 		s.idleLocked(w, s.opt.Clock.Now())
 	}
@@ -822,6 +833,9 @@ func (s *Scheduler) finish(c *call, w *worker, out []byte, err error, keep, time
 		// keeps no residency
 		r.worker = nil
 		w.reg = nil
+		w.claimed = false
+		w.ready = make(chan struct{})
+		s.releasing[w] = struct{}{}
 		s.snap.Releasing++
 		s.wg.Add(1)
 		go s.release(w)
