@@ -59,8 +59,8 @@
 //
 // # Failures, callbacks and heavy declarations
 //
-// A failed cleanup (a worker that does not exit cleanly, a session whose cleanup fails)
-// stops admissions for good: queued calls end with ErrFailed, new ones are refused, and
+// A failed cleanup (a worker that does not exit when stopped, ErrWorkerHung; a session
+// whose cleanup fails) stops admissions for good: queued calls end with ErrFailed, new ones are refused, and
 // Snapshot.Runtime and Snapshot.Failure say why. RegisterWithCallbacks gives a
 // registration the application's callbacks and the grants the plugin may use; a
 // scheduled call from inside a callback is denied (ErrCallbackScope). At most

@@ -94,6 +94,8 @@ type fakeLauncher struct {
 	// until it is closed.
 	failRelease bool
 	holdRelease chan struct{}
+	// hangStop makes every Stop fail with ErrWorkerHung.
+	hangStop bool
 
 	mu       sync.Mutex
 	launched []*fakeWorker
@@ -203,6 +205,9 @@ func (w *fakeWorker) Stop() error {
 		w.l.problem("worker %d (%s/%s) stopped twice", w.id, w.tenant, w.plugin)
 	}
 	w.stopped = true
+	if w.l.hangStop {
+		return fmt.Errorf("fake worker %d: %w", w.id, ErrWorkerHung)
+	}
 	return nil
 }
 

@@ -276,7 +276,7 @@ func (p *process) Stop() error {
 		timer := time.AfterFunc(stopGrace, func() { _ = p.cmd.Process.Kill() })
 		err := p.cmd.Wait()
 		if !timer.Stop() {
-			err = fmt.Errorf("worker %s (pid %d) did not exit within %s of its stdin closing and was killed", p.name, p.cmd.Process.Pid, stopGrace)
+			err = fmt.Errorf("worker %s (pid %d) did not exit within %s of its stdin closing and was killed: %w", p.name, p.cmd.Process.Pid, stopGrace, ErrWorkerHung)
 		} else if err != nil {
 			err = fmt.Errorf("worker %s (pid %d): %w%s", p.name, p.cmd.Process.Pid, err, p.stderr.suffix())
 		}

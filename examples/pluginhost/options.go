@@ -266,6 +266,12 @@ var (
 	ErrCallbackScope = errors.New("pluginhost: scheduled call from a callback scope denied")
 	// ErrNotGranted: the plugin asked for a callback its registration holds no grant for.
 	ErrNotGranted = errors.New("pluginhost: callback not granted")
+	// ErrWorkerHung: a worker did not exit when it was stopped and had to be killed. A
+	// Worker's Stop wraps it; the scheduler treats it as a cleanup failure and stops
+	// admissions. Other stop errors (a worker that crashed and exited with an error
+	// status) are counted in Snapshot.StopFailures and returned by Close, but do not stop
+	// admissions: the worker is gone, and its registration's next call starts another.
+	ErrWorkerHung = errors.New("pluginhost: worker did not exit when stopped")
 	// ErrHeavyLimit: Options.MaxHeavyRegistrations heavy registrations exist already.
 	ErrHeavyLimit = errors.New("pluginhost: heavy declaration limit reached")
 )

@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -279,7 +280,9 @@ func (s *Scheduler) stopWorkerLocked(w *worker) {
 			s.mu.Lock()
 			s.snap.StopFailures++
 			s.stopErrs = append(s.stopErrs, err)
-			s.failLocked(fmt.Errorf("stopping a worker: %w", err))
+			if errors.Is(err, ErrWorkerHung) {
+				s.failLocked(fmt.Errorf("stopping a worker: %w", err))
+			}
 			s.mu.Unlock()
 		}
 	}()

@@ -239,8 +239,8 @@ type Runtime int
 const (
 	// RuntimeRunning: calls are admitted.
 	RuntimeRunning Runtime = iota
-	// RuntimeFailed: a cleanup failed (a worker that would not stop cleanly, an approved
-	// session whose cleanup failed); admissions stopped, queued calls ended with
+	// RuntimeFailed: a cleanup failed (a worker that would not exit when stopped,
+	// ErrWorkerHung; an approved session whose cleanup failed); admissions stopped, queued calls ended with
 	// ErrFailed and new ones are refused. This is not load shedding: read
 	// Snapshot.Failure, fix the cause, and start a new scheduler.
 	RuntimeFailed

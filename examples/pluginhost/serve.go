@@ -52,6 +52,8 @@ func IsWorker(getenv func(string) string) bool { return getenv(WorkerEnv) == "1"
 //   - "callback": the payload is "name:argument"; the worker asks the host to run the
 //     application callback name with the argument (a callback frame) and returns the
 //     host's answer, or fails with the host's refusal;
+//   - "crash": the worker process exits at once with status 3, without answering: a
+//     plugin that dies mid-call, for the fault-recovery tests;
 //   - "taint": marks the session as holding state its cleanup cannot remove, so the next
 //     release fails: the cleanup failure tests and the fault lanes use it.
 //
@@ -114,6 +116,8 @@ func Serve(in io.Reader, out io.Writer, getenv func(string) string) error {
 				resp = encodeResponse(fmt.Appendf(nil, "unbound worker got a call of %s/%s", req.tenant, req.plugin), true)
 			case req.tenant != tenant || req.plugin != plugin:
 				resp = encodeResponse(fmt.Appendf(nil, "worker of %s/%s got a call of %s/%s", tenant, plugin, req.tenant, req.plugin), true)
+			case req.op == "crash":
+				os.Exit(3)
 			case req.op == "taint":
 				tainted = true
 				resp = encodeResponse(nil, false)

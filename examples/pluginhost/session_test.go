@@ -3,6 +3,7 @@ package pluginhost
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -255,4 +256,71 @@ func TestHeavyDeclarationLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.register("B", "h2", Heavy)
+}
+
+// TestFaultRecovery: a worker process that dies mid-call fails that call only; the
+// scheduler keeps running, counts the crashed worker's exit, and the registration's next
+// call starts a new process.
+func TestFaultRecovery(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewProcessLauncher(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Launcher: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustRegister(t, s, "A", "p", Profile{Name: "sleep", MemoryMiB: 64})
+	_, pid1, _, _ := whoami(t, p)
+	if _, err := p.Invoke(context.Background(), "crash", nil); err == nil {
+		t.Fatal("a call whose worker died answered")
+	}
+	_, pid2, before, res := whoami(t, p)
+	if pid2 == pid1 || before != "0" || !res.Cold {
+		t.Errorf("after the crash: pid %s (was %s), %s calls before, cold %v; want a new process", pid2, pid1, before, res.Cold)
+	}
+	sn := waitSnap(t, s, "the crashed worker's exit is counted", func(sn Snapshot) bool { return sn.StopFailures == 1 })
+	if sn.Runtime != RuntimeRunning || sn.Failed != 1 || sn.Starts != 2 {
+		t.Errorf("after recovery: %+v", sn)
+	}
+	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("Close: %v, want the crashed worker's exit status", err)
+	}
+	if pids, err := Survivors(l.Token()); err != nil || len(pids) != 0 {
+		t.Errorf("survivors %v, %v", pids, err)
+	}
+}
+
+// TestHungWorkerStopsAdmissions: a worker whose stop fails with ErrWorkerHung is a
+// cleanup failure: admissions stop, the snapshot says why, and Close reports it.
+func TestHungWorkerStopsAdmissions(t *testing.T) {
+	l := newFakeLauncher()
+	l.auto, l.hangStop = true, true
+	s, err := New(Options{MaxWorkers: 1, Launcher: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := mustRegister(t, s, "A", "p", Profile{Name: "p", MemoryMiB: 64})
+	b := mustRegister(t, s, "B", "p", Profile{Name: "p", MemoryMiB: 64})
+	if _, err := a.Invoke(context.Background(), "x", nil); err != nil {
+		t.Fatal(err)
+	}
+	// B's call evicts A's idle worker, whose stop hangs; B was admitted before that and runs
+	if _, err := b.Invoke(context.Background(), "y", nil); err != nil {
+		t.Fatal(err)
+	}
+	sn := waitSnap(t, s, "the scheduler failed", func(sn Snapshot) bool { return sn.Runtime == RuntimeFailed })
+	if !errors.Is(sn.Failure, ErrWorkerHung) || sn.StopFailures != 1 {
+		t.Errorf("snapshot: %+v", sn)
+	}
+	if _, err := a.Invoke(context.Background(), "z", nil); !errors.Is(err, ErrFailed) {
+		t.Errorf("a call after the failure: %v, want ErrFailed", err)
+	}
+	if err := s.Close(); !errors.Is(err, ErrWorkerHung) {
+		t.Errorf("Close: %v, want the hung worker's error", err)
+	}
 }
