@@ -18,9 +18,10 @@
 // variant, divided by the number of workers: at 125% the frames ask for a quarter more
 // work than the workers can do.
 //
-// A result is usable when it is delivered at most MaxAge after its frame was generated.
-// Its deadline is therefore generation + MaxAge, and the record's two forecasts come from
-// one profile (Variant.Conservative and Variant.Optimistic):
+// A result is usable when it is delivered at most MaxAge after its frame was generated
+// (freshness). Apart from it, a scenario may set a Deadline, the promise of when a
+// started frame's result is due (zero: MaxAge). The record's two forecasts come from one
+// profile (Variant.Conservative and Variant.Optimistic):
 //
 //	conservative finish = start + p99 x 1.10
 //	optimistic finish   = start + p50
@@ -30,13 +31,18 @@
 // When a worker is free, the scheduler takes the head frame and decides (Scenario.Decide):
 //
 //  1. Feasibility, conservative for every policy: the first variant (in the scenario's
-//     preference order) whose conservative finish is within the deadline is started.
-//  2. When no variant is feasible, the policy decides about the fastest variant:
+//     preference order, from the current one under hysteresis) whose conservative finish
+//     is within the promise (generation + Deadline) is started.
+//  2. When no variant is feasible, the policy decides about the fastest variant, by
+//     freshness (generation + MaxAge):
 //     - FIFO starts it: no frame is ever discarded before dispatch.
-//     - Pessimistic (ADR-0009) discards the frame: its conservative forecast says it would
-//     be too old.
-//     - Optimistic (ADR-0010) starts it when its optimistic finish is within the deadline,
-//     and discards it only when it would be too old even then.
+//     - Pessimistic (ADR-0009) starts it only when its conservative forecast is fresh and
+//     discards the frame otherwise.
+//     - Optimistic (ADR-0010) starts it when its optimistic finish is fresh, and discards
+//     it only when it would be too old even then.
+//  3. With Scenario.Hysteresis the variant a frame needed becomes the current one at once
+//     when it is faster; the scheduler moves back to a more preferred variant only after a
+//     stable reserve (the record's variant hysteresis).
 //
 // In the record's scenario A (p99 x 1.10 = 68 ms, transport 3 ms, max_age 66 ms) a frame
 // that starts the moment it arrives has a conservative finish 71 ms after its generation:
@@ -65,8 +71,10 @@
 // # Doctor
 //
 // Doctor checks a scenario's contract before anything runs and reports an over-committed
-// one with its numbers: max_age against p50 + transport and p99 x 1.10 + transport, and
-// load above 100%. The command in cmd/freshness runs it (and runs scenarios).
+// one with its numbers: max_age against p50 + transport and p99 x 1.10 + transport, the
+// promise against p99 x 1.10 + transport, and load above 100%. Run calls it before every
+// run and keeps the diagnosis in Stats.Doctor. The command in cmd/freshness runs it (and
+// runs scenarios).
 //
 // # Probes
 //

@@ -12,10 +12,16 @@ const (
 	// CheckTypical: a typical run is fresh: max_age >= p50 + transport for the fastest
 	// variant. When it fails no policy can deliver much.
 	CheckTypical = "typical"
-	// CheckConservative: the conservative forecast fits: max_age >= p99 x 1.10 +
-	// transport for some variant. When it fails, a stage B that discards on that forecast
-	// (pessimistic, ADR-0009) discards every frame before it starts.
+	// CheckConservative: the conservative forecast of stage B's fallback fits: max_age >=
+	// p99 x 1.10 + transport for the fastest variant (the one a frame no variant can
+	// promise is judged with). When it fails, a stage B that discards on that forecast
+	// (pessimistic, ADR-0009) discards every frame no variant can promise (in scenario A,
+	// every frame) before it starts.
 	CheckConservative = "conservative"
+	// CheckDeadline, only for a scenario whose Deadline is set apart from max_age: the
+	// promise can be kept: deadline >= p99 x 1.10 + transport for some variant. When it
+	// fails, feasibility promises nothing and every frame goes to stage B's fallback.
+	CheckDeadline = "deadline"
 )
 
 // Finding is the outcome of one of the doctor's checks, with its numbers.
@@ -98,21 +104,39 @@ func Doctor(sc Scenario) (Diagnosis, error) {
 			ms(sc.MaxAge), ms(fast.Optimistic()), ms(sc.Transport), ms(typical), fast.Name, ms(sc.MaxAge-typical))
 	}
 
+	// A frame no variant can promise is judged with the fastest variant (stage B's
+	// fallback), so the discard check is on its conservative forecast; the promise check
+	// below is on the variant with the smallest one.
 	best := sc.Variants[0]
 	for _, v := range sc.Variants {
 		if v.Conservative() < best.Conservative() {
 			best = v
 		}
 	}
-	cons := best.Conservative() + sc.Transport
+	cons := fast.Conservative() + sc.Transport
 	if cons > sc.MaxAge {
+		lost := "every frame and delivers nothing"
+		if len(sc.Variants) > 1 || sc.DeadlineAfterGen() != sc.MaxAge {
+			lost = "every frame no variant can promise"
+		}
 		add(CheckConservative, false, "max_age %s < p99 x 1.10 + transport = %s + %s = %s (variant %s): by the conservative forecast a frame is too old "+
-			"before any queueing, so a stage B that discards on it (pessimistic, ADR-0009) discards every frame and delivers nothing; "+
+			"before any queueing, so a stage B that discards on it (pessimistic, ADR-0009) discards %s; "+
 			"max_age is of the order of the runtime: raise max_age to at least %s, add a faster variant, or discard only on p50 (optimistic, ADR-0010)",
-			ms(sc.MaxAge), ms(best.Conservative()), ms(sc.Transport), ms(cons), best.Name, ms(cons))
+			ms(sc.MaxAge), ms(fast.Conservative()), ms(sc.Transport), ms(cons), fast.Name, lost, ms(cons))
 	} else {
 		add(CheckConservative, true, "max_age %s >= p99 x 1.10 + transport = %s + %s = %s (variant %s): the conservative forecast fits with %s to wait for a worker",
-			ms(sc.MaxAge), ms(best.Conservative()), ms(sc.Transport), ms(cons), best.Name, ms(sc.MaxAge-cons))
+			ms(sc.MaxAge), ms(fast.Conservative()), ms(sc.Transport), ms(cons), fast.Name, ms(sc.MaxAge-cons))
+	}
+	promise := best.Conservative() + sc.Transport
+	if sc.Deadline > 0 && sc.Deadline != sc.MaxAge {
+		if promise > sc.Deadline {
+			add(CheckDeadline, false, "deadline %s < p99 x 1.10 + transport = %s (variant %s): no variant can promise even a frame that starts at once; "+
+				"every frame goes to stage B's fallback: raise the deadline to at least %s or add a faster variant",
+				ms(sc.Deadline), ms(promise), best.Name, ms(promise))
+		} else {
+			add(CheckDeadline, true, "deadline %s >= p99 x 1.10 + transport = %s (variant %s): a frame can be promised with %s to wait for a worker",
+				ms(sc.Deadline), ms(promise), best.Name, ms(sc.Deadline-promise))
+		}
 	}
 	return d, nil
 }

@@ -16,10 +16,10 @@ const (
 	// FIFO never discards before dispatch: the fastest variant is started.
 	FIFO Policy = iota
 	// Pessimistic (ADR-0009) discards when the fastest variant's conservative finish,
-	// start + p99 x 1.10, is past the deadline.
+	// start + p99 x 1.10, is past the freshness limit (generation + max_age).
 	Pessimistic
 	// Optimistic (ADR-0010) discards only when the fastest variant's optimistic finish,
-	// start + p50, is past the deadline; otherwise it starts the fastest variant.
+	// start + p50, is past the freshness limit; otherwise it starts the fastest variant.
 	Optimistic
 )
 
@@ -58,8 +58,10 @@ type Decision struct {
 	// Feasible says whether a variant's conservative forecast fits the deadline: the
 	// frame started by feasibility, which every policy agrees on.
 	Feasible bool
-	// Split says that no variant is feasible but the fastest one's optimistic finish
-	// fits the deadline: the frames on which ADR-0009 and ADR-0010 disagree.
+	// Split says that no variant is feasible (none keeps the promise by the
+	// conservative forecast) and the fastest one is too old by its conservative forecast
+	// but fresh by its optimistic one: the frames on which ADR-0009 and ADR-0010
+	// disagree.
 	Split bool
 	// Forecast is the age the decisive forecast predicts at completion: the started
 	// variant's conservative finish minus generation when feasible, else the fastest
@@ -69,23 +71,29 @@ type Decision struct {
 }
 
 // Decide is stage B: the decision about a frame generated at gen and considered for
-// dispatch at now (scenario times). It is pure; the scheduler calls it for every frame
-// a free worker takes from the queue.
+// dispatch at now (scenario times), with every variant allowed. It is pure; see
+// DecideFrom.
 func (sc Scenario) Decide(p Policy, gen, now time.Duration) Decision {
-	deadline := gen + sc.MaxAge
+	return sc.DecideFrom(p, gen, now, 0)
+}
+
+// DecideFrom is stage B with the variants before index from (more preferred than the
+// scheduler's current variant under hysteresis) left out of feasibility. Feasibility
+// judges by the promise (gen + Deadline), the discard and the split by freshness (gen +
+// MaxAge): a frame no variant can promise for may still be fresh. It is pure; the
+// scheduler calls it for every frame a free worker takes from the queue.
+func (sc Scenario) DecideFrom(p Policy, gen, now time.Duration, from int) Decision {
+	promise, fresh := gen+sc.DeadlineAfterGen(), gen+sc.MaxAge
 	fast := sc.Fastest()
 	fv := sc.Variants[fast]
-	d := Decision{Split: now+fv.Optimistic() <= deadline}
-	for i, v := range sc.Variants {
-		if finish := now + v.Conservative(); finish <= deadline {
-			d = Decision{Start: true, Variant: i, Feasible: true, Forecast: finish - gen}
-			break
+	probe.StageBDecisions.Add(1)
+	for i := from; i < len(sc.Variants); i++ {
+		if finish := now + sc.Variants[i].Conservative(); finish <= promise {
+			return Decision{Start: true, Variant: i, Feasible: true, Forecast: finish - gen}
 		}
 	}
-	probe.StageBDecisions.Add(1)
-	if d.Feasible {
-		return d
-	}
+	consFresh := now+fv.Conservative() <= fresh
+	d := Decision{Split: !consFresh && now+fv.Optimistic() <= fresh}
 	if d.Split {
 		probe.P99MissP50Fit.Add(1)
 	}
@@ -93,12 +101,15 @@ func (sc Scenario) Decide(p Policy, gen, now time.Duration) Decision {
 	case FIFO:
 		d.Start, d.Variant, d.Forecast = true, fast, now+fv.Optimistic()-gen
 	case Pessimistic:
+		// ADR-0009: the freshness check uses the conservative forecast too
 		d.Forecast = now + fv.Conservative() - gen
+		d.Start = consFresh
 	case Optimistic:
 		d.Forecast = now + fv.Optimistic() - gen
-		if d.Split {
-			d.Start, d.Variant = true, fast
-		}
+		d.Start = consFresh || d.Split
+	}
+	if d.Start {
+		d.Variant = fast
 	}
 	return d
 }

@@ -32,6 +32,15 @@ type Stats struct {
 	Superseded int
 	// Started counts frames started, per variant (indexed like Scenario.Variants).
 	Started []int
+	// Switches counts the started frames whose variant differs from the one started
+	// before: what variant hysteresis keeps down.
+	Switches int
+	// DeadlineMissed counts delivered results later than the promise (generation +
+	// Deadline), usable or not: the cost of an optimistic start.
+	DeadlineMissed int
+	// Doctor is the doctor's diagnosis of the scenario, made before the run (Run
+	// always runs it first).
+	Doctor Diagnosis
 	// Compute is the worker time spent on all results; StaleCompute the part spent on
 	// completed obsolete ones. Both are scenario times.
 	Compute, StaleCompute time.Duration
@@ -82,20 +91,29 @@ type scheduler struct {
 	queue  []*frame
 	idle   []int // idle workers, used from the end
 	stats  Stats
+	// level is the current variant under hysteresis (an index into the variants; 0 is
+	// the most preferred), stable counts the decisions in a row that would have allowed
+	// the next more preferred one, last is the variant started last (-1: none yet).
+	level, stable, last int
 }
 
 // Run runs the scenario with the given stage B policy on clock and returns its Stats.
 // The frames (their times and difficulties) depend only on the scenario and the seed, so
 // every policy and every clock sees the same frames. Run returns when every frame has an
 // outcome, or with ctx's error.
+//
+// Before anything runs, Run has the doctor check the scenario's contract and keeps the
+// diagnosis in Stats.Doctor: an over-committed contract still runs (the experiments
+// measure exactly such contracts), but nobody can run one without its diagnosis.
 func Run(ctx context.Context, clock Clock, sc Scenario, p Policy, seed uint64) (Stats, error) {
-	if err := sc.Validate(); err != nil {
+	diag, err := Doctor(sc)
+	if err != nil {
 		return Stats{}, err
 	}
 	s := &scheduler{sc: sc, policy: p, clock: clock, seed: seed,
 		rng:    rand.New(rand.NewPCG(seed, 0x66726573686e6573)), // "freshnes"
-		frames: sc.Frames(), t0: clock.Now()}
-	s.stats = Stats{Scenario: sc.Name, Policy: p, Duration: sc.Duration, Started: make([]int, len(sc.Variants))}
+		frames: sc.Frames(), t0: clock.Now(), last: -1}
+	s.stats = Stats{Scenario: sc.Name, Policy: p, Duration: sc.Duration, Started: make([]int, len(sc.Variants)), Doctor: diag}
 	for w := sc.Workers - 1; w >= 0; w-- {
 		s.idle = append(s.idle, w)
 	}
@@ -140,11 +158,16 @@ func (s *scheduler) dispatch() {
 		f := s.queue[0]
 		s.queue = s.queue[1:]
 		now := s.clock.Now()
-		d := s.sc.Decide(s.policy, f.gen, now)
+		d := s.sc.DecideFrom(s.policy, f.gen, now, s.level)
+		s.hysteresis(f, now, d)
 		if !d.Start {
 			s.stats.DiscardedBeforeDispatch++
 			continue
 		}
+		if s.last >= 0 && d.Variant != s.last {
+			s.stats.Switches++
+		}
+		s.last = d.Variant
 		w := s.idle[len(s.idle)-1]
 		s.idle = s.idle[:len(s.idle)-1]
 		rt := s.sc.Variants[d.Variant].Runtime(f.z)
@@ -154,12 +177,46 @@ func (s *scheduler) dispatch() {
 	}
 }
 
+// hysteresis moves the current variant after a decision, when the scenario has
+// hysteresis: down at once to the variant the frame needed (the feasible one, or the
+// fastest when none was), up by one only after After decisions in a row in which the next
+// more preferred variant would have kept the promise with Reserve to spare.
+func (s *scheduler) hysteresis(f *frame, now time.Duration, d Decision) {
+	h := s.sc.Hysteresis
+	if h == nil {
+		return
+	}
+	need := s.sc.Fastest()
+	if d.Feasible {
+		need = d.Variant
+	}
+	if need > s.level {
+		s.level, s.stable = need, 0
+		return
+	}
+	if s.level == 0 {
+		return
+	}
+	better := s.sc.Variants[s.level-1]
+	if now+better.Conservative()+h.Reserve <= f.gen+s.sc.DeadlineAfterGen() {
+		s.stable++
+	} else {
+		s.stable = 0
+	}
+	if s.stable >= h.After {
+		s.level, s.stable = s.level-1, 0
+	}
+}
+
 // complete is stage C for a finished frame; the worker becomes idle again.
 func (s *scheduler) complete(w int, f *frame, rt time.Duration) {
 	now := s.clock.Now()
 	s.stats.Compute += rt
 	s.stats.Ages = append(s.stats.Ages, now-f.gen)
 	s.stats.Checksum ^= f.digest
+	if now-f.gen > s.sc.DeadlineAfterGen() {
+		s.stats.DeadlineMissed++
+	}
 	if s.sc.Usable(f.gen, now) {
 		s.stats.Usable++
 	} else {

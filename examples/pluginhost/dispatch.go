@@ -46,16 +46,17 @@ package pluginhost
 
 // dispatchLocked admits queued calls, best first, until none is admissible.
 func (s *Scheduler) dispatchLocked() {
-	if s.closed {
+	if s.closed || s.failure != nil {
 		return
 	}
 	for {
 		c := s.nextLocked()
 		if c == nil {
-			return
+			break
 		}
 		s.admitLocked(c)
 	}
+	s.replenishLocked()
 }
 
 // nextLocked returns the admissible call the policy ranks first, or nil.
@@ -101,6 +102,9 @@ func (s *Scheduler) admissibleLocked(c *call) bool {
 	if r.worker != nil {
 		return true // its own idle worker
 	}
+	if s.hasUnboundLocked(r) {
+		return true // a clean pooled or a pristine worker of its profile
+	}
 	return s.roomAfterEvictingLocked(r.profile.MemoryMiB, r.class == Heavy)
 }
 
@@ -135,17 +139,33 @@ func (s *Scheduler) admitLocked(c *call) {
 		r.tenant.heavyActive++
 		s.snap.HeavyActive++
 	}
+	s.noteDemandLocked(r, now)
 	w := r.worker
-	if w != nil {
+	switch {
+	case w != nil:
 		s.unidleLocked(w)
 		s.snap.WarmCalls++
-	} else {
+	default:
+		var reused bool
+		if w, reused = s.takeUnboundLocked(r); w != nil {
+			w.bind = true
+			if reused {
+				c.reused = true
+				s.snap.ReusedCalls++
+			} else {
+				c.cold, c.pristine = true, true
+				s.snap.ColdCalls++
+				s.snap.PristineCalls++
+			}
+			break
+		}
 		if r.lastGone != nil {
 			c.await = append(c.await, r.lastGone)
 		}
 		w, c.await = s.reserveLocked(r, c.await)
 		c.cold = true
 		s.snap.ColdCalls++
+		s.snap.LaunchedCalls++
 	}
 	s.wg.Add(1)
 	go s.execute(c, w)

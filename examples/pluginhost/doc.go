@@ -42,10 +42,29 @@
 //
 // A used worker stays idle with its registration after its call (residency.go), in an
 // LRU cache bounded by the budget, the ceiling, MaxIdleWorkers and IdleTimeout (two
-// minutes). A cold call that does not fit evicts idle workers, least recently used
-// first, before starting its own. Evicted workers are stopped, never reassigned: a
-// tenant's used worker never serves another tenant. More active (tenant, plugin) pairs
-// than worker slots therefore means restarting processes for most calls.
+// minutes). A cold call that does not fit evicts idle workers, pristine ones first, then
+// least recently used, before starting its own. Evicted workers are stopped, never
+// reassigned: without approved reuse a tenant's used worker never serves another tenant.
+// More active (tenant, plugin) pairs than fit therefore means restarting processes for
+// most calls.
+//
+// Two mechanisms answer cold starts, as the seed's do. Approved-session reuse
+// (Profile.Reuse = ReuseApprovedSessions, operator-reviewed only): after a clean call the
+// worker cleans up its session and unbinds (SessionWorker.Release) and joins its
+// profile's pool, where a call of any registration with the same profile takes it (a
+// reused call, not cold). The pristine reserve (Options.PristineReserve): while nothing
+// is queued, one never-used unbound worker per recently requested profile is started
+// into free budget, never by eviction; a cold call of that profile takes it without a
+// start on its path.
+//
+// # Failures, callbacks and heavy declarations
+//
+// A failed cleanup (a worker that does not exit when stopped, ErrWorkerHung; a session
+// whose cleanup fails) stops admissions for good: queued calls end with ErrFailed, new ones are refused, and
+// Snapshot.Runtime and Snapshot.Failure say why. RegisterWithCallbacks gives a
+// registration the application's callbacks and the grants the plugin may use; a
+// scheduled call from inside a callback is denied (ErrCallbackScope). At most
+// MaxHeavyRegistrations registrations may be heavy at once.
 //
 // # Measurements
 //
@@ -61,8 +80,6 @@
 //
 // # What is not here
 //
-// The seed's scheduler also has a pristine-worker reserve, reviewed cross-tenant reuse of
-// clean workers, callbacks and grants, streams, and a limit on heavy declarations. None
-// of these is built: every admission of a registration without its own idle worker is a
-// cold call that starts a process.
+// Streams (the bundled plugin has single-exchange calls only) and the seed's registry
+// diagnostic; see docs/pluginhost.md.
 package pluginhost

@@ -90,6 +90,12 @@ type fakeLauncher struct {
 	auto  bool
 	// gate, when set, holds every Launch until it is closed (or ctx ends).
 	gate chan struct{}
+	// failRelease makes every Release fail; holdRelease, when set, holds every Release
+	// until it is closed.
+	failRelease bool
+	holdRelease chan struct{}
+	// hangStop makes every Stop fail with ErrWorkerHung.
+	hangStop bool
 
 	mu       sync.Mutex
 	launched []*fakeWorker
@@ -199,10 +205,43 @@ func (w *fakeWorker) Stop() error {
 		w.l.problem("worker %d (%s/%s) stopped twice", w.id, w.tenant, w.plugin)
 	}
 	w.stopped = true
+	if w.l.hangStop {
+		return fmt.Errorf("fake worker %d: %w", w.id, ErrWorkerHung)
+	}
 	return nil
 }
 
 func (w *fakeWorker) PID() int { return 0 }
+
+// Bind binds an unbound fake worker.
+func (w *fakeWorker) Bind(ctx context.Context, tenant, plugin string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.tenant != "" {
+		w.l.problem("worker %d of %s/%s bound again to %s/%s", w.id, w.tenant, w.plugin, tenant, plugin)
+		return errors.New("already bound")
+	}
+	w.tenant, w.plugin = tenant, plugin
+	return nil
+}
+
+// Release unbinds the fake worker, or fails when the launcher says so.
+func (w *fakeWorker) Release(ctx context.Context) error {
+	if w.l.holdRelease != nil {
+		select {
+		case <-w.l.holdRelease:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if w.l.failRelease {
+		return errors.New("fake cleanup failed")
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.tenant, w.plugin = "", ""
+	return nil
+}
 
 func (w *fakeWorker) isStopped() bool {
 	w.mu.Lock()

@@ -22,7 +22,9 @@ type Launcher interface {
 	Launch(ctx context.Context, spec LaunchSpec) (Worker, error)
 }
 
-// LaunchSpec says what to start: the registration's tenant, plugin and profile.
+// LaunchSpec says what to start: the registration's tenant, plugin and profile. A spec
+// with an empty Tenant and Plugin asks for a pristine worker of the profile: started but
+// bound to no registration, to be bound (SessionWorker.Bind) by the call that takes it.
 type LaunchSpec struct {
 	Tenant, Plugin string
 	Profile        Profile
@@ -40,10 +42,24 @@ type Worker interface {
 	PID() int
 }
 
+// SessionWorker is a worker that can start unbound and change hands cleanly: the pristine
+// reserve and approved-session reuse need it, and ProcessLauncher's workers are ones.
+type SessionWorker interface {
+	Worker
+	// Bind binds an unbound worker (pristine, or released) to tenant/plugin.
+	Bind(ctx context.Context, tenant, plugin string) error
+	// Release cleans up the session's state and unbinds the worker. An error means the
+	// cleanup failed: the worker must not serve anyone else.
+	Release(ctx context.Context) error
+}
+
 // Request is one call as a worker receives it.
 type Request struct {
 	Tenant, Plugin, Op string
 	Payload            []byte
+	// Callback runs an application callback the plugin asks for during the call (the
+	// scheduler checks the registration's grants); nil refuses every callback.
+	Callback func(ctx context.Context, name string, payload []byte) ([]byte, error)
 }
 
 // stopGrace is how long a worker process gets to exit after its stdin closes before it
@@ -83,7 +99,10 @@ func (l *ProcessLauncher) Token() string { return l.token }
 // Launch starts a worker process and waits, within ctx, for its ready frame.
 func (l *ProcessLauncher) Launch(ctx context.Context, spec LaunchSpec) (Worker, error) {
 	cmd := exec.Command(l.program, append(append([]string(nil), l.args...), spec.Profile.Args...)...)
-	env := append(os.Environ(), WorkerEnv+"=1", TenantEnv+"="+spec.Tenant, PluginEnv+"="+spec.Plugin, HostEnv+"="+l.token)
+	env := append(os.Environ(), WorkerEnv+"=1", HostEnv+"="+l.token)
+	if spec.Tenant != "" {
+		env = append(env, TenantEnv+"="+spec.Tenant, PluginEnv+"="+spec.Plugin)
+	}
 	if os.Getenv("GOMAXPROCS") == "" {
 		env = append(env, "GOMAXPROCS=1")
 	}
@@ -101,7 +120,11 @@ func (l *ProcessLauncher) Launch(ctx context.Context, spec LaunchSpec) (Worker, 
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting worker %s/%s: %w", spec.Tenant, spec.Plugin, err)
 	}
-	p := &process{cmd: cmd, in: stdin, out: stdout, stderr: stderr, name: spec.Tenant + "/" + spec.Plugin}
+	name := spec.Tenant + "/" + spec.Plugin
+	if spec.Tenant == "" {
+		name = "pristine " + spec.Profile.Name
+	}
+	p := &process{cmd: cmd, in: stdin, out: stdout, stderr: stderr, name: name}
 	ready := make(chan error, 1)
 	go func() {
 		body, err := readFrame(stdout)
@@ -137,13 +160,61 @@ type process struct {
 // PID returns the process id.
 func (p *process) PID() int { return p.cmd.Process.Pid }
 
-// Call writes the request and reads the response. When ctx ends first the process is
-// killed, which also ends the read.
+// Call writes the request and reads the response, answering the worker's callback frames
+// on the way with req.Callback. When ctx ends first the process is killed, which also
+// ends the read.
 func (p *process) Call(ctx context.Context, req Request) ([]byte, error) {
 	frame, err := encodeRequest(request{tenant: req.Tenant, plugin: req.Plugin, op: req.Op, payload: req.Payload})
 	if err != nil {
 		return nil, err
 	}
+	return p.exchange(ctx, frame, func(body []byte) ([]byte, bool, error) {
+		if len(body) > 0 && body[0] == kindCallback {
+			name, payload, err := decodeCallback(body)
+			if err != nil {
+				return nil, false, err
+			}
+			var out []byte
+			if req.Callback == nil {
+				err = fmt.Errorf("callback %q: the call has no callbacks", name)
+			} else {
+				out, err = req.Callback(ctx, name, payload)
+			}
+			if err != nil {
+				return encodeCbReply([]byte(err.Error()), true), false, nil
+			}
+			return encodeCbReply(out, false), false, nil
+		}
+		return nil, true, nil
+	})
+}
+
+// Bind binds a pristine or released worker process to tenant/plugin.
+func (p *process) Bind(ctx context.Context, tenant, plugin string) error {
+	frame, err := encodeBind(tenant, plugin)
+	if err != nil {
+		return err
+	}
+	if _, err := p.exchange(ctx, frame, nil); err != nil {
+		return fmt.Errorf("binding worker %s to %s/%s: %w", p.name, tenant, plugin, err)
+	}
+	p.name = tenant + "/" + plugin
+	return nil
+}
+
+// Release asks the worker process to clean up its session and unbind.
+func (p *process) Release(ctx context.Context) error {
+	if _, err := p.exchange(ctx, encodeRelease(), nil); err != nil {
+		return fmt.Errorf("releasing worker %s: %w", p.name, err)
+	}
+	p.name = "released"
+	return nil
+}
+
+// exchange writes frame and reads frames until a response. For every other frame,
+// interim returns the frame to write back (or done: it is the answer after all);
+// nil interim accepts only a response.
+func (p *process) exchange(ctx context.Context, frame []byte, interim func(body []byte) (reply []byte, done bool, err error)) ([]byte, error) {
 	type reply struct {
 		out []byte
 		err error
@@ -154,13 +225,30 @@ func (p *process) Call(ctx context.Context, req Request) ([]byte, error) {
 			done <- reply{err: fmt.Errorf("worker %s: writing the request: %w", p.name, err)}
 			return
 		}
-		body, err := readFrame(p.out)
-		if err != nil {
-			done <- reply{err: fmt.Errorf("worker %s: reading the response: %w%s", p.name, err, p.stderr.suffix())}
+		for {
+			body, err := readFrame(p.out)
+			if err != nil {
+				done <- reply{err: fmt.Errorf("worker %s: reading the response: %w%s", p.name, err, p.stderr.suffix())}
+				return
+			}
+			if interim != nil && (len(body) == 0 || body[0] != kindResponse) {
+				back, isAnswer, err := interim(body)
+				if err != nil {
+					done <- reply{err: fmt.Errorf("worker %s: %w", p.name, err)}
+					return
+				}
+				if !isAnswer {
+					if _, err := p.in.Write(back); err != nil {
+						done <- reply{err: fmt.Errorf("worker %s: writing a callback answer: %w", p.name, err)}
+						return
+					}
+					continue
+				}
+			}
+			out, err := decodeResponse(body)
+			done <- reply{out, err}
 			return
 		}
-		out, err := decodeResponse(body)
-		done <- reply{out, err}
 	}()
 	select {
 	case r := <-done:
@@ -188,7 +276,7 @@ func (p *process) Stop() error {
 		timer := time.AfterFunc(stopGrace, func() { _ = p.cmd.Process.Kill() })
 		err := p.cmd.Wait()
 		if !timer.Stop() {
-			err = fmt.Errorf("worker %s (pid %d) did not exit within %s of its stdin closing and was killed", p.name, p.cmd.Process.Pid, stopGrace)
+			err = fmt.Errorf("worker %s (pid %d) did not exit within %s of its stdin closing and was killed: %w", p.name, p.cmd.Process.Pid, stopGrace, ErrWorkerHung)
 		} else if err != nil {
 			err = fmt.Errorf("worker %s (pid %d): %w%s", p.name, p.cmd.Process.Pid, err, p.stderr.suffix())
 		}

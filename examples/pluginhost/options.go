@@ -67,7 +67,23 @@ type Profile struct {
 	Timeout time.Duration
 	// Args and Env are added to the launcher's program arguments and environment.
 	Args, Env []string
+	// Reuse is set only by operator-reviewed configuration: ReuseApprovedSessions lets a
+	// worker whose call completed cleanly clean up its session and go back to a shared
+	// pool, from which a call of any registration with the same profile takes it. The
+	// launcher's workers must be SessionWorkers.
+	Reuse ReusePolicy
 }
+
+// ReusePolicy says whether a profile's used workers may serve another registration.
+type ReusePolicy int
+
+const (
+	// ReuseNone: a used worker serves only its registration (the default).
+	ReuseNone ReusePolicy = iota
+	// ReuseApprovedSessions: after each clean call the worker's session is cleaned up
+	// and the worker returns to the profile's pool.
+	ReuseApprovedSessions
+)
 
 // Options configures a Scheduler. A zero field takes its default (the Default...
 // constants); MaxWorkers and MaxIdleWorkers stay unlimited at zero.
@@ -102,6 +118,17 @@ type Options struct {
 	SweepInterval time.Duration
 	// Policy is the admission order.
 	Policy Policy
+	// PristineReserve, when > 0, is the shared cap of the pristine reserve: one ready,
+	// never-used worker per profile requested within IdleTimeout, started only into free
+	// budget while nothing is queued (residency.go). Zero: no reserve. The launcher's
+	// workers must be SessionWorkers.
+	PristineReserve int
+	// ReusableIdleTimeout is how long a clean pooled worker (approved-session reuse)
+	// stays idle before it is stopped.
+	ReusableIdleTimeout time.Duration
+	// MaxHeavyRegistrations limits how many registrations may be declared Heavy at once
+	// (the declaration limit); beyond it Register fails with ErrHeavyLimit.
+	MaxHeavyRegistrations int
 	// Launcher starts workers. Required.
 	Launcher Launcher
 	// Clock is the time source of the measurements, the sweep and the idle timeout;
@@ -121,6 +148,8 @@ const (
 	DefaultMaxQueuedCalls         = 4096
 	DefaultMaxCallBytes           = 1 << 20
 	DefaultSweepInterval          = 100 * time.Millisecond
+	DefaultReusableIdleTimeout    = 2 * time.Minute
+	DefaultMaxHeavyRegistrations  = 16
 )
 
 // withDefaults returns the options with every zero field set to its default, or an error
@@ -139,6 +168,8 @@ func (o Options) withDefaults() (Options, error) {
 		{"MaxIdleWorkers", &o.MaxIdleWorkers, 0},
 		{"MaxQueuedCalls", &o.MaxQueuedCalls, DefaultMaxQueuedCalls},
 		{"MaxCallBytes", &o.MaxCallBytes, DefaultMaxCallBytes},
+		{"PristineReserve", &o.PristineReserve, 0},
+		{"MaxHeavyRegistrations", &o.MaxHeavyRegistrations, DefaultMaxHeavyRegistrations},
 	}
 	for _, f := range ints {
 		if *f.v < 0 {
@@ -160,6 +191,7 @@ func (o Options) withDefaults() (Options, error) {
 		{"HeavyTimeout", &o.HeavyTimeout, DefaultHeavyTimeout},
 		{"IdleTimeout", &o.IdleTimeout, DefaultIdleTimeout},
 		{"SweepInterval", &o.SweepInterval, DefaultSweepInterval},
+		{"ReusableIdleTimeout", &o.ReusableIdleTimeout, DefaultReusableIdleTimeout},
 	}
 	for _, f := range durations {
 		if *f.v < 0 {
@@ -226,4 +258,20 @@ var (
 	ErrTimeout = errors.New("pluginhost: call timed out")
 	// ErrRegistered: the (tenant, plugin) pair is already registered.
 	ErrRegistered = errors.New("pluginhost: already registered")
+	// ErrFailed: a cleanup failed earlier, so the scheduler admits nothing any more
+	// (Snapshot.Runtime is RuntimeFailed, Snapshot.Failure says why).
+	ErrFailed = errors.New("pluginhost: admissions stopped after a cleanup failure")
+	// ErrCallbackScope: a scheduled call was made from inside a callback; it is denied,
+	// as it could wait for a worker held by the call running the callback.
+	ErrCallbackScope = errors.New("pluginhost: scheduled call from a callback scope denied")
+	// ErrNotGranted: the plugin asked for a callback its registration holds no grant for.
+	ErrNotGranted = errors.New("pluginhost: callback not granted")
+	// ErrWorkerHung: a worker did not exit when it was stopped and had to be killed. A
+	// Worker's Stop wraps it; the scheduler treats it as a cleanup failure and stops
+	// admissions. Other stop errors (a worker that crashed and exited with an error
+	// status) are counted in Snapshot.StopFailures and returned by Close, but do not stop
+	// admissions: the worker is gone, and its registration's next call starts another.
+	ErrWorkerHung = errors.New("pluginhost: worker did not exit when stopped")
+	// ErrHeavyLimit: Options.MaxHeavyRegistrations heavy registrations exist already.
+	ErrHeavyLimit = errors.New("pluginhost: heavy declaration limit reached")
 )

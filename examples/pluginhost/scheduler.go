@@ -37,6 +37,16 @@ type Scheduler struct {
 	sweep                Timer
 	snap                 Snapshot
 	stopErrs             []error
+	// starting holds the pristine workers whose launch is in progress; releasing the
+	// workers whose approved session is being cleaned up.
+	starting, releasing map[*worker]struct{}
+	// demand is the profiles requested recently, by pool key (the pristine reserve's
+	// targets).
+	demand map[string]demand
+	// failure is the first cleanup failure: once set, no call is admitted (Snapshot.Failure).
+	failure error
+	// heavyRegs counts the registrations of class Heavy (Options.MaxHeavyRegistrations).
+	heavyRegs int
 	// wg counts running calls and stopping workers.
 	wg sync.WaitGroup
 }
@@ -64,6 +74,11 @@ type registration struct {
 	plugin  string
 	profile Profile
 	class   WorkClass
+	// key is the profile's pool key (poolKey): which unbound workers it may take.
+	key string
+	// callbacks are the application's callbacks; grants the names the plugin may call.
+	callbacks Callbacks
+	grants    map[string]bool
 	// queue holds the queued calls in arrival order; only the head may be admitted, and
 	// only while no call of the registration runs.
 	queue   []*call
@@ -80,12 +95,30 @@ type registration struct {
 	retired, workerGone chan struct{}
 }
 
-// worker is one worker of a registration, holding a memory reservation.
+// worker is one worker, holding a memory reservation: bound to a registration, or
+// unbound (pristine, or pooled after a released approved session).
 type worker struct {
-	reg       *registration
-	proc      Worker // nil until started
-	mem       int
-	heavy     bool
+	// reg is the registration the worker serves, nil while it is unbound.
+	reg *registration
+	// key and profile are what the worker runs (poolKey).
+	key     string
+	profile Profile
+	proc    Worker // nil until started
+	mem     int
+	heavy   bool
+	// pristine: started by the reserve and never used.
+	pristine bool
+	// launching: a pristine launch is in progress (the worker is in Scheduler.starting);
+	// claimed: a cold call took it while it starts; ready is closed when the launch
+	// ended, launchErr saying how; cancelLaunch cancels it (eviction); evicted records that.
+	launching, claimed, evicted bool
+	ready                       chan struct{}
+	launchErr                   error
+	cancelLaunch                context.CancelFunc
+	// bind: the call that took this worker must bind it first (it was unbound).
+	bind bool
+	// stopped: stopWorkerLocked ran.
+	stopped   bool
 	idleSince time.Time
 	// elem is the worker's place in Scheduler.idle while it is idle.
 	elem *list.Element
@@ -106,7 +139,9 @@ type call struct {
 	enqueued, admitted  time.Time
 	queued              bool
 	cold                bool
-	ahead               int
+	// reused and pristine say which unbound worker a call took (Result).
+	reused, pristine bool
+	ahead            int
 	// await are the exits a cold call's start waits for: the workers evicted to make
 	// room for it and its registration's previous worker.
 	await []chan struct{}
@@ -126,8 +161,12 @@ type Result struct {
 	// QueueTime runs from the call's arrival to its admission; ExecTime from its
 	// admission to its answer (a cold call's worker start included); Elapsed is both.
 	QueueTime, ExecTime, Elapsed time.Duration
-	// Cold reports that the call was admitted without a resident worker and started one.
+	// Cold reports that the call was admitted without a resident worker and without a
+	// previously used clean one: it started a process or took a pristine one.
 	Cold bool
+	// Reused reports that the call took a clean pooled worker another registration's
+	// approved session had released; Pristine that it took a pristine worker.
+	Reused, Pristine bool
 	// AdmittedAhead counts the calls admitted after this one was queued and before it.
 	AdmittedAhead int
 	// PID is the process id of the worker that answered (0 when none did).
@@ -144,8 +183,11 @@ type Snapshot struct {
 	// Starting counts cold calls starting their worker; StartWaiting those waiting for a
 	// start slot (Options.MaxConcurrentStarts).
 	Starting, StartWaiting int
-	// Idle counts idle used workers: the residency cache.
-	Idle int
+	// Idle counts the workers in the idle cache: used ones still bound, clean pooled ones
+	// (Pooled) and ready pristine ones (Pristine). PristineStarting counts pristine
+	// workers being started by the reserve; Releasing workers cleaning up an approved
+	// session.
+	Idle, Pooled, Pristine, PristineStarting, Releasing int
 	// Workers counts workers holding a reservation (starting, running or idle);
 	// ReservedMiB is the memory reserved for them, HeavyReservedMiB the part for heavy
 	// registrations.
@@ -155,16 +197,25 @@ type Snapshot struct {
 
 	// Calls counts calls accepted into the queue.
 	Calls uint64
-	// Admitted counts calls admitted; ColdCalls those admitted without a resident
-	// worker (so a worker was started for them), WarmCalls those served by their
-	// registration's idle worker.
-	Admitted, ColdCalls, WarmCalls uint64
+	// Admitted counts calls admitted; WarmCalls those served by their registration's
+	// idle worker; ReusedCalls those that took a clean pooled worker (approved-session
+	// reuse); ColdCalls the rest, admitted without a resident worker and without a
+	// previously used clean one: PristineCalls of them took a pristine worker (no start on
+	// their path), LaunchedCalls started their own process.
+	Admitted, ColdCalls, WarmCalls, ReusedCalls, PristineCalls, LaunchedCalls uint64
 	// Completed counts admitted calls the plugin answered (a plugin error included);
 	// Failed those that ended otherwise (timeout, start or transport failure, close);
 	// Timeouts the part of Failed that ran past the timeout.
 	Completed, Failed, Timeouts uint64
-	// Starts counts worker processes started, StartFailures starts that failed.
-	Starts, StartFailures uint64
+	// Starts counts worker processes started (PristineStarts of them by the reserve),
+	// StartFailures starts that failed.
+	Starts, PristineStarts, StartFailures uint64
+	// Releases counts approved sessions cleaned up and returned to the pool;
+	// ReleaseFailures cleanups that failed (each stops admissions: Failure).
+	Releases, ReleaseFailures uint64
+	// Callbacks counts callbacks run for plugins; CallbackDenials those refused because
+	// the registration holds no grant for them.
+	Callbacks, CallbackDenials uint64
 	// Evictions counts idle workers stopped to make room (memory, the worker ceiling or
 	// MaxIdleWorkers); IdleStops those stopped after IdleTimeout; StopFailures workers
 	// that did not exit cleanly.
@@ -174,15 +225,56 @@ type Snapshot struct {
 	Expired, Cancelled uint64
 	// Rejected counts calls refused at arrival.
 	Rejected Rejections
+
+	// Runtime is the scheduler's state: running, failed (a cleanup failed, so nothing
+	// is admitted any more) or closed. Failure is the cleanup failure, nil unless
+	// Runtime is RuntimeFailed.
+	Runtime Runtime
+	Failure error
+}
+
+// Runtime is the scheduler's state, as Snapshot reports it.
+type Runtime int
+
+const (
+	// RuntimeRunning: calls are admitted.
+	RuntimeRunning Runtime = iota
+	// RuntimeFailed: a cleanup failed (a worker that would not exit when stopped,
+	// ErrWorkerHung; an approved session whose cleanup failed); admissions stopped, queued calls ended with
+	// ErrFailed and new ones are refused. This is not load shedding: read
+	// Snapshot.Failure, fix the cause, and start a new scheduler.
+	RuntimeFailed
+	// RuntimeClosed: Close was called.
+	RuntimeClosed
+)
+
+// String returns "running", "failed" or "closed".
+func (r Runtime) String() string {
+	switch r {
+	case RuntimeRunning:
+		return "running"
+	case RuntimeFailed:
+		return "failed"
+	case RuntimeClosed:
+		return "closed"
+	}
+	return fmt.Sprintf("runtime(%d)", int(r))
 }
 
 // Rejections counts calls refused at arrival, by reason.
 type Rejections struct {
 	QueueFull, TooLarge, Closed uint64
+	// Failed: the scheduler stopped admissions after a cleanup failure.
+	Failed uint64
+	// CallbackScope: a scheduled call made from inside a callback, denied (it could wait
+	// for a worker held by the very call that runs the callback).
+	CallbackScope uint64
 }
 
 // Total returns the number of rejected calls.
-func (r Rejections) Total() uint64 { return r.QueueFull + r.TooLarge + r.Closed }
+func (r Rejections) Total() uint64 {
+	return r.QueueFull + r.TooLarge + r.Closed + r.Failed + r.CallbackScope
+}
 
 // New returns a scheduler with the given options (zero fields take their defaults).
 func New(opt Options) (*Scheduler, error) {
@@ -192,13 +284,16 @@ func New(opt Options) (*Scheduler, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Scheduler{
-		opt:     opt,
-		starts:  make(chan struct{}, opt.MaxConcurrentStarts),
-		ctx:     ctx,
-		cancel:  cancel,
-		regs:    map[regKey]*registration{},
-		tenants: map[string]*tenant{},
-		pending: map[*registration]struct{}{},
+		opt:       opt,
+		starts:    make(chan struct{}, opt.MaxConcurrentStarts),
+		ctx:       ctx,
+		cancel:    cancel,
+		regs:      map[regKey]*registration{},
+		tenants:   map[string]*tenant{},
+		pending:   map[*registration]struct{}{},
+		starting:  map[*worker]struct{}{},
+		releasing: map[*worker]struct{}{},
+		demand:    map[string]demand{},
 	}
 	s.mu.Lock()
 	s.sweep = opt.Clock.AfterFunc(opt.SweepInterval, s.sweepTick)
@@ -215,6 +310,13 @@ func (s *Scheduler) Snapshot() Snapshot {
 	defer s.mu.Unlock()
 	snap := s.snap
 	snap.Registrations = len(s.regs)
+	switch {
+	case s.closed:
+		snap.Runtime = RuntimeClosed
+	case s.failure != nil:
+		snap.Runtime = RuntimeFailed
+	}
+	snap.Failure = s.failure
 	return snap
 }
 
@@ -225,11 +327,36 @@ type Plugin struct {
 	r *registration
 }
 
-// Register registers the (tenant, plugin) pair with the worker profile and work class.
-// A pair can be registered once at a time (ErrRegistered); close the Plugin before
-// registering it again, e.g. with another version.
+// Register registers the (tenant, plugin) pair with the worker profile and work class,
+// with no callbacks. A pair can be registered once at a time (ErrRegistered); close the
+// Plugin before registering it again, e.g. with another version.
 func (s *Scheduler) Register(tenantName, plugin string, profile Profile, class WorkClass) (*Plugin, error) {
+	return s.RegisterWithCallbacks(tenantName, plugin, profile, class, nil, nil)
+}
+
+// CallbackFunc is an application callback a plugin may ask for during a call. Its ctx
+// is the call's, marked as a callback scope: a scheduled call made with it (or a context
+// derived from it) is denied with ErrCallbackScope.
+type CallbackFunc func(ctx context.Context, payload []byte) ([]byte, error)
+
+// Callbacks are a registration's application callbacks, by name.
+type Callbacks map[string]CallbackFunc
+
+// RegisterWithCallbacks is Register with the application's callbacks and the grants, the
+// names among them the plugin is allowed to call (both come from the authenticated
+// application, never from the plugin). A callback the plugin asks for without a grant
+// is refused (Snapshot.CallbackDenials); a grant must name a callback.
+func (s *Scheduler) RegisterWithCallbacks(tenantName, plugin string, profile Profile, class WorkClass, callbacks Callbacks, grants []string) (*Plugin, error) {
+	granted := map[string]bool{}
+	for _, g := range grants {
+		if callbacks[g] == nil {
+			return nil, fmt.Errorf("register %s/%s: grant %q names no callback", tenantName, plugin, g)
+		}
+		granted[g] = true
+	}
 	switch {
+	case profile.Reuse != ReuseNone && profile.Reuse != ReuseApprovedSessions:
+		return nil, fmt.Errorf("register %s/%s: unknown profile Reuse %d", tenantName, plugin, int(profile.Reuse))
 	case tenantName == "" || plugin == "":
 		return nil, errors.New("register: tenant and plugin must not be empty")
 	case class != Normal && class != Heavy:
@@ -250,13 +377,20 @@ func (s *Scheduler) Register(tenantName, plugin string, profile Profile, class W
 	if _, ok := s.regs[key]; ok {
 		return nil, fmt.Errorf("register %s/%s: %w", tenantName, plugin, ErrRegistered)
 	}
+	if class == Heavy {
+		if s.heavyRegs >= s.opt.MaxHeavyRegistrations {
+			return nil, fmt.Errorf("register %s/%s: %w (%d heavy registrations)", tenantName, plugin, ErrHeavyLimit, s.heavyRegs)
+		}
+		s.heavyRegs++
+	}
 	t := s.tenants[tenantName]
 	if t == nil {
 		t = &tenant{name: tenantName}
 		s.tenants[tenantName] = t
 	}
 	t.regs++
-	r := &registration{tenant: t, plugin: plugin, profile: profile, class: class, retired: make(chan struct{})}
+	r := &registration{tenant: t, plugin: plugin, profile: profile, class: class, key: poolKey(profile, class),
+		callbacks: callbacks, grants: granted, retired: make(chan struct{})}
 	s.regs[key] = r
 	return &Plugin{s: s, r: r}, nil
 }
@@ -333,6 +467,11 @@ func (s *Scheduler) Close() error {
 		for s.idle.Len() > 0 {
 			s.stopWorkerLocked(s.idle.Front().Value.(*worker))
 		}
+		for w := range s.starting {
+			if !w.claimed {
+				s.stopWorkerLocked(w)
+			}
+		}
 	}
 	s.mu.Unlock()
 	s.cancel()
@@ -351,6 +490,12 @@ func (s *Scheduler) enqueue(ctx context.Context, r *registration, op string, pay
 	case s.closed || r.closed:
 		s.snap.Rejected.Closed++
 		return nil, fmt.Errorf("%s/%s: %w", r.tenant.name, r.plugin, ErrClosed)
+	case ctx.Value(callbackScopeKey{}) != nil:
+		s.snap.Rejected.CallbackScope++
+		return nil, fmt.Errorf("%s/%s %s: %w", r.tenant.name, r.plugin, op, ErrCallbackScope)
+	case s.failure != nil:
+		s.snap.Rejected.Failed++
+		return nil, fmt.Errorf("%s/%s: %w: %w", r.tenant.name, r.plugin, ErrFailed, s.failure)
 	case size > s.opt.MaxCallBytes:
 		s.snap.Rejected.TooLarge++
 		return nil, fmt.Errorf("%w: %d bytes serialized, limit %d", ErrTooLarge, size, s.opt.MaxCallBytes)
@@ -448,14 +593,20 @@ func (s *Scheduler) sweepTick() {
 			delete(s.pending, r)
 		}
 	}
-	for s.idle.Len() > 0 {
-		w := s.idle.Front().Value.(*worker)
-		if now.Sub(w.idleSince) < s.opt.IdleTimeout {
-			break
+	for e := s.idle.Front(); e != nil; {
+		next := e.Next()
+		w := e.Value.(*worker)
+		timeout := s.opt.IdleTimeout
+		if w.reg == nil {
+			timeout = s.opt.ReusableIdleTimeout
 		}
-		s.stopWorkerLocked(w)
-		s.snap.IdleStops++
+		if !w.pristine && now.Sub(w.idleSince) >= timeout {
+			s.stopWorkerLocked(w)
+			s.snap.IdleStops++
+		}
+		e = next
 	}
+	s.expireDemandLocked(now)
 	s.dispatchLocked()
 	s.sweep = s.opt.Clock.AfterFunc(s.opt.SweepInterval, s.sweepTick)
 }
@@ -478,12 +629,28 @@ func (s *Scheduler) execute(c *call, w *worker) {
 	defer stop()
 
 	var err error
-	if c.cold {
+	switch {
+	case w.ready != nil && w.bind:
+		// a pristine or released worker: wait for its launch or cleanup if it is still
+		// in progress, then bind it
+		select {
+		case <-w.ready:
+			err = w.launchErr
+		case <-ctx.Done():
+			err = fmt.Errorf("waiting for a pristine worker to start: %w", ctx.Err())
+		}
+		if err == nil {
+			err = s.bind(ctx, w, r)
+		}
+	case w.bind:
+		err = s.bind(ctx, w, r)
+	case c.cold:
 		err = s.start(ctx, c, w)
 	}
 	var out []byte
 	if err == nil {
-		out, err = w.proc.Call(ctx, Request{Tenant: r.tenant.name, Plugin: r.plugin, Op: c.op, Payload: c.payload})
+		out, err = w.proc.Call(ctx, Request{Tenant: r.tenant.name, Plugin: r.plugin, Op: c.op, Payload: c.payload,
+			Callback: s.callbackFor(r)})
 	}
 	var pluginErr *PluginError
 	keep := err == nil || errors.As(err, &pluginErr) // the worker answered: still usable
@@ -500,6 +667,89 @@ func (s *Scheduler) execute(c *call, w *worker) {
 		}
 	}
 	s.finish(c, w, out, err, keep, timedOut)
+}
+
+// bind binds an unbound worker the call took to its registration.
+func (s *Scheduler) bind(ctx context.Context, w *worker, r *registration) error {
+	sw, ok := w.proc.(SessionWorker)
+	if !ok {
+		return fmt.Errorf("worker of profile %s cannot be bound: its launcher's workers are not SessionWorkers", w.profile.Name)
+	}
+	if err := sw.Bind(ctx, r.tenant.name, r.plugin); err != nil {
+		return err
+	}
+	w.bind = false
+	return nil
+}
+
+// callbackScopeKey marks a context as a callback's: scheduled calls made with it are
+// denied.
+type callbackScopeKey struct{}
+
+// callbackFor returns the callback runner of r's calls: it refuses a name without a
+// grant and runs a granted one in a callback scope.
+func (s *Scheduler) callbackFor(r *registration) func(ctx context.Context, name string, payload []byte) ([]byte, error) {
+	return func(ctx context.Context, name string, payload []byte) ([]byte, error) {
+		s.mu.Lock()
+		if !r.grants[name] {
+			s.snap.CallbackDenials++
+			s.mu.Unlock()
+			return nil, fmt.Errorf("%s/%s: %w: %q", r.tenant.name, r.plugin, ErrNotGranted, name)
+		}
+		s.snap.Callbacks++
+		s.mu.Unlock()
+		return r.callbacks[name](context.WithValue(ctx, callbackScopeKey{}, r), payload)
+	}
+}
+
+// failLocked records a cleanup failure: the first one stops admissions for good, ends
+// every queued call with ErrFailed and shows in Snapshot.Failure and Snapshot.Runtime.
+func (s *Scheduler) failLocked(err error) {
+	if s.failure != nil || s.closed {
+		return
+	}
+	s.failure = err
+	now := s.opt.Clock.Now()
+	for r := range s.pending {
+		for _, c := range r.queue {
+			s.dropLocked(c, now, fmt.Errorf("%s/%s: %w: %w", r.tenant.name, r.plugin, ErrFailed, err))
+		}
+		r.queue = nil
+		delete(s.pending, r)
+	}
+}
+
+// release cleans up an approved session's worker after its call, off the caller's path,
+// and puts it into the clean pool; a failed cleanup stops the worker and admissions.
+func (s *Scheduler) release(w *worker) {
+	defer s.wg.Done()
+	ctx, cancel := context.WithTimeout(s.ctx, s.opt.NormalTimeout)
+	err := w.proc.(SessionWorker).Release(ctx)
+	cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.snap.Releasing--
+	delete(s.releasing, w)
+	if err != nil {
+		err = fmt.Errorf("cleaning up an approved session of profile %s: %w", w.profile.Name, err)
+		w.launchErr = err
+	} else {
+		s.snap.Releases++
+	}
+	close(w.ready) // a call that claimed the worker meanwhile goes on (or fails with err)
+	switch {
+	case err != nil:
+		s.snap.ReleaseFailures++
+		s.stopWorkerLocked(w)
+		s.failLocked(err)
+	case w.claimed:
+	case s.closed:
+		s.stopWorkerLocked(w)
+	default:
+		w.bind = true
+		s.idleLocked(w, s.opt.Clock.Now())
+	}
+	s.dispatchLocked()
 }
 
 // start starts the worker of a cold call within ctx: once the workers it replaces have
@@ -554,6 +804,8 @@ func (s *Scheduler) finish(c *call, w *worker, out []byte, err error, keep, time
 		ExecTime:      now.Sub(c.admitted),
 		Elapsed:       now.Sub(c.enqueued),
 		Cold:          c.cold,
+		Reused:        c.reused,
+		Pristine:      c.pristine,
 		AdmittedAhead: c.ahead,
 	}
 	if w.proc != nil {
@@ -574,7 +826,22 @@ func (s *Scheduler) finish(c *call, w *worker, out []byte, err error, keep, time
 	if timedOut {
 		s.snap.Timeouts++
 	}
+	_, session := w.proc.(SessionWorker)
 	switch {
+	case keep && !s.closed && r.profile.Reuse == ReuseApprovedSessions && session && w.proc != nil:
+		// the session goes back to the pool once its cleanup succeeds; the registration
+		// keeps no residency
+		r.worker = nil
+		w.reg = nil
+		w.claimed = false
+		w.ready = make(chan struct{})
+		s.releasing[w] = struct{}{}
+		s.snap.Releasing++
+		s.wg.Add(1)
+		go s.release(w)
+		if r.closed {
+			s.retireLocked(r)
+		}
 	case r.closed:
 		s.retireLocked(r) // stops the worker
 	case keep && !s.closed:
@@ -598,6 +865,9 @@ func (s *Scheduler) retireLocked(r *registration) {
 	key := regKey{r.tenant.name, r.plugin}
 	if s.regs[key] == r {
 		delete(s.regs, key)
+		if r.class == Heavy {
+			s.heavyRegs--
+		}
 		r.tenant.regs--
 		if r.tenant.regs == 0 && r.tenant.active == 0 {
 			delete(s.tenants, r.tenant.name)

@@ -14,12 +14,24 @@ import (
 //	request  = kind:0x01 tenant:str16 plugin:str16 op:str16 payload:rest
 //	response = kind:0x02 status:uint8 body:rest     (status 0: body is the output; 1: an error message)
 //	ready    = kind:0x03 pid:uint32be               (sent once, when the worker can take calls)
+//	bind     = kind:0x04 tenant:str16 plugin:str16  (host to a pristine or released worker: serve this pair)
+//	release  = kind:0x05                            (host: clean up the session and unbind)
+//	callback = kind:0x06 name:str16 payload:rest    (worker to host, during a call)
+//	cbreply  = kind:0x07 status:uint8 body:rest     (host's answer to a callback)
 //	str16    = length:uint16be bytes
+//
+// bind and release are answered with a response frame (status 0 and an empty body on
+// success). A worker started without a tenant and plugin (a pristine worker) takes no call
+// before it is bound; a released worker is unbound again.
 
 const (
 	kindRequest  = 0x01
 	kindResponse = 0x02
 	kindReady    = 0x03
+	kindBind     = 0x04
+	kindRelease  = 0x05
+	kindCallback = 0x06
+	kindCbReply  = 0x07
 
 	statusOK    = 0
 	statusError = 1
@@ -120,6 +132,110 @@ func decodeReady(body []byte) (int, error) {
 		return 0, errors.New("wire: not a ready frame")
 	}
 	return int(binary.BigEndian.Uint32(body[1:])), nil
+}
+
+// appendStr16 appends a length-prefixed string.
+func appendStr16(buf []byte, s string) ([]byte, error) {
+	if len(s) > 0xffff {
+		return nil, fmt.Errorf("wire: a name of %d bytes is longer than 65535", len(s))
+	}
+	buf = binary.BigEndian.AppendUint16(buf, uint16(len(s)))
+	return append(buf, s...), nil
+}
+
+// readStr16 reads a length-prefixed string from the front of b.
+func readStr16(b []byte) (string, []byte, error) {
+	if len(b) < 2 {
+		return "", nil, errors.New("wire: frame truncated")
+	}
+	n := int(binary.BigEndian.Uint16(b))
+	b = b[2:]
+	if len(b) < n {
+		return "", nil, errors.New("wire: frame truncated")
+	}
+	return string(b[:n]), b[n:], nil
+}
+
+// frame prefixes body with its length.
+func frame(body []byte) []byte {
+	out := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(body)), uint32(len(body)))
+	return append(out, body...)
+}
+
+// encodeBind returns a bind frame for tenant/plugin.
+func encodeBind(tenant, plugin string) ([]byte, error) {
+	body := []byte{kindBind}
+	var err error
+	if body, err = appendStr16(body, tenant); err != nil {
+		return nil, err
+	}
+	if body, err = appendStr16(body, plugin); err != nil {
+		return nil, err
+	}
+	return frame(body), nil
+}
+
+// decodeBind parses a bind frame's body.
+func decodeBind(body []byte) (tenant, plugin string, err error) {
+	if len(body) < 1 || body[0] != kindBind {
+		return "", "", errors.New("wire: not a bind frame")
+	}
+	tenant, rest, err := readStr16(body[1:])
+	if err != nil {
+		return "", "", err
+	}
+	plugin, rest, err = readStr16(rest)
+	if err != nil {
+		return "", "", err
+	}
+	if len(rest) != 0 {
+		return "", "", errors.New("wire: bind frame has trailing bytes")
+	}
+	return tenant, plugin, nil
+}
+
+// encodeRelease returns a release frame.
+func encodeRelease() []byte { return frame([]byte{kindRelease}) }
+
+// encodeCallback returns a callback frame.
+func encodeCallback(name string, payload []byte) ([]byte, error) {
+	body, err := appendStr16([]byte{kindCallback}, name)
+	if err != nil {
+		return nil, err
+	}
+	return frame(append(body, payload...)), nil
+}
+
+// decodeCallback parses a callback frame's body.
+func decodeCallback(body []byte) (name string, payload []byte, err error) {
+	if len(body) < 1 || body[0] != kindCallback {
+		return "", nil, errors.New("wire: not a callback frame")
+	}
+	name, rest, err := readStr16(body[1:])
+	return name, rest, err
+}
+
+// encodeCbReply returns the host's answer to a callback: the output, or an error message.
+func encodeCbReply(out []byte, failed bool) []byte {
+	status := byte(statusOK)
+	if failed {
+		status = statusError
+	}
+	return frame(append([]byte{kindCbReply, status}, out...))
+}
+
+// decodeCbReply parses a callback answer into the output or the host's error.
+func decodeCbReply(body []byte) ([]byte, error) {
+	if len(body) < 2 || body[0] != kindCbReply {
+		return nil, errors.New("wire: not a callback reply frame")
+	}
+	switch body[1] {
+	case statusOK:
+		return body[2:], nil
+	case statusError:
+		return nil, errors.New(string(body[2:]))
+	}
+	return nil, fmt.Errorf("wire: unknown callback reply status %d", body[1])
 }
 
 // readFrame reads one frame and returns its body.

@@ -11,18 +11,34 @@
 // the build's default policy: FIFO, or fewest-active-first in the candidate arm, which is
 // built with -tags pluginhost_fair; nothing else differs between the arms.
 //
-// # Workers
+// # Workers and the host
 //
 // The workers are real processes: the lane's test binary started again with
 // pluginhost.WorkerEnv set, which TestMain turns into the plugin program
-// (pluginhost.Serve). A cold call therefore pays a real process start, and the worker is
-// the arm's own code. The scheduler has four worker slots (an explicit MaxWorkers, the
-// controlled comparison the seed keeps the ceiling for) and 64 MiB profiles in the
-// default 4 GiB budget. A call is the plugin's "sleep" operation: its execution time is
-// chosen (4 ms, 2 ms in Thrash) and costs no CPU, so on the 2-core reference host the
-// lanes measure admission and process starts, not CPU contention among workers. After
-// the last lane TestMain closes the scheduler and fails the process if any worker process
-// is still running (pluginhost.Survivors).
+// (pluginhost.Serve). A worker start is therefore a real process start, and the worker
+// is the arm's own code. The scheduler admits by memory alone, as the seed's default
+// does: a 256 MiB budget, no worker ceiling, and profiles of two sizes (the noisy tenant's
+// registrations 64, 64, 64 and 48 MiB, 240 in all; a light tenant's 64 MiB, which does not
+// fit beside them; the Thrash pairs 64 and 48 MiB, six of which do not fit). So four
+// workers run at once, because of memory, not of a slot count.
+//
+// Two settings (one per process; each lane runs in its own):
+//
+//   - the default, the seed's answer to cold starts: every profile is approved for
+//     session reuse (pluginhost.ReuseApprovedSessions: a worker whose call completed
+//     cleans up its session and returns to its profile's pool, where any registration of
+//     that profile takes it) and a pristine reserve of two. The reserve only fills free
+//     budget and these lanes keep the budget full, so it never starts a worker here
+//     (pristine-calls/op stays 0); the pool is what keeps calls off process starts;
+//   - NoReuse (the lanes NoisyThroughputNoReuse and ThrashNoReuse): neither; every worker
+//     stays bound to its registration, so a call whose worker was evicted starts a
+//     process. These are the "before" of the cold calls.
+//
+// A call is the plugin's "sleep" operation: its execution time is chosen (4 ms, 2 ms in
+// Thrash) and costs no CPU, so on the 2-core reference host the lanes measure admission,
+// binds and process starts, not CPU contention among workers. After the last lane
+// TestMain closes the scheduler and fails the process if any worker process is still
+// running (pluginhost.Survivors).
 //
 // # Reaching the state
 //
@@ -39,8 +55,10 @@
 // stop-the-world memory read can let the state dissolve before the timed part starts.
 //
 // Every lane reports, beside its time, the scheduler's counters over the sample:
-// cold-calls/op and evictions/op (workers started for calls without an idle worker of
-// their own, and idle workers stopped to make room), and retries/op.
+// cold-calls/op (calls admitted without their own idle worker and without a previously
+// used clean one), launched-calls/op (the cold calls that started their own process) and
+// pristine-calls/op (those that took a pristine one), reused-calls/op (calls that took a
+// pooled clean worker), evictions/op (idle workers stopped to make room), and retries/op.
 //
 // # The lanes
 //
@@ -49,18 +67,23 @@
 //     alone. It also reports admitted-ahead/op, the calls admitted between its arrival
 //     and its own admission: the mechanism itself (FIFO admits the 28 queued calls
 //     first; fewest-active-first admits the light call at the first free slot), and
-//     light-exec-ns/op, the light call's execution time, which holds its worker's
-//     process start (it is always cold) and the 1 ms call.
+//     light-exec-ns/op, the light call's execution time: the 1 ms call and the bind of
+//     the pooled worker it takes (or its process start, when it evicts the 48 MiB
+//     worker instead).
 //   - NoisyThroughput (guard): the flood plus two light tenants making two calls each,
 //     issued once the flood waits; timed from the flood's first call until its last
-//     call is answered. Serving light calls first evicts noisy workers (their next calls
-//     are cold) and delays the flood's tail: that cost shows here.
+//     call is answered. Serving light calls first inserts their 16 ms of work into the
+//     flood's per-registration chains: the flood's end moves by 4 ms (spread over four
+//     workers) to 16 ms (all in one chain), the inherent price of fairness. Without
+//     reuse, light workers also evict noisy ones, whose next calls start processes:
+//     NoisyThroughputNoReuse shows that avoidable cascade.
 //   - TotalThroughput (guard): the same workload, timed until every call of it, light
 //     ones included, is answered.
-//   - Thrash (guard): six (tenant, plugin) pairs, three tenants with two plugins each, on
-//     the four slots; each sample queues three calls to every pair at once and is timed
-//     until all 18 are answered. More active pairs than slots: most calls restart a
-//     process, which cold-calls/op and evictions/op report.
+//   - Thrash (guard): six (tenant, plugin) pairs, three tenants with two plugins each
+//     (64 and 48 MiB), that do not fit the budget together; each sample queues three
+//     calls to every pair at once and is timed until all 18 are answered. With the pools
+//     the pairs of one profile share workers; ThrashNoReuse (secondary), without them,
+//     restarts a process for most calls, which cold-calls/op and evictions/op report.
 //   - SingleTenant (control): the flood's tenant alone, 32 calls to its four
 //     registrations, timed until all are answered. With one tenant the two policies
 //     admit in the same order, so the lane must not move.

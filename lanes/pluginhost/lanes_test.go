@@ -16,11 +16,17 @@ import (
 )
 
 const (
-	// slots is the worker ceiling: four workers, set explicitly.
+	// budgetMiB is the host's memory budget, the only admission limit (no worker
+	// ceiling). The profiles are sized so that the noisy tenant's four workers fit
+	// (64+64+64+48 = 240 MiB) and a light tenant's 64 MiB worker does not fit beside
+	// them: four workers run at once, as four slots would allow, but because of memory.
+	budgetMiB = 256
+	// slots is how many workers the flood runs at once under that budget (not a setting).
 	slots = 4
-	// profileMiB is every plugin's declared memory, far inside the default budget, so
-	// the ceiling is the binding limit.
-	profileMiB = 64
+	// bigMiB and smallMiB are the two profile sizes.
+	bigMiB, smallMiB = 64, 48
+	// pristineReserve is the reserve's cap in the default setting.
+	pristineReserve = 2
 	// noisyPlugins and floodDepth shape the flood: eight calls to each of the noisy
 	// tenant's four registrations, 32 in all, 28 of them queued behind the four running.
 	noisyPlugins = 4
@@ -44,9 +50,59 @@ const (
 	attempts = 20
 )
 
+// setting is a host configuration the lanes run under.
+type setting struct {
+	// reuse turns on the seed's answer to cold starts: approved-session reuse on every
+	// profile and the pristine reserve. Off: every worker stays bound to its registration
+	// and each cold call starts a process.
+	reuse bool
+}
+
+// The lanes' two settings: the default, and the one without reuse or reserve (the lanes
+// named ...NoReuse), the "before" of the cold calls.
+var (
+	withReuse = setting{reuse: true}
+	noReuse   = setting{}
+)
+
+// profile returns a plugin profile of mib MiB under the setting.
+func (c setting) profile(mib int) sched.Profile {
+	p := sched.Profile{Name: "sleep", Version: "1", MemoryMiB: mib}
+	if c.reuse {
+		p.Reuse = sched.ReuseApprovedSessions
+	}
+	return p
+}
+
+// options returns the scheduler options of the setting.
+func (c setting) options(policy sched.Policy, l sched.Launcher) sched.Options {
+	o := sched.Options{MemoryBudgetMiB: budgetMiB, Policy: policy, Launcher: l}
+	if c.reuse {
+		o.PristineReserve = pristineReserve
+	}
+	return o
+}
+
+// noisyMiB is the size of the noisy tenant's registration i.
+func noisyMiB(i int) int {
+	if i == noisyPlugins-1 {
+		return smallMiB
+	}
+	return bigMiB
+}
+
+// thrashMiB is the size of a thrash tenant's plugin i.
+func thrashMiB(i int) int {
+	if i == 0 {
+		return bigMiB
+	}
+	return smallMiB
+}
+
 // fixture is the scheduler and registrations shared by every sample of the lane in this
 // process.
 type fixture struct {
+	cfg    setting
 	s      *sched.Scheduler
 	l      *sched.ProcessLauncher
 	noisy  []*sched.Plugin
@@ -84,23 +140,27 @@ func TestMain(m *testing.M) {
 
 // setup returns the shared fixture, building it on first use, and stops the benchmark
 // timer for good: the lanes time with the scheduler's measurements or a stopwatch.
-func setup(b *testing.B) *fixture {
+func setup(b *testing.B, cfg setting) *fixture {
 	b.Helper()
 	b.StopTimer()
 	sharedOnce.Do(func() {
-		shared = newFixture(sched.PolicyDefault)
+		shared = newFixture(sched.PolicyDefault, cfg)
 		if shared.err == nil {
 			// The workload and the policy in force, once per process: the receipt keeps
 			// every run's stderr tail, so each run records what it measured.
 			exe, _ := os.Executable()
-			fmt.Fprintf(os.Stderr, "pluginhost lanes: policy %s; %d worker slots (MaxWorkers), %d MiB profiles, budget %d MiB; "+
+			fmt.Fprintf(os.Stderr, "pluginhost lanes: policy %s; budget %d MiB, no worker ceiling; profiles %d and %d MiB; "+
+				"approved-session reuse and pristine reserve %v (reserve cap %d); "+
 				"flood %d calls (%d registrations x %d) of sleep %s; light calls sleep %s; thrash %d pairs x %d calls of sleep %s; "+
 				"workers are processes of %s; GOMAXPROCS %d, %d CPUs\n",
-				shared.s.Policy(), slots, profileMiB, sched.DefaultMemoryBudgetMiB,
+				shared.s.Policy(), budgetMiB, bigMiB, smallMiB, cfg.reuse, cfg.options(0, nil).PristineReserve,
 				floodCalls, noisyPlugins, floodDepth, callSleep, lightSleep, thrashTenants*thrashPlugins, thrashDepth, thrashSleep,
 				filepath.Base(exe), runtime.GOMAXPROCS(0), runtime.NumCPU())
 		}
 	})
+	if shared.err == nil && shared.cfg != cfg {
+		b.Fatalf("this process's lanes were set up as %+v, not %+v: run one lane per process", shared.cfg, cfg)
+	}
 	if shared.err != nil {
 		b.Fatal(shared.err)
 	}
@@ -109,8 +169,8 @@ func setup(b *testing.B) *fixture {
 
 // newFixture starts a scheduler with the policy (PolicyDefault: the build's) whose
 // workers are processes of this test binary, and registers the lanes' tenants.
-func newFixture(policy sched.Policy) *fixture {
-	f := &fixture{}
+func newFixture(policy sched.Policy, cfg setting) *fixture {
+	f := &fixture{cfg: cfg}
 	exe, err := os.Executable()
 	if err != nil {
 		f.err = err
@@ -119,11 +179,11 @@ func newFixture(policy sched.Policy) *fixture {
 	if f.l, f.err = sched.NewProcessLauncher(exe); f.err != nil {
 		return f
 	}
-	if f.s, f.err = sched.New(sched.Options{MaxWorkers: slots, Policy: policy, Launcher: f.l}); f.err != nil {
+	if f.s, f.err = sched.New(cfg.options(policy, f.l)); f.err != nil {
 		return f
 	}
 	for i := range noisyPlugins {
-		p, err := f.s.Register("noisy", fmt.Sprintf("p%d", i), sched.Profile{Name: "sleep", MemoryMiB: profileMiB}, sched.Normal)
+		p, err := f.s.Register("noisy", fmt.Sprintf("p%d", i), cfg.profile(noisyMiB(i)), sched.Normal)
 		if err != nil {
 			f.err = err
 			return f
@@ -132,7 +192,7 @@ func newFixture(policy sched.Policy) *fixture {
 	}
 	for t := range thrashTenants {
 		for i := range thrashPlugins {
-			p, err := f.s.Register(fmt.Sprintf("thrash%d", t), fmt.Sprintf("q%d", i), sched.Profile{Name: "sleep", MemoryMiB: profileMiB}, sched.Normal)
+			p, err := f.s.Register(fmt.Sprintf("thrash%d", t), fmt.Sprintf("q%d", i), cfg.profile(thrashMiB(i)), sched.Normal)
 			if err != nil {
 				f.err = err
 				return f
@@ -160,7 +220,7 @@ func (f *fixture) close() error {
 func (f *fixture) light(tb testing.TB) *sched.Plugin {
 	tb.Helper()
 	f.lights++
-	p, err := f.s.Register(fmt.Sprintf("light%d", f.lights), "p", sched.Profile{Name: "sleep", MemoryMiB: profileMiB}, sched.Normal)
+	p, err := f.s.Register(fmt.Sprintf("light%d", f.lights), "p", f.cfg.profile(bigMiB), sched.Normal)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -246,7 +306,7 @@ func (f *fixture) settle(tb testing.TB) {
 	}
 	u.wait(tb)
 	f.await(tb, "the noisy tenant's workers are idle", func(s sched.Snapshot) bool {
-		return s.Active == 0 && s.Queued == 0 && s.Idle == noisyPlugins
+		return s.Active == 0 && s.Queued == 0 && s.Releasing == 0 && s.PristineStarting == 0 && s.Idle-s.Pristine == noisyPlugins
 	})
 }
 
@@ -287,9 +347,9 @@ func (f *fixture) flood(tb testing.TB, retries *int) (*batch, time.Time) {
 
 // meter reports the scheduler's counters over the measured part of the samples.
 type meter struct {
-	cold, evictions uint64
-	retries         int
-	before          sched.Snapshot
+	cold, launched, pristine, reused, evictions uint64
+	retries                                     int
+	before                                      sched.Snapshot
 }
 
 // begin starts counting.
@@ -299,12 +359,19 @@ func (m *meter) begin(f *fixture) { m.before = f.s.Snapshot() }
 func (m *meter) end(f *fixture) {
 	s := f.s.Snapshot()
 	m.cold += s.ColdCalls - m.before.ColdCalls
+	m.launched += s.LaunchedCalls - m.before.LaunchedCalls
+	m.pristine += s.PristineCalls - m.before.PristineCalls
+	m.reused += s.ReusedCalls - m.before.ReusedCalls
 	m.evictions += s.Evictions - m.before.Evictions
 }
 
-// report reports cold-calls/op, evictions/op and retries/op.
+// report reports cold-calls/op (of them launched-calls/op started their own process and
+// pristine-calls/op took a pristine one), reused-calls/op, evictions/op and retries/op.
 func (m *meter) report(b *testing.B) {
 	b.ReportMetric(float64(m.cold)/float64(b.N), "cold-calls/op")
+	b.ReportMetric(float64(m.launched)/float64(b.N), "launched-calls/op")
+	b.ReportMetric(float64(m.pristine)/float64(b.N), "pristine-calls/op")
+	b.ReportMetric(float64(m.reused)/float64(b.N), "reused-calls/op")
 	b.ReportMetric(float64(m.evictions)/float64(b.N), "evictions/op")
 	b.ReportMetric(float64(m.retries)/float64(b.N), "retries/op")
 }
@@ -332,7 +399,7 @@ func lightFirstCall(tb testing.TB, f *fixture, m *meter) sched.Result {
 // BenchmarkLightFirstCall reports the queue time of a light tenant's first call issued
 // while a noisy tenant's flood waits.
 func BenchmarkLightFirstCall(b *testing.B) {
-	f := setup(b)
+	f := setup(b, withReuse)
 	var (
 		m           meter
 		queue, exec time.Duration
@@ -380,8 +447,15 @@ func mixed(tb testing.TB, f *fixture, m *meter) (noisy, total time.Duration) {
 
 // BenchmarkNoisyThroughput times the flood, with two light tenants' calls among it, until
 // the flood's last call is answered.
-func BenchmarkNoisyThroughput(b *testing.B) {
-	f := setup(b)
+func BenchmarkNoisyThroughput(b *testing.B) { noisyThroughput(b, withReuse) }
+
+// BenchmarkNoisyThroughputNoReuse is NoisyThroughput without approved-session reuse or
+// the pristine reserve: every cold call starts a process.
+func BenchmarkNoisyThroughputNoReuse(b *testing.B) { noisyThroughput(b, noReuse) }
+
+// noisyThroughput runs NoisyThroughput under cfg.
+func noisyThroughput(b *testing.B, cfg setting) {
+	f := setup(b, cfg)
 	var (
 		m   meter
 		sum time.Duration
@@ -396,7 +470,7 @@ func BenchmarkNoisyThroughput(b *testing.B) {
 
 // BenchmarkTotalThroughput times the same workload until every call is answered.
 func BenchmarkTotalThroughput(b *testing.B) {
-	f := setup(b)
+	f := setup(b, withReuse)
 	var (
 		m   meter
 		sum time.Duration
@@ -432,8 +506,15 @@ func thrash(tb testing.TB, f *fixture, m *meter) time.Duration {
 }
 
 // BenchmarkThrash times 18 calls of six pairs on four slots.
-func BenchmarkThrash(b *testing.B) {
-	f := setup(b)
+func BenchmarkThrash(b *testing.B) { benchThrash(b, withReuse) }
+
+// BenchmarkThrashNoReuse is Thrash without approved-session reuse or the pristine
+// reserve.
+func BenchmarkThrashNoReuse(b *testing.B) { benchThrash(b, noReuse) }
+
+// benchThrash runs Thrash under cfg.
+func benchThrash(b *testing.B, cfg setting) {
+	f := setup(b, cfg)
 	var (
 		m   meter
 		sum time.Duration
@@ -461,7 +542,7 @@ func singleTenant(tb testing.TB, f *fixture, m *meter) time.Duration {
 
 // BenchmarkSingleTenant times the noisy tenant's flood with no other tenant.
 func BenchmarkSingleTenant(b *testing.B) {
-	f := setup(b)
+	f := setup(b, withReuse)
 	var (
 		m   meter
 		sum time.Duration

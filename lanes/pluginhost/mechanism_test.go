@@ -6,61 +6,94 @@ import (
 	sched "github.com/flipbench/flipbench/examples/pluginhost"
 )
 
-// TestMechanism runs one sample of each lane under each policy, with real worker
-// processes, and checks the counters that show each lane reaches the state it is about
-// (never a time): the light call is admitted behind the queued flood under FIFO and
-// ahead of it under fair, the throughput lanes evict, Thrash restarts most calls, and
-// the single tenant never starts a worker once settled.
+// TestMechanism runs one sample of each lane under each policy and setting, with real
+// worker processes, and checks the counters that show each lane reaches the state it is
+// about (never a time): the light call is admitted behind the queued flood under FIFO and
+// ahead of it under fair; with reuse the light call takes a pooled worker and Thrash starts
+// no process once warm, without it the light call evicts and Thrash restarts most calls;
+// and the single tenant never starts a worker once settled.
 func TestMechanism(t *testing.T) {
-	for _, policy := range []sched.Policy{sched.PolicyFIFO, sched.PolicyFair} {
-		t.Run(policy.String(), func(t *testing.T) {
-			f := newFixture(policy)
-			if f.err != nil {
-				t.Fatal(f.err)
+	for _, cfg := range []setting{withReuse, noReuse} {
+		for _, policy := range []sched.Policy{sched.PolicyFIFO, sched.PolicyFair} {
+			name := policy.String() + "/reuse"
+			if !cfg.reuse {
+				name = policy.String() + "/noreuse"
 			}
-			defer func() {
-				if err := f.close(); err != nil {
-					t.Error(err)
-				}
-			}()
-			var m meter
-			res := lightFirstCall(t, f, &m)
-			if !res.Cold {
-				t.Error("the light tenant's first call was not cold")
-			}
-			switch policy {
-			case sched.PolicyFIFO:
-				// 28 calls were queued ahead of it; a few may be admitted before it
-				// arrives on a busy host.
-				if res.AdmittedAhead < 20 {
-					t.Errorf("FIFO: %d calls admitted ahead of the light call, want most of the 28 queued", res.AdmittedAhead)
-				}
-			case sched.PolicyFair:
-				if res.AdmittedAhead > 3 {
-					t.Errorf("fair: %d calls admitted ahead of the light call, want it at the first free slot", res.AdmittedAhead)
-				}
-			}
-			if m.cold < 1 || m.evictions < 1 {
-				t.Errorf("LightFirstCall: %d cold calls, %d evictions; the light call must evict a noisy worker", m.cold, m.evictions)
-			}
+			t.Run(name, func(t *testing.T) { mechanism(t, policy, cfg) })
+		}
+	}
+}
 
-			m = meter{}
-			mixed(t, f, &m)
-			if m.evictions < 2 {
-				t.Errorf("mixed: %d evictions, want at least one per light tenant", m.evictions)
-			}
+func mechanism(t *testing.T, policy sched.Policy, cfg setting) {
+	f := newFixture(policy, cfg)
+	if f.err != nil {
+		t.Fatal(f.err)
+	}
+	defer func() {
+		if err := f.close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	var m meter
+	res := lightFirstCall(t, f, &m)
+	// With reuse the light call takes a pooled worker of its profile, or, when a smaller
+	// profile's pooled worker is what frees first, evicts it and starts a process: which
+	// one depends on which flood call finishes first. Without reuse it is always cold.
+	switch {
+	case cfg.reuse && res.Cold == res.Reused:
+		t.Errorf("with reuse the light tenant's first call is cold %v and reused %v; want exactly one", res.Cold, res.Reused)
+	case cfg.reuse && m.reused < floodCalls-slots:
+		t.Errorf("LightFirstCall with reuse: %d reused calls; the flood's queued calls must take pooled workers", m.reused)
+	case !cfg.reuse && !res.Cold:
+		t.Error("without reuse the light tenant's first call must be cold")
+	}
+	switch policy {
+	case sched.PolicyFIFO:
+		// 28 calls were queued ahead of it; a few may be admitted before it arrives on a
+		// busy host.
+		if res.AdmittedAhead < 20 {
+			t.Errorf("FIFO: %d calls admitted ahead of the light call, want most of the 28 queued", res.AdmittedAhead)
+		}
+	case sched.PolicyFair:
+		if res.AdmittedAhead > 3 {
+			t.Errorf("fair: %d calls admitted ahead of the light call, want it at the first free slot", res.AdmittedAhead)
+		}
+	}
+	if !cfg.reuse && (m.cold < 1 || m.evictions < 1) {
+		t.Errorf("LightFirstCall: %d cold calls, %d evictions; without reuse the light call must evict a noisy worker", m.cold, m.evictions)
+	}
 
-			m = meter{}
-			thrash(t, f, &m)
-			if m.cold < 18-6 || m.evictions == 0 {
-				t.Errorf("Thrash: %d cold calls and %d evictions of 18 calls; six pairs on four slots must restart most", m.cold, m.evictions)
-			}
+	m = meter{}
+	mixed(t, f, &m)
+	switch {
+	case cfg.reuse && m.reused < floodCalls-slots:
+		t.Errorf("mixed with reuse: %d reused calls; the flood's queued calls must take pooled workers", m.reused)
+	case !cfg.reuse && m.evictions < 2:
+		t.Errorf("mixed without reuse: %d evictions, want at least one per light tenant", m.evictions)
+	}
 
-			m = meter{}
-			singleTenant(t, f, &m)
-			if m.cold != 0 || m.evictions != 0 {
-				t.Errorf("SingleTenant: %d cold calls, %d evictions; the settled tenant must stay warm", m.cold, m.evictions)
-			}
-		})
+	// Thrash twice: the first sample warms the pools; the second is a lane's steady state.
+	thrash(t, f, &meter{})
+	m = meter{}
+	thrash(t, f, &m)
+	switch {
+	case cfg.reuse && (m.launched > 3 || m.reused < 18-6):
+		t.Errorf("Thrash with reuse: %d launched, %d reused of 18 calls; the pools must serve most", m.launched, m.reused)
+	case !cfg.reuse && (m.cold < 6 || m.evictions == 0):
+		// four or five of the six pairs' workers fit the budget, so at least a third of
+		// the calls find their worker evicted (fair, rotating among tenants, restarts
+		// about half; FIFO nearly all)
+		t.Errorf("Thrash without reuse: %d cold calls and %d evictions of 18 calls; six pairs that do not fit must restart many", m.cold, m.evictions)
+	}
+
+	t.Logf("Thrash %s reuse %v: cold %d (launched %d, pristine %d), reused %d, evictions %d of 18 calls", policy, cfg.reuse, m.cold, m.launched, m.pristine, m.reused, m.evictions)
+
+	// SingleTenant after Thrash: in this test one process runs every lane, so the pools
+	// hold what Thrash left; a lane run settles once per process and starts warm.
+	singleTenant(t, f, &meter{})
+	m = meter{}
+	singleTenant(t, f, &m)
+	if m.launched > 1 || m.evictions > 1 || (!cfg.reuse && m.cold != 0) {
+		t.Errorf("SingleTenant: %d cold calls (%d launched), %d evictions; the settled tenant must stay warm", m.cold, m.launched, m.evictions)
 	}
 }

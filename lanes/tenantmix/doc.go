@@ -16,9 +16,9 @@
 // "light-queued-behind-other-tenant"). In a default build the counters are compiled out
 // and every one of them reads 0.
 //
-// Each lane process starts its own scheduler with the experiment's host: four worker
-// slots (MaxWorkers), 64 MiB profiles, the build's default policy (the suite is built
-// from the base arm: FIFO). Workers are processes of the test binary (TestMain serves
+// Each lane process starts its own scheduler: a 256 MiB memory budget and no worker
+// ceiling, 64 MiB profiles (so four workers fit at once, by memory), no reuse or
+// reserve, the build's default policy (the suite is built from the base arm: FIFO). Workers are processes of the test binary (TestMain serves
 // calls when pluginhost.WorkerEnv is set), and a call is the plugin's "sleep" operation,
 // so its execution time is set by the mix. Arrival times come from a seeded generator:
 // every run of a lane issues the same calls at the same offsets. After the lane,

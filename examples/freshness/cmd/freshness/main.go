@@ -189,7 +189,7 @@ func runScenario(args []string, stdout, stderr io.Writer) (int, error) {
 		clock = fmt.Sprintf("real clock, scale %g", *scale)
 	}
 	fmt.Fprintf(stdout, "scenario %s, seed %d, %s: %d frames over %v\n", sc.Name, *seed, clock, sc.Frames(), sc.Duration)
-	for _, p := range policies {
+	for i, p := range policies {
 		var clk freshness.Clock = freshness.NewVirtualClock()
 		if *live {
 			rc, err := freshness.NewRealClock(*scale)
@@ -202,9 +202,25 @@ func runScenario(args []string, stdout, stderr io.Writer) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		if i == 0 {
+			// Run has the doctor check the contract before every run; say what it found
+			fmt.Fprintf(stdout, "  doctor      %s\n", verdict(st.Doctor))
+		}
 		fmt.Fprintf(stdout, "  %-11s %s\n", p, summary(st))
 	}
 	return 0, nil
+}
+
+// verdict states the doctor's diagnosis in one line.
+func verdict(d freshness.Diagnosis) string {
+	if !d.OverCommitted() {
+		return "the contract holds"
+	}
+	var failed []string
+	for _, f := range d.Failed() {
+		failed = append(failed, f.Check)
+	}
+	return "over-committed (" + strings.Join(failed, ", ") + " failed): see freshness doctor"
 }
 
 // summary states a run's counters in one line.
@@ -214,9 +230,9 @@ func summary(st freshness.Stats) string {
 		p99, _ := st.AgeQuantile(0.99)
 		ages = fmt.Sprintf("age at delivery p50 %s p99 %s", ms(p50), ms(p99))
 	}
-	return fmt.Sprintf("%d usable (%.4g/s), %d completed obsolete, %d discarded before dispatch, %d superseded; stale compute %s of %s; %s",
-		st.Usable, st.UsablePerSecond(), st.CompletedObsolete, st.DiscardedBeforeDispatch, st.Superseded,
-		ms(st.StaleCompute), ms(st.Compute), ages)
+	return fmt.Sprintf("%d usable (%.4g/s, %.1f%% of frames), %d completed obsolete, %d discarded before dispatch, %d superseded; %d past the promise, %d variant switches; stale compute %s of %s; %s",
+		st.Usable, st.UsablePerSecond(), 100*float64(st.Usable)/float64(max(st.Frames, 1)), st.CompletedObsolete, st.DiscardedBeforeDispatch, st.Superseded,
+		st.DeadlineMissed, st.Switches, ms(st.StaleCompute), ms(st.Compute), ages)
 }
 
 // ms formats a duration in milliseconds.

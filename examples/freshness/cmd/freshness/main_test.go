@@ -27,14 +27,21 @@ func TestCommand(t *testing.T) {
 			"scenario A: the contract holds\n", "ok   conservative: max_age 71 ms >= p99 x 1.10 + transport = 68 ms + 3 ms = 71 ms",
 		}},
 		{name: "run on the virtual clock", args: []string{"run", "-seed", "2"}, code: 0, stdout: []string{
-			"scenario A, seed 2, virtual clock: 121 frames over 1s\n",
-			"  fifo ", "  pessimistic 0 usable (0/s), 0 completed obsolete, 121 discarded before dispatch, 0 superseded; stale compute 0 ms of 0 ms; age at delivery -\n",
+			"scenario A, seed 2, virtual clock: 361 frames over 3s\n",
+			"  doctor      over-committed (load, conservative failed): see freshness doctor\n",
+			"  fifo ", "  pessimistic 0 usable (0/s, 0.0% of frames), 0 completed obsolete, 361 discarded before dispatch, 0 superseded; 0 past the promise, 0 variant switches; stale compute 0 ms of 0 ms; age at delivery -\n",
 			"  optimistic ",
 		}},
 		{name: "run one policy on a real clock", args: []string{"run", "-policy", "pessimistic", "-real", "-scale", "0.05"}, code: 0, stdout: []string{
-			"scenario A, seed 1, real clock, scale 0.05: 121 frames over 1s\n", "  pessimistic 0 usable",
+			"scenario A, seed 1, real clock, scale 0.05: 361 frames over 3s\n", "  doctor      over-committed", "  pessimistic 0 usable",
 		}},
-		{name: "unknown scenario", args: []string{"doctor", "-scenario", "B"}, code: 2, stderr: "freshness: -scenario B: unknown scenario (have A, comfortable, underload)\n"},
+		{name: "doctor checks the promise apart from max_age", args: []string{"doctor", "-scenario", "variants"}, code: 1, stdout: []string{
+			"scenario variants: over-committed", "  ok   deadline: deadline 55 ms >= p99 x 1.10 + transport = 47 ms (variant full)",
+		}},
+		{name: "run the variants scenario", args: []string{"run", "-scenario", "variants", "-policy", "optimistic"}, code: 0, stdout: []string{
+			"scenario variants, seed 1, virtual clock: 189 frames over 1s\n", "  doctor      over-committed (conservative failed)", "  optimistic ",
+		}},
+		{name: "unknown scenario", args: []string{"doctor", "-scenario", "B"}, code: 2, stderr: "freshness: -scenario B: unknown scenario (have A, variants, comfortable, underload)\n"},
 		{name: "invalid contract", args: []string{"doctor", "-workers", "0"}, code: 2, stderr: "freshness: scenario A: workers 0: want at least 1\n"},
 		{name: "unknown policy", args: []string{"run", "-policy", "eager"}, code: 2, stderr: `freshness: -policy: unknown policy "eager" (want fifo, pessimistic or optimistic)` + "\n"},
 		{name: "bad scale", args: []string{"run", "-real", "-scale", "0"}, code: 2, stderr: "freshness: -scale: time scale 0: want a positive factor"},
