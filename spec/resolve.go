@@ -216,6 +216,9 @@ func (e *Experiment) Resolve(o Overrides) (Resolved, error) {
 	if d.Power != 0 {
 		r.Drift.Power = d.Power
 	}
+	if d.Spending != "" {
+		r.Drift.Spending = d.Spending
+	}
 
 	lanes, err := e.selectLanes(o.Lanes)
 	if err != nil {

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/flipbench/flipbench/driftcheck"
 	"maps"
 	"path"
 	"path/filepath"
@@ -377,6 +378,9 @@ func (v *validator) drift() {
 		if c.value < 0 || c.value >= 1 || c.value == 0 && e.set("drift."+c.name) {
 			v.bad("drift."+c.name, "must be a probability between 0 and 1, got %g", c.value)
 		}
+	}
+	if sp := d.Spending; sp != "" && !slices.Contains(driftcheck.Spendings(), sp) {
+		v.bad("drift.spending", "unknown spending function %q (want one of %v)", sp, driftcheck.Spendings())
 	}
 }
 

@@ -36,6 +36,8 @@ type RuleWorld struct {
 	// Contaminated is the share of processes disturbed; Slowdown and Noisier their effect
 	// (default 2 and 5).
 	Contaminated, Slowdown, Noisier float64
+	// Spending is the error spending function of the rule ("" is the default).
+	Spending driftcheck.Spending
 }
 
 // RuleResult is what trials of a rule world did: how many rounds each ran, and the
@@ -111,6 +113,7 @@ func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
 		return RuleResult{}, err
 	}
 	cfg := res.Drift
+	cfg.Spending = w.Spending
 	if cfg.Design, err = driftcheck.NewDesign(cfg, w.Collections); err != nil {
 		return RuleResult{}, err
 	}
@@ -213,4 +216,75 @@ func (w RuleWorld) run(rng *rand.Rand, l RuleLane, arm string, level float64) ([
 		xs[i] = math.Max(100*scale*(1+within*rng.NormFloat64()), 1e-3)
 	}
 	return xs, level
+}
+
+// RuleCase is one row of the decision rule's table: a named world.
+type RuleCase struct {
+	Name  string
+	World RuleWorld
+}
+
+// FakeLanes returns the lanes of the fake-lane experiment: a primary expected slower that
+// is 6% slower, a guard and a control with no effect.
+func FakeLanes() []RuleLane {
+	return []RuleLane{
+		{Name: "primary", Role: spec.RolePrimary, Expect: spec.ExpectSlower, Effect: 0.06},
+		{Name: "guard", Role: spec.RoleGuard},
+		{Name: "control", Role: spec.RoleControl},
+	}
+}
+
+// RuleGrid returns the worlds of the decision rule's table: the fake-lane experiment (2%
+// noise within and between processes, 10 samples per run, pairs 2 to 40) clean, with 3% and
+// 5% of the processes contaminated, with AR(1) host noise, and an A/A of ten lanes (a
+// primary expected neutral and nine guards), each under the default spending; then the fake-lane
+// experiment with 3% contamination under every spending function.
+func RuleGrid() []RuleCase {
+	fake := RuleWorld{Lanes: FakeLanes(), Collections: 2, MinPairs: 2, MaxPairs: 40, Samples: 10, Within: 0.02, Between: 0.02}
+	with := func(f func(*RuleWorld)) RuleWorld {
+		w := fake
+		w.Lanes = slices.Clone(fake.Lanes)
+		f(&w)
+		return w
+	}
+	aa := []RuleLane{{Name: "p", Role: spec.RolePrimary, Expect: spec.ExpectNeutral}}
+	for i := range 9 {
+		aa = append(aa, RuleLane{Name: fmt.Sprintf("g%d", i+1), Role: spec.RoleGuard})
+	}
+	out := []RuleCase{
+		{"fake lanes, clean", fake},
+		{"fake lanes, 3% contaminated", with(func(w *RuleWorld) { w.Contaminated = 0.03 })},
+		{"fake lanes, 5% contaminated", with(func(w *RuleWorld) { w.Contaminated = 0.05 })},
+		{"fake lanes, AR(1) 0.7 host, 5% contaminated", with(func(w *RuleWorld) { w.AR, w.Contaminated = 0.7, 0.05 })},
+		{"A/A, a primary expected neutral and 9 guards, 5% contaminated", with(func(w *RuleWorld) { w.Lanes, w.Contaminated = aa, 0.05 })},
+		{"A/A, the same, AR(1) 0.7 host, 5% contaminated", with(func(w *RuleWorld) { w.Lanes, w.AR, w.Contaminated = aa, 0.7, 0.05 })},
+	}
+	for _, sp := range driftcheck.Spendings() {
+		out = append(out, RuleCase{fmt.Sprintf("fake lanes, 3%% contaminated, %s spending", sp), with(func(w *RuleWorld) { w.Contaminated, w.Spending = 0.03, sp })})
+	}
+	return out
+}
+
+// EvaluateRuleGrid evaluates every case on all CPUs, each with its own seeds.
+func EvaluateRuleGrid(cases []RuleCase, trials int) ([]RuleResult, error) {
+	out := make([]RuleResult, len(cases))
+	errs := make([]error, len(cases))
+	parallel(len(cases), func(i int) { out[i], errs[i] = EvaluateRule(cases[i].World, trials, uint64(i)*9_000_011+5) })
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// RuleMarkdown renders the decision rule's table of docs/methodology.md.
+func RuleMarkdown(cases []RuleCase, results []RuleResult) string {
+	var b strings.Builder
+	b.WriteString("| world | trials | stopped decided | accepted | median rounds | mean rounds | false reproduced lane verdicts |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for i, r := range results {
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %.1f | %.1f | %s |\n", cases[i].Name, r.Trials, pct(Rate{r.Decided, r.Trials}),
+			pct(Rate{r.Statuses[spec.StatusAccepted], r.Trials}), r.MedianRounds(), r.MeanRounds(), pct(Rate{r.FalseReproduced, r.LaneDecisions}))
+	}
+	return b.String()
 }

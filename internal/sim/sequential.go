@@ -58,7 +58,7 @@ func settled(r driftcheck.Report, lane string) (Call, bool) {
 }
 
 // EvaluateSeq runs trials of one sequential cell: each trial draws MaxPairs rounds and
-// looks after every round from MinPairs at alpha/looks, stopping the lane when it is
+// looks after every round from MinPairs (errors spent over the looks), stopping the lane when it is
 // settled; a fixed protocol of FixedPairs rounds (one look at alpha) is judged on the same
 // data.
 func EvaluateSeq(c SeqCell, trials int, seed uint64) SeqResult {
@@ -184,7 +184,7 @@ func SeqMarkdown(results []SeqResult) string {
 		fmt.Fprintf(&b, "| %.0f%% | %.0f%% | %+.0f%% | %d | %.1f | %s | %s | %s | %s |\n", c.Within*100, c.Between*100, c.Effect*100, c.MaxPairs,
 			r.MeanPairs, pct(Rate{r.Right, r.Trials}), pct(Rate{r.Neutral, r.Trials}), pct(Rate{r.Undecided, r.Trials}), fixed)
 	}
-	b.WriteString("\nFalse reproduced verdicts in the A/A rows, counted by the round the run stopped at (cumulative; every look at alpha/looks):\n\n")
+	b.WriteString("\nFalse reproduced verdicts in the A/A rows, counted by the round the run stopped at (cumulative; errors spent over the looks):\n\n")
 	b.WriteString("| within | between | by round 2 | 4 | 8 | 16 | 24 | 32 | 40 |\n|---:|---:|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		c := r.Cell

@@ -46,6 +46,17 @@ func run(doc string, trials int, quick bool) error {
 		return fmt.Errorf("%s: %w", doc, err)
 	}
 	fmt.Fprintf(os.Stderr, "simtables: sequential grid of %d cells x %d trials in %s\n", len(seq), trials, time.Since(start).Round(time.Second))
+	start = time.Now()
+	cases := sim.RuleGrid()
+	ruleTrials := max(trials/5, 20)
+	rules, err := sim.EvaluateRuleGrid(cases, ruleTrials)
+	if err != nil {
+		return err
+	}
+	if text, err = splice(text, "rule", sim.RuleMarkdown(cases, rules)); err != nil {
+		return fmt.Errorf("%s: %w", doc, err)
+	}
+	fmt.Fprintf(os.Stderr, "simtables: decision-rule grid of %d worlds x %d trials in %s\n", len(rules), ruleTrials, time.Since(start).Round(time.Second))
 	return os.WriteFile(doc, []byte(text), 0o644)
 }
 
