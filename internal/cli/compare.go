@@ -226,7 +226,7 @@ func compareRefs(ctx context.Context, root string, refs []string) (base, cand st
 		if err != nil {
 			return "", "", names, err
 		}
-		names.Cand = fmt.Sprintf("the working tree (HEAD %s, no uncommitted changes)", receipt.ShortHash(candCommit))
+		names.Cand = fmt.Sprintf("the working tree (HEAD %s, clean)", receipt.ShortHash(candCommit))
 		if dirty {
 			names.Cand = fmt.Sprintf("the working tree (HEAD %s with uncommitted changes)", receipt.ShortHash(candCommit))
 		}

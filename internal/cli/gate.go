@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/flipbench/flipbench/compare"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/gate"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
@@ -34,6 +36,7 @@ type gateOptions struct {
 	overrides       spec.Overrides
 	args            []string
 	wait            waitFlag
+	format          string
 }
 
 // worktreeRef is the candidate ref that means "the uncommitted working tree".
@@ -60,8 +63,10 @@ lanes in rounds of order-flipped pass pairs until every lane passes or fails, or
 The lanes come from experiments/gate.yaml, or --spec FILE (a gate.yaml, or an experiment
 page whose guard lanes are used). A gotest gate spec may leave its lanes out: the gate
 then gates on every benchmark of its package, listed from the built arms; --bench REGEX
-selects some as go test -bench does, and --lanes REGEX filters the lanes either way. A markdown summary goes to stdout and, when set, to
-$GITHUB_STEP_SUMMARY; --json prints the decision as JSON instead.`,
+selects some as go test -bench does, and --lanes REGEX filters the lanes either way. A
+markdown summary goes to stdout and, when set, to $GITHUB_STEP_SUMMARY; on a terminal (or
+with --format text) stdout gets the same as a table that wraps to the terminal's width, as
+flipbench compare's does; --json prints the decision as JSON instead.`,
 		Example: `  flipbench gate --base origin/main
   flipbench gate --base main --candidate WORKTREE --spec experiments/275-admission-priority.md`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -81,6 +86,9 @@ $GITHUB_STEP_SUMMARY; --json prints the decision as JSON instead.`,
 			if opts.threshold < 0 || opts.threshold > spec.MaxDriftThreshold {
 				return usageError("--threshold %g: must be between 0 and %d", opts.threshold, spec.MaxDriftThreshold)
 			}
+			if opts.format != "" && opts.format != formatText && opts.format != formatMarkdown {
+				return usageError("--format %q: want text or markdown", opts.format)
+			}
 			pf.apply(cmd.Flags(), &opts.overrides)
 			opts.args = append([]string{"flipbench"}, s.argv...)
 			return runGate(cmd.Context(), s, opts)
@@ -93,6 +101,7 @@ $GITHUB_STEP_SUMMARY; --json prints the decision as JSON instead.`,
 	f.StringVar(&opts.bench, "bench", "", "gate on the harness's benchmarks that this go test -bench expression selects, listed from the built arms (gotest; the default when the spec lists no lanes)")
 	f.StringVar(&opts.overrides.Lanes, "lanes", "", "run only the lanes (or listed benchmarks) matching this regular expression")
 	f.BoolVar(&opts.json, "json", false, "print the decision as JSON")
+	f.StringVar(&opts.format, "format", "", "stdout's summary: markdown (the default off a terminal) or text (the default on one: wrapped to its width)")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ beside experiments/)")
 	f.Float64Var(&opts.threshold, "threshold", 0, "smallest slowdown in percent that fails the build (default: the spec's, or 5)")
 	f.IntVar(&pf.samples, "samples", 0, "samples per run")
@@ -195,6 +204,10 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 		}{gate.SchemaVersion, decision, base, opts.candidate, relPath(m.md)}); err != nil {
 			return err
 		}
+	} else if gateFormat(s, opts) == formatText {
+		if err := gate.Text(s.Out, decision, receipt.ShortHash(base)+" (merge base of "+opts.base+")", opts.candidate, relPath(m.md), gateLevel(rep), terminalWidth(s)); err != nil {
+			return err
+		}
 	} else if _, err := s.Out.Write(summary.Bytes()); err != nil {
 		return err
 	}
@@ -262,4 +275,26 @@ func gateExperiment(gs *spec.Gate, base string, opts *gateOptions) *spec.Experim
 		e.Protocol.Sequential = nil
 	}
 	return e
+}
+
+// gateFormat is the format of the gate's summary on stdout: --format, else text on a
+// terminal and markdown elsewhere (a CI log, a file for a pull-request comment).
+func gateFormat(s Streams, opts *gateOptions) string {
+	switch {
+	case opts.format != "":
+		return opts.format
+	case s.OutIsTerminal:
+		return formatText
+	}
+	return formatMarkdown
+}
+
+// gateLevel is the level of the pooled intervals ("95%"), stated once in the table.
+func gateLevel(rep driftcheck.Report) string {
+	for _, p := range rep.Pooled {
+		if p.Confidence > 0 {
+			return human.Num(math.Round(p.Confidence*1000)/10) + "%"
+		}
+	}
+	return "95%"
 }

@@ -21,6 +21,9 @@ type Streams struct {
 	Out, Err io.Writer
 	// ErrIsTerminal says whether Err is a terminal (live progress bars) or a log (plain lines).
 	ErrIsTerminal bool
+	// OutIsTerminal says whether Out is a terminal (tables that wrap to its width) or a
+	// file or pipe (markdown, for a comment).
+	OutIsTerminal bool
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
 
@@ -29,7 +32,7 @@ type Streams struct {
 
 // StdStreams returns the process's standard streams.
 func StdStreams() Streams {
-	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), Getenv: os.Getenv}
+	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), OutIsTerminal: isTerminal(os.Stdout), Getenv: os.Getenv}
 }
 
 func (s Streams) getenv(k string) string {
