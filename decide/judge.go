@@ -170,10 +170,21 @@ func effects(sums []driftcheck.LaneSummary) string {
 // as under-powered, with the MDE and the pairs that would resolve the floor.
 func (v *verdicts) undecided(l laneCase, what string) {
 	if s, ok := find(l.colls, driftcheck.LaneInsufficient); ok {
+		if setAsideOnly(s) {
+			v.open(OpenUnderPowered, "%s lane %s has no usable pair in collection %d: its %s set aside as disturbed (see the set-aside runs); more pairs would measure it",
+				l.lane.Role, l.lane.Name, s.Collection, count(s.SetAside, "pair was", "pairs were"))
+			return
+		}
 		v.open(OpenInsufficient, "%s lane %s insufficient in %s", l.lane.Role, l.lane.Name, at(s))
 		return
 	}
 	v.open(OpenUnderPowered, "%s", underPowered(l, what))
+}
+
+// setAsideOnly reports whether a summary lacks usable pairs only because they were set
+// aside as disturbed (no run failed).
+func setAsideOnly(s driftcheck.LaneSummary) bool {
+	return s.SetAside > 0 && s.UsablePairs == s.Pairs
 }
 
 // underPowered states the power of an undecided lane from its least decided collection:
@@ -305,7 +316,7 @@ func (v *verdicts) control(l laneCase) bool {
 		v.suspect = append(v.suspect, Reason{OpenControl, fmt.Sprintf(
 			"control lane %s is order-dependent (%s): the measurement has an order effect", name, report(p))})
 	default:
-		if s, ok := find(l.colls, driftcheck.LaneInsufficient); ok {
+		if s, ok := find(l.colls, driftcheck.LaneInsufficient); ok && !setAsideOnly(s) {
 			v.suspect = append(v.suspect, Reason{OpenControl, fmt.Sprintf(
 				"control lane %s insufficient in %s; without its data the measurement cannot be checked: fix the lane's failed runs and rerun", name, at(s))})
 			return false
