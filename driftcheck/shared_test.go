@@ -69,3 +69,16 @@ func TestSharedNoise(t *testing.T) {
 		t.Errorf("counted lane borrowed: df %d used %.1f", p.DF, p.DFUsed)
 	}
 }
+
+// TestCountedLaneFirstPair: a counted lane (0.02% noise, the 0.5% default floor of counted
+// lanes) with 1% more work reads reproduced slower from the first pass pair of each of two
+// collections.
+func TestCountedLaneFirstPair(t *testing.T) {
+	w := sim.World{Lanes: 1, Collections: 2, Pairs: 1, Samples: 5, Within: 0.0002, Effect: 0.01}
+	in := w.Input(sim.NewRand(8))
+	in.Lanes[0].Group, in.Lanes[0].FloorPct = "instructions", 0.5
+	r := analyze(t, in, driftcheck.DefaultConfig())
+	if p := r.Pooled[0]; p.Verdict != driftcheck.LaneReproducedSlower {
+		t.Errorf("pooled %s %q, want reproduced-slower", p.Verdict, p.Reason)
+	}
+}
