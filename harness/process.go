@@ -80,6 +80,10 @@ const DefaultGrace = time.Second
 
 const stderrTailBytes = 2048
 
+// maxLeftover bounds the processes a lane left running that its record lists one by one;
+// a lane that forks without end gets the rest counted ("and N more").
+const maxLeftover = 100
+
 // MaxStdout bounds what a lane may print on stdout: it prints its result lines there, a
 // few hundred bytes each. A lane that prints more is killed and its run fails, rather
 // than flipbench holding gigabytes of output in memory.
@@ -171,7 +175,11 @@ func (e ExecStarter) Start(ctx context.Context, c Command) Process {
 	// Whatever the lane left running, in its group or out of it (setsid, env -i), must
 	// not run into the next lane: it is ended, reaped and listed.
 	left, lerr := group.End(grace, 5*time.Second)
-	for _, l := range left {
+	for i, l := range left {
+		if i == maxLeftover {
+			p.Leftover = append(p.Leftover, fmt.Sprintf("and %d more", len(left)-i))
+			break
+		}
 		p.Leftover = append(p.Leftover, l.String())
 	}
 	if lerr != nil {

@@ -174,7 +174,10 @@ func TestExecStarterEndsALaneThatForksAsItExits(t *testing.T) {
 			if len(p.Leftover) == 0 {
 				t.Fatal("no leftover recorded")
 			}
-			t.Logf("%s ended %d processes", p.Reaper, len(p.Leftover))
+			t.Logf("%s: %d leftover entries, the last %q", p.Reaper, len(p.Leftover), p.Leftover[len(p.Leftover)-1])
+			if len(p.Leftover) > maxLeftover+1 {
+				t.Fatalf("%d leftovers listed, want at most %d and a count", len(p.Leftover), maxLeftover)
+			}
 			for _, l := range p.Leftover {
 				if strings.HasPrefix(l, "ending what") {
 					t.Fatalf("the sweep failed: %s", l)
