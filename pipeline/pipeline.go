@@ -132,6 +132,9 @@ type Job struct {
 	// A profile of a short operation needs more than a measured run does: a CPU profile
 	// records one stack per 10ms of CPU time.
 	ProfileSamples int
+	// SkipIdentical stops the run before anything is planned or measured when the built
+	// arms are identical (Identical): Result.Identical says so, and no receipt is written.
+	SkipIdentical bool
 	// Select, when set, is called with the built arms before the plan is made, and returns
 	// the experiment and the resolved protocol and lanes to plan instead of Spec and
 	// Resolved: flipbench compare lists the benchmarks of the built binaries to choose its
@@ -152,6 +155,10 @@ type Result struct {
 	IncidenceErr error
 	// Shard is the part of the run a shard measured (nil for a whole run).
 	Shard *receipt.Shard
+	// Identical is set when the job skipped identical arms (Job.SkipIdentical): Arms are
+	// the built arms, and nothing was measured.
+	Identical bool
+	Arms      []receipt.Arm
 }
 
 // ErrInterrupted is wrapped by the error of a run whose context was cancelled: every
@@ -184,6 +191,9 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	}})
 	if err != nil {
 		return nil, err
+	}
+	if job.SkipIdentical && Identical(arms) {
+		return &Result{Identical: true, Arms: arms}, nil
 	}
 	if job.Select != nil {
 		if job.Spec, job.Resolved, err = job.Select(ctx, arms); err != nil {

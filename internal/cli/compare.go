@@ -38,6 +38,7 @@ type compareOptions struct {
 	quiet            bool
 	format           string
 	profile          profileLanesFlag
+	measureIdentical bool
 }
 
 func newCompareCmd(s Streams) *cobra.Command {
@@ -248,7 +249,8 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, 
 	}
 	e := compare.Experiment(co)
 	job := pipeline.Job{Spec: e, Root: root, Label: compare.Label, Results: resultsDir(root, opts.results), Command: opts.args,
-		Pending: compare.Pending, ProfileLanes: opts.profile.v, ProfileSamples: opts.profile.samples.n}
+		Pending: compare.Pending, ProfileLanes: opts.profile.v, ProfileSamples: opts.profile.samples.n,
+		SkipIdentical: !opts.measureIdentical}
 	job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
 		exp, res, notes, err := compare.Select(ctx, e, arms, opts.bench, role, opts.overrides)
 		for _, n := range notes {
@@ -285,6 +287,11 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, 
 	out, err := runPipeline(ctx, s, job, "", opts.wait)
 	if err != nil {
 		return 0, err
+	}
+	if out.Identical {
+		fmt.Fprintf(s.Out, "base and candidate binaries are identical (sha256 %s, same arguments and environment): nothing can have changed, so nothing was measured (--measure-identical measures them anyway)\n",
+			receipt.ShortHash(out.Arms[0].SHA256))
+		return 0, nil
 	}
 	d, err := report.Load(out.Dir)
 	if err != nil {

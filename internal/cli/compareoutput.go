@@ -28,6 +28,7 @@ const (
 func addCompareOutputFlags(f *pflag.FlagSet, opts *compareOptions) {
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print only the table and the receipt: no progress, no build log, at most "+fmt.Sprint(quietLines)+" warning lines on stderr")
 	f.StringVar(&opts.format, "format", formatText, "the table's format: text (a terminal) or markdown (a pull-request comment)")
+	f.BoolVar(&opts.measureIdentical, "measure-identical", false, "measure even when base and candidate binaries are identical (compare says so and measures nothing otherwise)")
 }
 
 // checkCompareOutput validates --format and the role flags.

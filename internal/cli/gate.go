@@ -37,6 +37,8 @@ type gateOptions struct {
 	args            []string
 	wait            waitFlag
 	format          string
+	// measureIdentical measures base and candidate even when their binaries are identical.
+	measureIdentical bool
 }
 
 // worktreeRef is the candidate ref that means "the uncommitted working tree".
@@ -101,6 +103,7 @@ flipbench compare's does; --json prints the decision as JSON instead.`,
 	f.StringVar(&opts.bench, "bench", "", "gate on the harness's benchmarks that this go test -bench expression selects, listed from the built arms (gotest; the default when the spec lists no lanes)")
 	f.StringVar(&opts.overrides.Lanes, "lanes", "", "run only the lanes (or listed benchmarks) matching this regular expression")
 	f.BoolVar(&opts.json, "json", false, "print the decision as JSON")
+	f.BoolVar(&opts.measureIdentical, "measure-identical", false, "measure even when base and candidate binaries are identical (the gate passes them at once otherwise)")
 	f.StringVar(&opts.format, "format", "", "stdout's summary: markdown (the default off a terminal) or text (the default on one: wrapped to its width)")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ beside experiments/)")
 	f.Float64Var(&opts.threshold, "threshold", 0, "smallest slowdown in percent that fails the build (default: the spec's, or 5)")
@@ -155,7 +158,8 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	}
 	exp := gateExperiment(gs, base, opts)
 	job := pipeline.Job{Spec: exp, Root: root, Resolved: res, Label: "gate", Results: resultsDir(root, opts.results), Command: opts.args,
-		Pending: func(rep driftcheck.Report) []string { return gate.PendingLanes(rep, threshold, gs.LaneThresholds()) }}
+		Pending:       func(rep driftcheck.Report) []string { return gate.PendingLanes(rep, threshold, gs.LaneThresholds()) },
+		SkipIdentical: !opts.measureIdentical}
 	if discover {
 		job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
 			e, res, notes, err := compare.Select(ctx, exp, arms, opts.bench, spec.RoleGuard, opts.overrides)
@@ -171,6 +175,9 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	out, err := runPipeline(ctx, s, job, "", opts.wait)
 	if err != nil {
 		return err
+	}
+	if out.Identical {
+		return gateIdentical(s, opts, base, out.Arms)
 	}
 	var rep driftcheck.Report
 	if err := receipt.ReadJSON(filepath.Join(out.Dir, receipt.AnalysisFile), &rep); err != nil {
@@ -297,4 +304,31 @@ func gateLevel(rep driftcheck.Report) string {
 		}
 	}
 	return "95%"
+}
+
+// gateIdentical reports a gate whose base and candidate binaries are identical: it passes
+// at once, with nothing measured (exit 0), in the formats the gate writes.
+func gateIdentical(s Streams, opts *gateOptions, base string, arms []receipt.Arm) error {
+	why := fmt.Sprintf("base and candidate binaries are identical (sha256 %s, same arguments and environment): nothing can have changed, so nothing was measured",
+		receipt.ShortHash(arms[0].SHA256))
+	md := fmt.Sprintf("## flipbench gate: pass: %s\n\nBase `%s (merge base of %s)`, candidate `%s`.\n", why, receipt.ShortHash(base), opts.base, opts.candidate)
+	if path := s.getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		if err := appendFile(path, []byte(md)); err != nil {
+			return fmt.Errorf("writing $GITHUB_STEP_SUMMARY: %w", err)
+		}
+	}
+	fmt.Fprintf(s.Err, "flipbench: %s\n", why)
+	if opts.json {
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			SchemaVersion int `json:"schema_version"`
+			gate.Result
+			Identical bool   `json:"identical"`
+			Base      string `json:"base"`
+			Candidate string `json:"candidate"`
+		}{gate.SchemaVersion, gate.Result{Outcome: gate.Pass, Findings: []gate.Finding{}, Failures: []gate.Failure{}}, true, base, opts.candidate})
+	}
+	_, err := fmt.Fprint(s.Out, md)
+	return err
 }
