@@ -85,10 +85,11 @@ func TestFixIterations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := &benchBinary{perOp: map[string]time.Duration{"base": tc.base, "cand": tc.cand}, startup: 20 * time.Millisecond}
 			plan := gotestPlan(tc.benchtime, "Sub/small")
-			cals, warns, _, err := FixIterations(context.Background(), plan, bin, clock)
+			it, err := FixIterations(context.Background(), plan, bin, clock)
 			if err != nil {
 				t.Fatal(err)
 			}
+			cals := it.Lanes
 			l := plan.Lanes[0]
 			if l.Iterations != tc.wantN {
 				t.Errorf("iterations %d, want %d", l.Iterations, tc.wantN)
@@ -96,8 +97,12 @@ func TestFixIterations(t *testing.T) {
 			if got := l.Replanned != ""; got != tc.replanned {
 				t.Errorf("replanned %q, want re-planned %v", l.Replanned, tc.replanned)
 			}
-			if got := len(warns) > 0; got != tc.replanned {
-				t.Errorf("warnings %v, want some: %v", warns, tc.replanned)
+			// A re-planned N is a note, not a warning.
+			if len(it.Warnings) > 0 {
+				t.Errorf("warnings %v, want none", it.Warnings)
+			}
+			if got := strings.HasPrefix(it.Note(), "iteration counts re-planned for 1 of 1 lanes"); got != tc.replanned {
+				t.Errorf("note %q, want one: %v", it.Note(), tc.replanned)
 			}
 			if len(cals) != 1 || cals[0].Overhead != 20*time.Millisecond {
 				t.Errorf("calibrations %+v, want one with 20ms overhead", cals)
@@ -125,7 +130,7 @@ func TestFixIterationsLeavesOtherLanes(t *testing.T) {
 	for _, bt := range []string{"1x", "500x", ""} {
 		bin := &benchBinary{perOp: map[string]time.Duration{"base": time.Microsecond, "cand": time.Microsecond}}
 		plan := gotestPlan(bt, "Get")
-		if _, _, _, err := FixIterations(context.Background(), plan, bin, clock); err != nil {
+		if _, err := FixIterations(context.Background(), plan, bin, clock); err != nil {
 			t.Fatal(err)
 		}
 		if plan.Lanes[0].Iterations != 0 || len(bin.seen) != 0 {
