@@ -150,3 +150,26 @@ func TestRunOnceFixedIterations(t *testing.T) {
 		t.Fatalf("record %+v, want 6 samples of 777 iterations", rec)
 	}
 }
+
+// failing answers every process with an error.
+type failing struct{}
+
+func (failing) Start(context.Context, harness.Command) harness.Process {
+	return harness.Process{Exit: 2, Err: fmt.Errorf("exit status 2")}
+}
+
+// A lane whose calibration fails keeps its benchtime and says so in a warning.
+func TestFixIterationsFailure(t *testing.T) {
+	plan := gotestPlan("100ms", "Get")
+	it, err := FixIterations(context.Background(), plan, failing{}, func() time.Time { return time.Unix(0, 0) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Lanes[0].Iterations != 0 || len(it.Lanes) != 0 {
+		t.Errorf("iterations %d, calibrations %v: want none", plan.Lanes[0].Iterations, it.Lanes)
+	}
+	if len(it.Warnings) != 1 || !strings.Contains(it.Warnings[0].Text, "lane Get: the iteration calibration failed (arm base: ") ||
+		!strings.Contains(it.Warnings[0].Text, "it runs at benchtime 100ms") {
+		t.Errorf("warnings %v", it.Warnings)
+	}
+}
