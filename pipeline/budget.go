@@ -266,7 +266,7 @@ func (f Forecast) Lines() []string {
 		}
 		switch {
 		case l.MDEPct > 0:
-			line += fmt.Sprintf(": MDE %s at %d rounds (noise %.1f%% from %s), floor %g%%", mdeText(l.MDEPct), f.Rounds, l.NoisePct, l.NoiseFrom, l.FloorPct)
+			line += fmt.Sprintf(": MDE %s at %d round%s (noise %.1f%% from %s), floor %g%%", mdeText(l.MDEPct), f.Rounds, plural(f.Rounds), l.NoisePct, l.NoiseFrom, l.FloorPct)
 		case f.Sequential:
 			line += ": MDE known after round 1"
 		default:

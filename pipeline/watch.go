@@ -37,8 +37,8 @@ func watching(opts Options, dir string, plan *receipt.Plan, known bool) Options 
 // Look passes the look on, then shows what it implies.
 func (w *watch) Look(l receipt.Look) {
 	w.Events.Look(l)
-	if l.Round > 1 && (l.Stop != "" || w.plan.Protocol.Sequential == nil) {
-		return
+	if l.Stop != "" || w.plan.Protocol.Sequential == nil {
+		return // nothing more will be measured
 	}
 	if l.Round == 1 && w.known {
 		return
