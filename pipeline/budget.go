@@ -259,6 +259,22 @@ func (f Forecast) Lines() []string {
 	default:
 		out = append(out, fmt.Sprintf("time per round unknown until round 1 ends; at most %d rounds", f.MaxPairs))
 	}
+	if !slices.ContainsFunc(f.Lanes, func(l LaneForecast) bool { return l.MDEPct > 0 }) {
+		// No lane's noise yet: one line names them all.
+		var ls []string
+		for _, l := range f.Lanes {
+			if l.Iterations > 0 {
+				ls = append(ls, fmt.Sprintf("%s (%dx)", l.Lane, l.Iterations))
+			} else {
+				ls = append(ls, l.Lane)
+			}
+		}
+		what := "MDE known after round 1"
+		if !f.Sequential {
+			what = "MDE unknown (no host calibration of the lanes: flipbench calibrate measures their noise)"
+		}
+		return append(append(out, "  lanes: "+strings.Join(ls, ", ")+"; "+what), adviceLines(f)...)
+	}
 	for _, l := range f.Lanes {
 		line := "  " + l.Lane
 		if l.Iterations > 0 {
@@ -274,6 +290,12 @@ func (f Forecast) Lines() []string {
 		}
 		out = append(out, line)
 	}
+	return append(out, adviceLines(f)...)
+}
+
+// adviceLines prefixes the forecast's advice.
+func adviceLines(f Forecast) []string {
+	var out []string
 	for _, a := range f.Advice {
 		out = append(out, "advice: "+a)
 	}
