@@ -50,6 +50,10 @@ type Forecast struct {
 	// Sequential says the run looks after every round (a forecast after round 1 follows
 	// when this one lacks something).
 	Sequential bool
+	// Shorter is the benchtime ShorterRound would take: a fifth of the lanes' benchtime
+	// ("" when the lanes were not calibrated), and ShorterRound the time per round at it.
+	Shorter      string
+	ShorterRound time.Duration
 	// Lanes has one line per lane.
 	Lanes []LaneForecast
 	// Advice says what would buy a better answer, one line each.
@@ -89,6 +93,9 @@ func (f Forecast) Known() bool {
 	return true
 }
 
+// shorterBy is how much shorter a sample the advice proposes when the budget binds.
+const shorterBy = 5
+
 // noiseSource is one lane's noise components.
 type noiseSource struct {
 	noise, between, within float64
@@ -107,6 +114,7 @@ func forecast(plan *receipt.Plan, cals []LaneCalibration, calibrated time.Durati
 	}
 	perPass := 2 * p.Collections // a round is a pass pair in every collection
 	allTimed := len(plan.Lanes) > 0
+	var target time.Duration
 	for _, l := range plan.Lanes {
 		lf := LaneForecast{Lane: l.Name, Iterations: l.Iterations, FloorPct: l.FloorPct}
 		if lf.FloorPct <= 0 {
@@ -116,9 +124,13 @@ func forecast(plan *receipt.Plan, cals []LaneCalibration, calibrated time.Durati
 			}
 		}
 		if i := slices.IndexFunc(cals, func(c LaneCalibration) bool { return c.Lane == l.Name }); i >= 0 {
+			c := cals[i]
 			for _, a := range plan.Arms {
-				lf.PerRound += cals[i].ProcessTime(a.Name, p.Samples, p.Warmup) * time.Duration(perPass)
+				lf.PerRound += c.ProcessTime(a.Name, p.Samples, p.Warmup) * time.Duration(perPass)
+				short := c.Overhead + time.Duration(p.Samples+p.Warmup)*c.SampleTime(a.Name)/shorterBy
+				f.ShorterRound += short * time.Duration(perPass)
 			}
+			target = max(target, c.Target)
 		} else {
 			allTimed = false
 		}
@@ -135,6 +147,11 @@ func forecast(plan *receipt.Plan, cals []LaneCalibration, calibrated time.Durati
 			f.PerRound += l.PerRound
 		}
 		f.From = "from the iteration calibration"
+	}
+	if allTimed && target/shorterBy > 0 {
+		f.Shorter = (target / shorterBy).String()
+	} else {
+		f.ShorterRound = 0
 	}
 	f.Rounds = f.MaxPairs
 	if f.Budget > 0 && f.PerRound > 0 {
@@ -204,6 +221,10 @@ func advice(f Forecast) []string {
 			f.Budget, f.Rounds, f.MaxPairs, (f.PerRound/time.Duration(max(len(f.Lanes), 1))).Round(time.Millisecond),
 			roundUp(f.PerRound*time.Duration(f.MaxPairs)), f.MaxPairs))
 	}
+	if f.Budget > 0 && f.Rounds < f.MaxPairs && f.Shorter != "" && f.ShorterRound > 0 && f.ShorterRound < f.PerRound*2/3 {
+		out = append(out, fmt.Sprintf("a benchtime of %s (--benchtime, harness.benchtime) makes a round about %s, so the budget buys %d rounds; every arm still runs one N, at more noise within a process",
+			f.Shorter, f.ShorterRound.Round(100*time.Millisecond), min(f.MaxPairs, max(int(f.Budget/f.ShorterRound), 1))))
+	}
 	if len(short) > 0 && f.PerRound > 0 {
 		msg := fmt.Sprintf("%d of %d lanes cannot reach their floor in %d rounds at this noise", len(short), len(f.Lanes), f.Rounds)
 		if need > f.Rounds {
@@ -238,6 +259,22 @@ func (f Forecast) Lines() []string {
 	default:
 		out = append(out, fmt.Sprintf("time per round unknown until round 1 ends; at most %d rounds", f.MaxPairs))
 	}
+	if !slices.ContainsFunc(f.Lanes, func(l LaneForecast) bool { return l.MDEPct > 0 }) {
+		// No lane's noise yet: one line names them all.
+		var ls []string
+		for _, l := range f.Lanes {
+			if l.Iterations > 0 {
+				ls = append(ls, fmt.Sprintf("%s (%dx)", l.Lane, l.Iterations))
+			} else {
+				ls = append(ls, l.Lane)
+			}
+		}
+		what := "MDE known after round 1"
+		if !f.Sequential {
+			what = "MDE unknown (no host calibration of the lanes: flipbench calibrate measures their noise)"
+		}
+		return append(append(out, "  lanes: "+strings.Join(ls, ", ")+"; "+what), adviceLines(f)...)
+	}
 	for _, l := range f.Lanes {
 		line := "  " + l.Lane
 		if l.Iterations > 0 {
@@ -245,7 +282,7 @@ func (f Forecast) Lines() []string {
 		}
 		switch {
 		case l.MDEPct > 0:
-			line += fmt.Sprintf(": MDE %s at %d rounds (noise %.1f%% from %s), floor %g%%", mdeText(l.MDEPct), f.Rounds, l.NoisePct, l.NoiseFrom, l.FloorPct)
+			line += fmt.Sprintf(": MDE %s at %d round%s (noise %.1f%% from %s), floor %g%%", mdeText(l.MDEPct), f.Rounds, plural(f.Rounds), l.NoisePct, l.NoiseFrom, l.FloorPct)
 		case f.Sequential:
 			line += ": MDE known after round 1"
 		default:
@@ -253,6 +290,12 @@ func (f Forecast) Lines() []string {
 		}
 		out = append(out, line)
 	}
+	return append(out, adviceLines(f)...)
+}
+
+// adviceLines prefixes the forecast's advice.
+func adviceLines(f Forecast) []string {
+	var out []string
 	for _, a := range f.Advice {
 		out = append(out, "advice: "+a)
 	}

@@ -55,22 +55,53 @@ func (c LaneCalibration) ProcessTime(arm string, samples, warmup int) time.Durat
 	return c.Overhead + time.Duration(samples+warmup)*c.SampleTime(arm)
 }
 
+// Iterations is what FixIterations did.
+type Iterations struct {
+	// Lanes are the calibrated lanes.
+	Lanes []LaneCalibration
+	// Warnings are the lanes whose calibration failed: they keep their duration
+	// benchtime.
+	Warnings []receipt.Warning
+	// Took is the wall time of the calibration.
+	Took time.Duration
+}
+
+// Note says in one line which lanes were re-planned, "" when none was: a re-planned N
+// is no mistake (a candidate 3x slower makes one), so it is a note, and plan.json keeps
+// each lane's reason (lanes[].replanned).
+func (it Iterations) Note() string {
+	var parts []string
+	for _, c := range it.Lanes {
+		if c.Replanned != "" {
+			parts = append(parts, fmt.Sprintf("%s %dx", c.Lane, c.Iterations))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	const show = 8
+	list := joinAnd(parts)
+	if len(parts) > show {
+		list = joinAnd(append(parts[:show:show], fmt.Sprintf("%d more", len(parts)-show)))
+	}
+	return fmt.Sprintf("iteration counts re-planned for %d of %d lanes to the geometric mean of the arms' times per operation, since a check sample at the base's N took less than %gx or more than %gx the benchtime in another arm (the arms differ, or the host is busy): %s; plan.json says why for each (lanes[].replanned)",
+		len(parts), len(it.Lanes), ReplanLow, ReplanHigh, list)
+}
+
 // FixIterations calibrates the iteration count of every gotest lane of plan whose
 // benchtime is a duration (see ReplanLow), through st, and writes it into plan.Lanes.
 // A lane that fails its calibration keeps its duration benchtime and gets a warning.
-// It returns the calibrations, the warnings (a re-planned N, a failed calibration) and
-// the wall time the calibration took, by the clock now.
-func FixIterations(ctx context.Context, plan *receipt.Plan, st harness.Starter, now func() time.Time) ([]LaneCalibration, []receipt.Warning, time.Duration, error) {
+// The clock now times the calibration.
+func FixIterations(ctx context.Context, plan *receipt.Plan, st harness.Starter, now func() time.Time) (Iterations, error) {
 	started := now()
+	var it Iterations
 	if len(plan.Arms) < 2 || !durationArms(plan) {
-		return nil, nil, 0, nil
+		return it, nil
 	}
 	proto := plan.Protocol
 	proto.Samples, proto.Warmup = 1, 0
-	var cals []LaneCalibration
-	var warns []receipt.Warning
 	warn := func(format string, args ...any) {
-		warns = append(warns, receipt.Warning{Stage: receipt.StageBenchmark, Text: fmt.Sprintf(format, args...)})
+		it.Warnings = append(it.Warnings, receipt.Warning{Stage: receipt.StageBenchmark, Text: fmt.Sprintf(format, args...)})
 	}
 	for i := range plan.Lanes {
 		l := &plan.Lanes[i]
@@ -78,7 +109,7 @@ func FixIterations(ctx context.Context, plan *receipt.Plan, st harness.Starter, 
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, nil, 0, err
+			return Iterations{}, err
 		}
 		target, _ := time.ParseDuration(l.Benchtime)
 		cal, err := calibrateLane(ctx, st, plan, *l, proto, target, now)
@@ -87,12 +118,10 @@ func FixIterations(ctx context.Context, plan *receipt.Plan, st harness.Starter, 
 			continue
 		}
 		l.Iterations, l.Replanned = cal.Iterations, cal.Replanned
-		if cal.Replanned != "" {
-			warn("lane %s: %s", l.Name, cal.Replanned)
-		}
-		cals = append(cals, cal)
+		it.Lanes = append(it.Lanes, cal)
 	}
-	return cals, warns, now().Sub(started), nil
+	it.Took = now().Sub(started)
+	return it, nil
 }
 
 // durationArms reports whether every arm runs lanes with b.N loops at a duration

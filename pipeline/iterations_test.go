@@ -85,10 +85,11 @@ func TestFixIterations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := &benchBinary{perOp: map[string]time.Duration{"base": tc.base, "cand": tc.cand}, startup: 20 * time.Millisecond}
 			plan := gotestPlan(tc.benchtime, "Sub/small")
-			cals, warns, _, err := FixIterations(context.Background(), plan, bin, clock)
+			it, err := FixIterations(context.Background(), plan, bin, clock)
 			if err != nil {
 				t.Fatal(err)
 			}
+			cals := it.Lanes
 			l := plan.Lanes[0]
 			if l.Iterations != tc.wantN {
 				t.Errorf("iterations %d, want %d", l.Iterations, tc.wantN)
@@ -96,8 +97,12 @@ func TestFixIterations(t *testing.T) {
 			if got := l.Replanned != ""; got != tc.replanned {
 				t.Errorf("replanned %q, want re-planned %v", l.Replanned, tc.replanned)
 			}
-			if got := len(warns) > 0; got != tc.replanned {
-				t.Errorf("warnings %v, want some: %v", warns, tc.replanned)
+			// A re-planned N is a note, not a warning.
+			if len(it.Warnings) > 0 {
+				t.Errorf("warnings %v, want none", it.Warnings)
+			}
+			if got := strings.HasPrefix(it.Note(), "iteration counts re-planned for 1 of 1 lanes"); got != tc.replanned {
+				t.Errorf("note %q, want one: %v", it.Note(), tc.replanned)
 			}
 			if len(cals) != 1 || cals[0].Overhead != 20*time.Millisecond {
 				t.Errorf("calibrations %+v, want one with 20ms overhead", cals)
@@ -125,7 +130,7 @@ func TestFixIterationsLeavesOtherLanes(t *testing.T) {
 	for _, bt := range []string{"1x", "500x", ""} {
 		bin := &benchBinary{perOp: map[string]time.Duration{"base": time.Microsecond, "cand": time.Microsecond}}
 		plan := gotestPlan(bt, "Get")
-		if _, _, _, err := FixIterations(context.Background(), plan, bin, clock); err != nil {
+		if _, err := FixIterations(context.Background(), plan, bin, clock); err != nil {
 			t.Fatal(err)
 		}
 		if plan.Lanes[0].Iterations != 0 || len(bin.seen) != 0 {
@@ -143,5 +148,28 @@ func TestRunOnceFixedIterations(t *testing.T) {
 	rec := harness.RunOnce(context.Background(), bin, receipt.Run{Lane: "Get", Arm: "base"}, plan.Arms[0], lane, plan.Protocol)
 	if !rec.OK() || !slices.Equal(rec.Iters, []int{777, 777, 777, 777, 777, 777}) {
 		t.Fatalf("record %+v, want 6 samples of 777 iterations", rec)
+	}
+}
+
+// failing answers every process with an error.
+type failing struct{}
+
+func (failing) Start(context.Context, harness.Command) harness.Process {
+	return harness.Process{Exit: 2, Err: fmt.Errorf("exit status 2")}
+}
+
+// A lane whose calibration fails keeps its benchtime and says so in a warning.
+func TestFixIterationsFailure(t *testing.T) {
+	plan := gotestPlan("100ms", "Get")
+	it, err := FixIterations(context.Background(), plan, failing{}, func() time.Time { return time.Unix(0, 0) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Lanes[0].Iterations != 0 || len(it.Lanes) != 0 {
+		t.Errorf("iterations %d, calibrations %v: want none", plan.Lanes[0].Iterations, it.Lanes)
+	}
+	if len(it.Warnings) != 1 || !strings.Contains(it.Warnings[0].Text, "lane Get: the iteration calibration failed (arm base: ") ||
+		!strings.Contains(it.Warnings[0].Text, "it runs at benchtime 100ms") {
+		t.Errorf("warnings %v", it.Warnings)
 	}
 }

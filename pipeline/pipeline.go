@@ -218,18 +218,16 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		}
 		folder += shardSuffix(plan.Shard)
 	}
-	var cals []LaneCalibration
-	var calibrated time.Duration
+	var iters Iterations
 	if job.Shard == nil {
 		// Shards would each pick their own iteration counts: they keep the benchtime.
-		var warns []receipt.Warning
-		if cals, warns, calibrated, err = FixIterations(ctx, plan, opts.starter(), opts.now); err != nil {
+		if iters, err = FixIterations(ctx, plan, opts.starter(), opts.now); err != nil {
 			return nil, err
 		}
-		for _, w := range warns {
+		for _, w := range iters.Warnings {
 			opts.events().Warn(w)
 		}
-		buildWarnings = append(buildWarnings, warns...)
+		buildWarnings = append(buildWarnings, iters.Warnings...)
 	}
 	stamp, dir, err := NewReceiptDir(results, job.Spec.ID, folder, opts.now)
 	if err != nil {
@@ -245,7 +243,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	if err := receipt.AppendWarnings(dir, buildWarnings...); err != nil {
 		return nil, err
 	}
-	known := plan.Part() || showForecast(opts, job.Root, dir, plan, cals, calibrated)
+	known := plan.Part() || showForecast(opts, job.Root, dir, plan, iters)
 	return measureAndFinish(ctx, dir, plan, job, watching(opts, dir, plan, known))
 }
 

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/flipbench/flipbench/calibrate"
 	"github.com/flipbench/flipbench/driftcheck"
@@ -38,8 +37,8 @@ func watching(opts Options, dir string, plan *receipt.Plan, known bool) Options 
 // Look passes the look on, then shows what it implies.
 func (w *watch) Look(l receipt.Look) {
 	w.Events.Look(l)
-	if l.Round > 1 && (l.Stop != "" || w.plan.Protocol.Sequential == nil) {
-		return
+	if l.Stop != "" || w.plan.Protocol.Sequential == nil {
+		return // nothing more will be measured
 	}
 	if l.Round == 1 && w.known {
 		return
@@ -73,14 +72,17 @@ func (w *watch) analysis(round int) (driftcheck.Report, bool) {
 	return rep, err == nil
 }
 
-// showForecast shows the forecast before round 1, when opts.Events show plans, and
-// reports whether it had everything (the time per round and every lane's noise).
-func showForecast(opts Options, root, dir string, plan *receipt.Plan, cals []LaneCalibration, calibrated time.Duration) bool {
+// showForecast shows the re-planned iteration counts and the forecast before round 1,
+// when opts.Events show plans, and reports whether it had everything (the time per round and every lane's noise).
+func showForecast(opts Options, root, dir string, plan *receipt.Plan, iters Iterations) bool {
 	show, ok := opts.Events.(PlanEvents)
 	if !ok {
 		return true
 	}
-	f := forecast(plan, cals, calibrated, hostCalibration(opts, root, dir), nil, 0, 0)
+	if note := iters.Note(); note != "" {
+		show.Note(note)
+	}
+	f := forecast(plan, iters.Lanes, iters.Took, hostCalibration(opts, root, dir), nil, 0, 0)
 	show.Forecast(f)
 	return f.Known()
 }
