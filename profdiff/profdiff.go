@@ -100,6 +100,10 @@ type Diff struct {
 	Top []Entry `json:"top"`
 	// TopCum are the functions with the largest cumulative differences, largest first.
 	TopCum []Entry `json:"top_cum"`
+	// TopCode are the same without the Go runtime's and the testing package's functions
+	// (Machinery), as `pprof -hide` shows them: the program's own code, whose differences
+	// a collector or scheduler difference would otherwise push off the list.
+	TopCode []Entry `json:"top_code,omitempty"`
 }
 
 // Read parses the profile in file (gzipped protocol buffer, as runtime/pprof writes it).
@@ -236,7 +240,23 @@ func Compute(kind string, base, cand *profile.Profile, baseOps, candOps, n int) 
 	})
 	d.Top = nonZero(byFlat[:min(n, len(byFlat))], func(e Entry) float64 { return e.Flat.Delta })
 	d.TopCum = nonZero(byCum[:min(n, len(byCum))], func(e Entry) float64 { return e.Cum.Delta })
+	code := slices.DeleteFunc(slices.Clone(byCum), func(e Entry) bool { return Machinery(e.Function) })
+	d.TopCode = nonZero(code[:min(n, len(code))], func(e Entry) float64 { return e.Cum.Delta })
 	return d, nil
+}
+
+// Machinery reports whether fn belongs to the Go runtime (runtime, runtime/...,
+// internal/runtime/...) or the testing package: the work around a program's own code.
+func Machinery(fn string) bool {
+	pkg := fn
+	if i := strings.LastIndex(pkg, "/"); i >= 0 {
+		if j := strings.Index(pkg[i:], "."); j >= 0 {
+			pkg = pkg[:i+j]
+		}
+	} else if j := strings.Index(pkg, "."); j >= 0 {
+		pkg = pkg[:j]
+	}
+	return pkg == "runtime" || pkg == "testing" || strings.HasPrefix(pkg, "runtime/") || strings.HasPrefix(pkg, "internal/runtime/")
 }
 
 // nonZero drops the entries whose value is exactly zero: a function both arms spent the
