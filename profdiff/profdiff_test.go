@@ -381,3 +381,22 @@ func TestComputeTopCode(t *testing.T) {
 		t.Errorf("no table of the program's own functions:\n%s", md.String())
 	}
 }
+
+func TestComputeRoundingIsZero(t *testing.T) {
+	// The same stack in many samples of the base and few of the candidate: the sums
+	// differ in the last bits, which is no difference.
+	b, c := cpuBuilder(), cpuBuilder()
+	for i := range 7 {
+		b.cpu(1, "w.same", "w.a"+strings.Repeat("x", i), "main")
+	}
+	c.cpu(7, "w.same", "w.a", "main")
+	d, err := Compute(CPU, b.build(t), c.build(t), 3, 3, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range d.Top {
+		if e.Function == "w.same" {
+			t.Errorf("an unchanged function is a top entry: %+v", e)
+		}
+	}
+}
