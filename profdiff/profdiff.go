@@ -100,6 +100,10 @@ type Diff struct {
 	Top []Entry `json:"top"`
 	// TopCum are the functions with the largest cumulative differences, largest first.
 	TopCum []Entry `json:"top_cum"`
+	// TopCode are the same without the Go runtime's and the testing package's functions
+	// (Machinery), as `pprof -hide` shows them: the program's own code, whose differences
+	// a collector or scheduler difference would otherwise push off the list.
+	TopCode []Entry `json:"top_code,omitempty"`
 }
 
 // Read parses the profile in file (gzipped protocol buffer, as runtime/pprof writes it).
@@ -234,17 +238,37 @@ func Compute(kind string, base, cand *profile.Profile, baseOps, candOps, n int) 
 		return cmp.Or(cmp.Compare(math.Abs(y.Cum.Delta), math.Abs(x.Cum.Delta)),
 			cmp.Compare(math.Abs(y.Flat.Delta), math.Abs(x.Flat.Delta)), strings.Compare(x.Function, y.Function))
 	})
-	d.Top = nonZero(byFlat[:min(n, len(byFlat))], func(e Entry) float64 { return e.Flat.Delta })
-	d.TopCum = nonZero(byCum[:min(n, len(byCum))], func(e Entry) float64 { return e.Cum.Delta })
+	flat := func(e Entry) Values { return e.Flat }
+	cum := func(e Entry) Values { return e.Cum }
+	byFlat, byCum = nonZero(byFlat, flat), nonZero(byCum, cum)
+	code := slices.DeleteFunc(slices.Clone(byCum), func(e Entry) bool { return Machinery(e.Function) })
+	d.Top, d.TopCum, d.TopCode = byFlat[:min(n, len(byFlat))], byCum[:min(n, len(byCum))], code[:min(n, len(code))]
 	return d, nil
 }
 
-// nonZero drops the entries whose value is exactly zero: a function both arms spent the
-// same on says nothing about the difference.
-func nonZero(es []Entry, v func(Entry) float64) []Entry {
+// Machinery reports whether fn belongs to the Go runtime (runtime, runtime/...,
+// internal/runtime/...) or the testing package: the work around a program's own code.
+func Machinery(fn string) bool {
+	pkg := fn
+	if i := strings.LastIndex(pkg, "/"); i >= 0 {
+		if j := strings.Index(pkg[i:], "."); j >= 0 {
+			pkg = pkg[:i+j]
+		}
+	} else if j := strings.Index(pkg, "."); j >= 0 {
+		pkg = pkg[:j]
+	}
+	return pkg == "runtime" || pkg == "testing" || strings.HasPrefix(pkg, "runtime/") || strings.HasPrefix(pkg, "internal/runtime/")
+}
+
+// nonZero drops the entries whose difference is zero: a function both arms spent the
+// same on says nothing about the difference. Each arm's value is a sum of its samples
+// divided by its operations, in an order that differs between arms, so a difference
+// within a billionth of the values is zero.
+func nonZero(es []Entry, v func(Entry) Values) []Entry {
 	out := []Entry{}
 	for _, e := range es {
-		if v(e) != 0 {
+		x := v(e)
+		if math.Abs(x.Delta) > 1e-9*math.Max(math.Abs(x.Base), math.Abs(x.Cand)) {
 			out = append(out, e)
 		}
 	}

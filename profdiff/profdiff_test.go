@@ -132,6 +132,9 @@ func TestComputeCPU(t *testing.T) {
 	if !near(d.TopCum[0].Cum.Delta, 20e6) || len(d.TopCum) != 3 {
 		t.Errorf("top cum %+v, want step, run and main at +20ms/op", d.TopCum)
 	}
+	if len(d.TopCode) != 3 {
+		t.Errorf("top code %+v, want the three of top cum (none is the runtime's)", d.TopCode)
+	}
 	// other did not change: its flat difference is zero, so it is not a top entry.
 	for _, e := range d.Top {
 		if e.Function == "w.other" {
@@ -344,7 +347,56 @@ func TestNames(t *testing.T) {
 			t.Errorf("Short(%s) = %s, want %s", in, got, want)
 		}
 	}
+	for fn, want := range map[string]bool{"runtime.gcDrain": true, "internal/runtime/atomic.(*Uint32).Load": true, "runtime/pprof.StartCPUProfile": true,
+		"testing.(*B).runN": true, "zombiezen.com/go/sqlite.(*Conn).prepare": false, "main.main": false, "example.com/runtime.x": false} {
+		if got := Machinery(fn); got != want {
+			t.Errorf("Machinery(%s) = %t", fn, got)
+		}
+	}
 	if !ValidSelection(SelectAll) || ValidSelection("some") {
 		t.Error("ValidSelection")
+	}
+}
+
+func TestComputeTopCode(t *testing.T) {
+	// The collector's work differs most; the program's own prepare differs too.
+	base := cpuBuilder().cpu(40, "runtime.scanobject", "runtime.gcDrain", "runtime.gcBgMarkWorker").cpu(8, "app.prepare", "app.loop").build(t)
+	cand := cpuBuilder().cpu(10, "runtime.scanobject", "runtime.gcDrain", "runtime.gcBgMarkWorker").cpu(2, "app.prepare", "app.loop").build(t)
+	d, err := Compute(CPU, base, cand, 1, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.TopCum[0].Function == "app.prepare" || d.TopCum[1].Function == "app.prepare" {
+		t.Errorf("top cum %+v: the collector's should lead", d.TopCum)
+	}
+	if len(d.TopCode) != 2 || !strings.HasPrefix(d.TopCode[0].Function, "app.") || !near(d.TopCode[0].Cum.Delta, -60e6) {
+		t.Errorf("top code %+v, want app.prepare and app.loop at -60ms/op", d.TopCode)
+	}
+	var md bytes.Buffer
+	r := &Report{Base: "base", Lanes: []Lane{{Lane: "L", Arm: "cand", Diffs: []Diff{d}}}}
+	if err := Markdown(&md, r, "### ", 2, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "function (by cumulative difference, the Go runtime and testing left out as `pprof -hide` does)") {
+		t.Errorf("no table of the program's own functions:\n%s", md.String())
+	}
+}
+
+func TestComputeRoundingIsZero(t *testing.T) {
+	// The same stack in many samples of the base and few of the candidate: the sums
+	// differ in the last bits, which is no difference.
+	b, c := cpuBuilder(), cpuBuilder()
+	for i := range 7 {
+		b.cpu(1, "w.same", "w.a"+strings.Repeat("x", i), "main")
+	}
+	c.cpu(7, "w.same", "w.a", "main")
+	d, err := Compute(CPU, b.build(t), c.build(t), 3, 3, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range d.Top {
+		if e.Function == "w.same" {
+			t.Errorf("an unchanged function is a top entry: %+v", e)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -249,6 +250,12 @@ func Markdown(w io.Writer, r *Report, heading string, n int, link func(rel strin
 				return err
 			}
 			fmt.Fprintln(ew)
+			if len(d.TopCode) > 0 && !slices.Equal(d.TopCode[:min(n, len(d.TopCode))], d.TopCum[:min(n, len(d.TopCum))]) {
+				if err := entryTable(ew, d, "cumulative difference, the Go runtime and testing left out as `pprof -hide` does", d.TopCode[:min(n, len(d.TopCode))]); err != nil {
+					return err
+				}
+				fmt.Fprintln(ew)
+			}
 			if p := link(PlotName(l.Arm, l.Lane, d.Kind)); p != "" {
 				fmt.Fprintf(ew, "![%s: %s per operation by function, %s vs %s](%s)\n\n", l.Lane, what(d.Kind), l.Arm, r.Base, p)
 			}
@@ -266,7 +273,11 @@ func Markdown(w io.Writer, r *Report, heading string, n int, link func(rel strin
 // entryTable writes the top entries of a difference by flat or cumulative value.
 func entryTable(w io.Writer, d Diff, by string, es []Entry) error {
 	noise := d.Kind == CPU
-	header := []string{"function (by " + by + " difference)", "base", "cand", "delta"}
+	what := by + " difference"
+	if strings.Contains(by, " ") {
+		what = by
+	}
+	header := []string{"function (by " + what + ")", "base", "cand", "delta"}
 	if noise && by == "flat" {
 		header = append(header, "sampling ±")
 	}

@@ -46,7 +46,10 @@ func newAbCmd(s Streams) *cobra.Command {
 		Short: "Build the arms, run the order-flipped A/B, drift-check it and write a receipt",
 		Long: `ab runs an experiment: every lane of every arm in its own process, in order-flipped
 pass pairs across collections. Every finished run is on disk at once; --resume DIR finishes
-an interrupted run. The receipt's path is the last line of stdout.`,
+an interrupted run. After the measured runs, one more process per arm of every lane that
+reproduced runs with CPU (and allocation) profiling, never part of the measured data, and
+the receipt shows where the time went (--profile-lanes, --profile-samples; docs/profiles.md).
+The receipt's path is the last line of stdout.`,
 		Example: `  flipbench ab 275 --profile quick
   flipbench ab experiments/275-admission-priority.md --lanes 'Point|Bulk'
   flipbench ab --resume results/2026-08-19T07-40-00Z-exp275-quick`,
