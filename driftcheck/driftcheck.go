@@ -392,6 +392,9 @@ type LaneSummary struct {
 	MDEPct      float64 `json:"mde_pct"`
 	MDEMaxPct   float64 `json:"mde_max_pct"`
 	PairsNeeded int     `json:"pairs_needed"`
+	// Round is the look the summary was judged at: the most pairs per collection the lane
+	// measured (a sequential run's round).
+	Round int `json:"round"`
 	// HeterogeneityP (pooled summaries) is the p-value of Cochran's Q test that the
 	// collections measured one effect (1 with one collection); below 0.001 the collections
 	// disagree and the reason names them.

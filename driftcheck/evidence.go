@@ -441,6 +441,10 @@ func NewContrast(a, b LaneSummary, alpha float64) Contrast {
 	return Contrast{Est: est, Lo: est - q*se, Hi: est + q*se, OK: true}
 }
 
+// TCritical returns the critical value of a one-sided t test with df degrees of freedom at
+// nominal tail p (the z quantile for df beyond a million or 0).
+func TCritical(p, df float64) float64 { return tCritical(p, df) }
+
 // FloorLog converts a floor in percent to the log scale on which verdicts compare
 // effects: ln(1 + floor/100).
 func FloorLog(floorPct float64) float64 { return floorLog(floorPct) }

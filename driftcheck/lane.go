@@ -479,6 +479,7 @@ func (s *LaneSummary) fill(ev evidence, nz noise, withinCVPct float64, n int) {
 	s.OrderEffectPct = toPct(ev.order)
 	s.PairsNeeded = ev.pairsNeeded
 	s.WithinCVPct = withinCVPct
+	s.Round = ev.perColl
 	if !ev.bounded {
 		return
 	}

@@ -26,6 +26,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -193,7 +194,7 @@ func EvaluateLanes(rep driftcheck.Report, runs []receipt.Record, thresholdPct fl
 		if t := lanePct[k.lane]; t > 0 {
 			thr = t
 		}
-		f := judge(k.lane, k.arm, by[k], pooled[k], thr, alpha, family)
+		f := judge(k.lane, k.arm, by[k], pooled[k], thr, alpha, family, rep.Config.MaxPairs)
 		if v := values[k.lane]; v != nil {
 			f.Unit, f.BaseValue, f.CandValue = v.unit, driftcheck.Median(v.by[rep.Base]), driftcheck.Median(v.by[k.arm])
 		}
@@ -271,7 +272,7 @@ func failuresOf(fs []Failure, lane, cand string) []string {
 
 // judge decides one lane of one candidate from its collection summaries and its pooled
 // summary.
-func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, threshold, alpha, family float64) Finding {
+func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, threshold, alpha, family float64, maxPairs int) Finding {
 	f := Finding{Lane: lane, Arm: arm, Outcome: Rerun, Pairs: p.UsablePairs, ThresholdPct: threshold,
 		EstimatePct: p.EstimatePct, CILowPct: p.CILowPct, CIHighPct: p.CIHighPct, Bounded: p.Bounded}
 	slowAll := len(colls) > 0
@@ -299,6 +300,17 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 			f.Reason += fmt.Sprintf("; an order effect of %s was measured (the host drifts, or the lane depends on which arm runs first), which the order-flipped pairs cancel",
 				human.DeltaCI(p.OrderEffectPct, p.OrderLowPct, p.OrderHighPct))
 		}
+	case p.Bounded && (maxPairs == 0 || p.Round >= maxPairs) && p.LowerAbove(threshold, 2*p.Tail/family):
+		// The binding end: at the rule's last look the pooled data show a regression beyond
+		// the threshold that the collections did not each replicate: it fails too.
+		f.Outcome = Regression
+		f.Reason = fmt.Sprintf("at the rule's last look (round %d) the pooled interval lies above the %s%% threshold at the family level (pooled effect %s), though not every collection reproduced it (%s)",
+			max(p.Round, 1), thrText, effect, verdictList(f.Verdicts))
+	case p.Bounded && (maxPairs == 0 || p.Round >= maxPairs):
+		// The binding end: at the rule's last look a lane that shows no regression passes.
+		f.Outcome = Pass
+		f.Reason = fmt.Sprintf("passed at the rule's last look (round %d): a regression beyond %s%% is not shown (pooled effect %s); at this noise the gate catches a %s%% regression with probability %s",
+			max(p.Round, 1), thrText, effect, human.Num(2*threshold), human.Percent(100*catchRate(colls, p, 2*thr, thr, family)))
 	case !p.Bounded:
 		f.MorePairs = -1
 		f.Reason = fmt.Sprintf("no interval yet (%s); run at least 2 pairs per collection", report.OrDash(p.Reason))
@@ -313,6 +325,26 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 			thrText, effect, f.MorePairs)
 	}
 	return f
+}
+
+// catchRate returns the probability that the gate's regression rule fails a lane whose true
+// slowdown is theta (log scale) at the noise and look of its summaries: every collection's
+// interval above 0 at its family level, and the pooled estimate past the threshold thr
+// (normal approximation; a lower bound, the events being positively correlated).
+func catchRate(colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, theta, thr, family float64) float64 {
+	phi := func(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+	rate := 1.0
+	for _, c := range colls {
+		if !c.Bounded || c.SELog <= 0 {
+			return 0
+		}
+		q := driftcheck.TCritical(c.Tail/family, c.DFUsed)
+		rate *= phi(theta/c.SELog - q)
+	}
+	if p.SELog > 0 {
+		rate *= phi((theta - thr) / p.SELog)
+	}
+	return rate
 }
 
 // more returns how many pairs beyond have reach need (-1 when need is unknown).

@@ -21,8 +21,34 @@ func lane(name string, c int, v driftcheck.LaneVerdict, est, half float64) drift
 }
 
 // report returns a drift report of one lane "a" with two collections and a pooled summary.
+// report1 is a look at round 3 of a sequential rule of up to 20 pairs, so that an undecided
+// lane reads rerun (the binding end is TestBindingEnd's).
 func report1(c1, c2, pooled driftcheck.LaneSummary) driftcheck.Report {
-	return driftcheck.Report{Config: driftcheck.DefaultConfig(), Lanes: []driftcheck.LaneSummary{c1, c2}, Pooled: []driftcheck.LaneSummary{pooled}}
+	cfg := driftcheck.DefaultConfig()
+	cfg.MinPairs, cfg.MaxPairs = 2, 20
+	for _, s := range []*driftcheck.LaneSummary{&c1, &c2, &pooled} {
+		s.Round = 3
+	}
+	return driftcheck.Report{Config: cfg, Lanes: []driftcheck.LaneSummary{c1, c2}, Pooled: []driftcheck.LaneSummary{pooled}}
+}
+
+// TestBindingEnd: at the rule's last look every lane passes or fails: an undecided lane
+// passes (with the gate's catch rate stated), one whose pooled interval lies above the
+// threshold fails although a collection did not reproduce it.
+func TestBindingEnd(t *testing.T) {
+	const und, slow = driftcheck.LaneUndecided, driftcheck.LaneReproducedSlower
+	end := func(r driftcheck.Report) driftcheck.Report {
+		r.Config.MaxPairs = 3
+		return r
+	}
+	noop := end(report1(lane("a", 1, und, 1, 6), lane("a", 2, und, 0, 6), lane("a", 0, und, 0.5, 7)))
+	if res := Evaluate(noop, nil, 5); res.Outcome != Pass || !strings.Contains(res.Findings[0].Reason, "passed at the rule's last look") || !strings.Contains(res.Findings[0].Reason, "catches a 10% regression with probability") {
+		t.Errorf("undecided at the end: %s %q", res.Outcome, res.Findings[0].Reason)
+	}
+	split := end(report1(lane("a", 1, slow, 20, 4), lane("a", 2, und, 8, 9), lane("a", 0, und, 14, 3)))
+	if res := Evaluate(split, nil, 5); res.Outcome != Regression || !strings.Contains(res.Findings[0].Reason, "pooled interval lies above the 5% threshold") {
+		t.Errorf("pooled regression at the end: %s %q", res.Outcome, res.Findings[0].Reason)
+	}
 }
 
 func TestEvaluate(t *testing.T) {
