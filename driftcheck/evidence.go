@@ -156,7 +156,7 @@ func (p *power) critAt(pairs int) (coll, pool float64) {
 		p.crits = map[int][2]float64{}
 	}
 	df := p.dfAt(pairs)
-	c := [2]float64{p.design.jointCritical(p.design.CollTail(pairs), p.design.Collections, df), tCritical(p.design.PoolTail(pairs), df)}
+	c := [2]float64{tCritical(p.design.CollTail(pairs), df), tCritical(p.design.PoolTail(pairs), df)}
 	p.crits[pairs] = c
 	return c[0], c[1]
 }
@@ -255,15 +255,14 @@ func (p *power) pairsNeeded(theta float64, have int) int {
 // newEvidence computes the estimate, its interval at the nominal one-sided error tail, the
 // order effect's interval and the rule's power from k usable pairs with mean pair mean m and
 // mean order effect o, given the lane's noise. round is the look the lane is judged at
-// (pairs per collection); collections is the number of replication tests that share the
-// noise estimate with this one (1 for the pooled tests).
-func newEvidence(k int, m, o float64, nz noise, pw power, tail float64, round int, collections int) evidence {
+// (pairs per collection).
+func newEvidence(k int, m, o float64, nz noise, pw power, tail float64, round int) evidence {
 	ev := evidence{k: k, est: m, order: o, df: nz.df, pairsNeeded: -1, perColl: round, tail: tail}
 	if k == 0 || nz.df == 0 {
 		return ev
 	}
 	ev.se = nz.sigma / math.Sqrt(2*float64(k))
-	ev.crit = pw.design.jointCritical(tail, collections, nz.df)
+	ev.crit = tCritical(tail, nz.df)
 	ev.lo, ev.hi = m-ev.crit*ev.se, m+ev.crit*ev.se
 	ev.olo, ev.ohi = o-ev.crit*ev.se, o+ev.crit*ev.se
 	ev.bounded = true

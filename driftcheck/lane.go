@@ -350,7 +350,7 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 		if len(cp.stats) > 0 {
 			m, o = meanPairs(cp.stats)
 		}
-		ev := newEvidence(len(cp.stats), m, o, nz, pw, d.CollTail(ld.round), ld.round, in.Collections)
+		ev := newEvidence(len(cp.stats), m, o, nz, pw, d.CollTail(ld.round), ld.round)
 		s := newSummary(ld.lane, ld.cand, c+1, ld.floorPct)
 		s.countPairs(cp.pairs)
 		pooled.countPairs(cp.pairs)
@@ -395,7 +395,7 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 	if len(all) > 0 {
 		m, o = meanPairs(all)
 	}
-	ev := newEvidence(len(all), m, o, nz, pw, d.PoolTail(ld.round), ld.round, 1)
+	ev := newEvidence(len(all), m, o, nz, pw, d.PoolTail(ld.round), ld.round)
 	pooled.fill(ev, nz, within, samples)
 	pooled.HeterogeneityP = heterogeneity(means, ses, m)
 	replicated := 0

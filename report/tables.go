@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -148,7 +147,7 @@ func ConfigText(r driftcheck.Report) string {
 		}
 		looks = fmt.Sprintf("spent over %d looks (rounds %d to %d) by %s spending", n, max(c.MinPairs, 1), c.MaxPairs, sp)
 	}
-	coll := math.Pow(c.Alpha/2, 1/float64(max(collections, 1)))
+	coll := c.Alpha / 2
 	each := fmt.Sprintf("each of %d collections' replication test", max(collections, 1))
 	if collections <= 1 {
 		each = "the collection's replication test"
