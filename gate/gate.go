@@ -300,11 +300,12 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 			f.Reason += fmt.Sprintf("; an order effect of %s was measured (the host drifts, or the lane depends on which arm runs first), which the order-flipped pairs cancel",
 				human.DeltaCI(p.OrderEffectPct, p.OrderLowPct, p.OrderHighPct))
 		}
-	case p.Bounded && (maxPairs == 0 || p.Round >= maxPairs) && p.LowerAbove(threshold, 2*p.Tail/family):
-		// The binding end: at the rule's last look the pooled data show a regression beyond
-		// the threshold that the collections did not each replicate: it fails too.
-		f.Outcome = Regression
-		f.Reason = fmt.Sprintf("at the rule's last look (round %d) the pooled interval lies above the %s%% threshold at the family level (pooled effect %s), though not every collection reproduced it (%s)",
+	case p.Bounded && (maxPairs == 0 || p.Round >= maxPairs) && p.LowerAbove(threshold, 0):
+		// The binding end, with a slowdown the collections did not each reproduce: the gate
+		// fails only reproduced regressions (a pooled-only call would add its own false
+		// alarms), so it passes, and says loudly what it saw.
+		f.Outcome = Pass
+		f.Reason = fmt.Sprintf("passed at the rule's last look (round %d), but look at it: the pooled interval lies above the %s%% threshold (pooled effect %s) while not every collection reproduced it (%s); the gate fails only reproduced regressions",
 			max(p.Round, 1), thrText, effect, verdictList(f.Verdicts))
 	case p.Bounded && (maxPairs == 0 || p.Round >= maxPairs):
 		// The binding end: at the rule's last look a lane that shows no regression passes.
