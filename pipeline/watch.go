@@ -51,12 +51,13 @@ func (w *watch) Look(l receipt.Look) {
 		w.show.Forecast(forecast(w.plan, nil, 0, nil, &rep, 1, l.Elapsed))
 		return
 	}
+	// Say each lane once: judge only the lanes not said yet.
+	rep.Pooled = slices.DeleteFunc(slices.Clone(rep.Pooled), func(s driftcheck.LaneSummary) bool { return w.told[s.Lane] })
 	lanes, sentence := Undecidable(rep, BudgetOf(w.plan, l))
-	fresh := slices.ContainsFunc(lanes, func(n string) bool { return !w.told[n] })
 	for _, n := range lanes {
 		w.told[n] = true
 	}
-	if fresh {
+	if len(lanes) > 0 {
 		w.show.Note(sentence)
 	}
 }

@@ -105,7 +105,7 @@ func cmdReceipt(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("RECEIPT", dirs[0])
 }
 
-// cmdWaitRuns waits up to a minute until the raw.jsonl of the only receipt under results/
+// cmdWaitRuns waits up to three minutes (a loaded 2-core CI machine resumes slowly) until the raw.jsonl of the only receipt under results/
 // whose name matches args[1] (default *-exp*) holds at least args[0] runs.
 func cmdWaitRuns(ts *testscript.TestScript, neg bool, args []string) {
 	n, err := strconv.Atoi(args[0])
@@ -114,7 +114,7 @@ func cmdWaitRuns(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) > 1 {
 		glob = args[1]
 	}
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		matches, _ := filepath.Glob(filepath.Join(ts.MkAbs("results"), glob, receipt.RawFile))
 		if len(matches) == 1 {
