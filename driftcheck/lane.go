@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/flipbench/flipbench/internal/human"
 )
 
 // collPairs is one collection of one lane and candidate: its passes, the measured pairs
@@ -407,7 +409,7 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 	}
 	pooled.Verdict, pooled.Reason = verdictFrom(pooled, ev, ld.fl, replicated)
 	if pooled.HeterogeneityP < heterogeneityP {
-		pooled.Reason += fmt.Sprintf("; the collections disagree (Cochran's Q p = %.2g): %s", pooled.HeterogeneityP, collectionEffects(rep, ld))
+		pooled.Reason += fmt.Sprintf("; the collections disagree (Cochran's Q %s): %s", pText(pooled.HeterogeneityP), collectionEffects(rep, ld))
 	}
 	if ev.orderShown() && pooled.Verdict != LaneOrderDependent {
 		pooled.Reason += fmt.Sprintf("; an order effect of %s was measured, which the pair means cancel", fmtDelta(toPct(ev.order)))
@@ -418,6 +420,14 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 // heterogeneityP is the Cochran's Q p-value below which a pooled reason says the
 // collections disagree.
 const heterogeneityP = 0.001
+
+// pText formats a small p-value without e-notation: "p = 0.00042", "p < 0.0001".
+func pText(p float64) string {
+	if p < 0.0001 {
+		return "p < 0.0001"
+	}
+	return "p = " + human.Sig(p)
+}
 
 // heterogeneity returns the p-value of Cochran's Q test that collection means with
 // standard errors ses estimate one effect (pooled estimate m); 1 with fewer than two.
