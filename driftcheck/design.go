@@ -131,13 +131,6 @@ func (d *Design) CollTail(pairs int) float64 { return d.coll[d.look(pairs)] }
 // number of pairs per collection.
 func (d *Design) PoolTail(pairs int) float64 { return d.pool[d.look(pairs)] }
 
-// Looks returns the number of looks of the design.
-func (d *Design) Looks() int { return len(d.coll) }
-
-// CollAlpha returns the one-sided level of one collection's replication test over all
-// looks: Alpha/2.
-func (d *Design) CollAlpha() float64 { return d.Alpha / 2 }
-
 // boundaries returns, for a one-sided test at level alpha whose error is spent by s over
 // the increasing information fractions ts, the nominal one-sided tail 1 - Phi(b_k) of each
 // look's critical value b_k on the z scale: the recursive numerical integration of

@@ -386,6 +386,23 @@ func rank(o Outcome) int {
 	return 0
 }
 
+// effectCell is a finding's pooled effect with its interval for a table, "-" without one.
+func (f Finding) effectCell() string {
+	if !f.Bounded {
+		return "-"
+	}
+	return human.DeltaCI(f.EstimatePct, f.CILowPct, f.CIHighPct)
+}
+
+// valuesCell is a finding's base and candidate values for a table: "1.2ms -> 1.4ms", "-"
+// without runs.
+func (f Finding) valuesCell() string {
+	if f.BaseValue <= 0 && f.CandValue <= 0 {
+		return "-"
+	}
+	return human.Value(f.BaseValue, f.Unit) + " -> " + human.Value(f.CandValue, f.Unit)
+}
+
 // Markdown writes the gate's summary: the outcome, one row per lane, the failed runs, and
 // the receipt.
 func Markdown(w io.Writer, res Result, base, candidate, receiptPath string) error {
@@ -399,15 +416,7 @@ func Markdown(w io.Writer, res Result, base, candidate, receiptPath string) erro
 	fmt.Fprintf(w, "Base `%s`, candidate `%s`; threshold %s%%. Positive effects are slower.\n\n", base, candidate, human.Num(res.ThresholdPct))
 	rows := make([][]string, len(res.Findings))
 	for i, f := range res.Findings {
-		pooled := "-"
-		if f.Bounded {
-			pooled = human.DeltaCI(f.EstimatePct, f.CILowPct, f.CIHighPct)
-		}
-		values := "-"
-		if f.BaseValue > 0 || f.CandValue > 0 {
-			values = human.Value(f.BaseValue, f.Unit) + " -> " + human.Value(f.CandValue, f.Unit)
-		}
-		rows[i] = []string{f.Lane, f.Arm, values, pooled, formatDeltas(f.DeltaPct), verdictList(f.Verdicts), fmt.Sprint(f.Pairs), string(f.Outcome), f.Reason}
+		rows[i] = []string{f.Lane, f.Arm, f.valuesCell(), f.effectCell(), formatDeltas(f.DeltaPct), verdictList(f.Verdicts), fmt.Sprint(f.Pairs), string(f.Outcome), f.Reason}
 	}
 	if err := mdtable.Write(w, []string{"lane", "arm", "base -> candidate", "effect [95% CI]", "effect per collection", "lane verdicts", "pairs", "outcome", "reason"}, rows); err != nil {
 		return err

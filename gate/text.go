@@ -42,15 +42,7 @@ func Text(w io.Writer, res Result, base, candidate, receiptPath, level string, w
 	}
 	rows := make([][]string, len(res.Findings))
 	for i, f := range res.Findings {
-		pooled := "-"
-		if f.Bounded {
-			pooled = human.DeltaCI(f.EstimatePct, f.CILowPct, f.CIHighPct)
-		}
-		values := "-"
-		if f.BaseValue > 0 || f.CandValue > 0 {
-			values = human.Value(f.BaseValue, f.Unit) + " -> " + human.Value(f.CandValue, f.Unit)
-		}
-		rows[i] = []string{f.Lane, f.Arm, values, pooled, string(f.Outcome), f.Reason}
+		rows[i] = []string{f.Lane, f.Arm, f.valuesCell(), f.effectCell(), string(f.Outcome), f.Reason}
 		if len(arms) == 1 {
 			rows[i] = slices.Delete(rows[i], 1, 2)
 		}
