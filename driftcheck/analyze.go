@@ -42,6 +42,9 @@ const contaminationReach = 2
 // run is one observation, cleaned: finite values only, sorted, with their statistics.
 type run struct {
 	present  bool
+	forward  bool      // the lane ran in the forward order in this pass
+	pos      int       // place among the lane's runs in the pass, 0-based
+	after    int       // arm index of the process before it in the pass; -1 none or unknown
 	setAside bool      // contaminated: left out of the analysis
 	values   []float64 // finite samples, sorted
 	median   float64   // valid when len(values) >= 1
@@ -172,6 +175,7 @@ func Analyze(in Input, cfg Config) (Report, error) {
 		Pooled:        []LaneSummary{},
 		SetAside:      []SetAside{},
 		Priors:        []Prior{},
+		Carryover:     []Carryover{},
 		Warnings:      []string{},
 	}
 	if err := index(in, lay, armIdx, laneIdx, runs, &rep); err != nil {
@@ -189,6 +193,10 @@ func Analyze(in Input, cfg Config) (Report, error) {
 		for l, lane := range in.Lanes {
 			lanes = append(lanes, prepareLane(in, cfg, runs, lay, l, ci+1, lane, cand))
 		}
+	}
+	for l := range in.Lanes {
+		_, co := fitCarryover(in, cfg, runs, lay, l)
+		rep.Carryover = append(rep.Carryover, co)
 	}
 	priors := fitPriors(in, cfg, runs, lay, lanes, &rep)
 	for _, ld := range lanes {
@@ -231,7 +239,27 @@ func index(in Input, lay layout, armIdx, laneIdx map[string]int, runs []run, rep
 				i, seen[k]-1, o.Collection, o.Pass, o.Lane, o.Arm)
 		}
 		seen[k] = i + 1
-		r := run{present: true, values: make([]float64, 0, len(o.Samples))}
+		r := run{present: true, values: make([]float64, 0, len(o.Samples)), forward: OrderOf(o.Pass) == OrderForward, pos: o.Position - 1, after: -1}
+		switch o.Order {
+		case "":
+		case OrderForward, OrderReverse:
+			r.forward = o.Order == OrderForward
+		default:
+			return fmt.Errorf("observation %d: order %q: want %s or %s", i, o.Order, OrderForward, OrderReverse)
+		}
+		switch {
+		case o.Position < 0 || o.Position > lay.arms:
+			return fmt.Errorf("observation %d: position %d out of range 1..%d", i, o.Position, lay.arms)
+		case o.Position == 0 && r.forward:
+			r.pos = a
+		case o.Position == 0:
+			r.pos = lay.arms - 1 - a
+		}
+		if o.After != "" {
+			if r.after, ok = armIdx[o.After]; !ok {
+				return fmt.Errorf("observation %d: after: unknown arm %q", i, o.After)
+			}
+		}
 		for _, x := range o.Samples {
 			if finite(x) {
 				r.values = append(r.values, x)
@@ -441,7 +469,17 @@ func sideNote(r run, arm string) string {
 
 // passDelta compares one candidate run with the base run of the same pass and lane.
 func passDelta(b, k run, lane Lane, base, cand string, c, p int, cfg Config) PassDelta {
-	pd := PassDelta{Lane: lane.Name, Arm: cand, Collection: c, Pass: p, Order: OrderOf(p),
+	order := OrderOf(p)
+	if r := b; r.present || k.present {
+		if !r.present {
+			r = k
+		}
+		order = OrderReverse
+		if r.forward {
+			order = OrderForward
+		}
+	}
+	pd := PassDelta{Lane: lane.Name, Arm: cand, Collection: c, Pass: p, Order: order,
 		BaseN: len(b.values), CandN: len(k.values)}
 	if len(b.values) > 0 {
 		pd.BaseMedian = b.median

@@ -5,8 +5,9 @@ package driftcheck
 // effect, MDE) and the three-way lane verdicts; version 3 makes a pooled summary
 // reproduced only when every collection reproduced it; version 4 spends errors over looks
 // (Design), moderates each lane's noise with the run's other lanes, sets contaminated runs
-// aside and states what each lane rules out.
-const SchemaVersion = 4
+// aside and states what each lane rules out; version 5 reads each run's order, place and
+// predecessor, estimates what they cost (Carryover) and corrects the pair means by it.
+const SchemaVersion = 5
 
 // Config holds the thresholds and error rates of the drift check. Zero fields take the
 // DefaultConfig value, so an unset threshold in a spec means the default.
@@ -97,6 +98,15 @@ type Observation struct {
 	// Samples are the recorded values in the lane's unit, warmup excluded. An empty
 	// slice records a failed run.
 	Samples []float64 `json:"samples"`
+	// Order is the lane's order in the pass, OrderForward or OrderReverse; empty means
+	// OrderOf(Pass). Position is the run's place (1-based) among the lane's runs of the
+	// pass; 0 means the arm's place in Base, Candidates (forward) or the reverse. After is
+	// the arm of the process that ran just before this one in the pass, of any lane
+	// ("" for the first, or unknown). They let the analysis estimate what a run's place
+	// costs (Carryover) and take it out of the arm contrasts.
+	Order    string `json:"order,omitempty"`
+	Position int    `json:"position,omitempty"`
+	After    string `json:"after,omitempty"`
 }
 
 // Input is everything Analyze needs: the protocol and the observations.
@@ -204,6 +214,9 @@ type Report struct {
 	SetAside []SetAside `json:"set_aside"`
 	// Priors are the fitted noise priors the lanes borrowed from, per noise group and look.
 	Priors []Prior `json:"priors"`
+	// Carryover is, for each lane (in lane order), what its runs say about the cost of a
+	// run's place in its pass and of the process before it (carryover.go).
+	Carryover []Carryover `json:"carryover"`
 	// Warnings are problems in the data, each with what to do about it.
 	Warnings []string `json:"warnings"`
 }
@@ -239,7 +252,8 @@ type Pair struct {
 	// Arm is the candidate arm.
 	Arm        string `json:"arm"`
 	Collection int    `json:"collection"`
-	// Pair k covers passes 2k-1 (forward) and 2k (reverse) of the collection.
+	// Pair k covers passes 2k-1 and 2k of the collection; the lane runs forward in one
+	// and in reverse in the other.
 	Pair    int     `json:"pair"`
 	Verdict Verdict `json:"verdict"`
 	// Direction is DirectionFaster or DirectionSlower for a REPRODUCED pair, else empty.
@@ -249,10 +263,14 @@ type Pair struct {
 	Delta1Pct float64 `json:"delta1_pct"`
 	Delta2Pct float64 `json:"delta2_pct"`
 	// MeanPct is the pair mean m = (d_fwd + d_rev)/2 (on the log scale, shown in
-	// percent): the pair's effect with linear drift and order cancelled. OrderPct is
-	// o = (d_fwd - d_rev)/2: its order dependence. Both 0 unless both passes are usable.
-	MeanPct  float64 `json:"mean_pct"`
-	OrderPct float64 `json:"order_pct"`
+	// percent) less the design's correction AdjustPct: the pair's effect with linear
+	// drift, order and the estimated cost of each run's place (Carryover) cancelled.
+	// OrderPct is o = (d_fwd - d_rev)/2: its order dependence. All 0 unless both passes
+	// are usable; AdjustPct is 0 for two arms back to back in each lane, where the flip
+	// cancels a place's cost exactly.
+	MeanPct   float64 `json:"mean_pct"`
+	OrderPct  float64 `json:"order_pct"`
+	AdjustPct float64 `json:"adjust_pct,omitempty"`
 	// MaterialPct is the |delta| from which a pass counts as material in this pair's
 	// lane: the larger of the floor and the lane's noise scaled so that an A/A pair
 	// reads REPRODUCED about 5% of the time (see the package doc).
@@ -281,7 +299,7 @@ type PassDelta struct {
 	Arm        string `json:"arm"`
 	Collection int    `json:"collection"`
 	Pass       int    `json:"pass"`
-	// Order is OrderForward (odd pass) or OrderReverse (even pass).
+	// Order is the lane's order in the pass: OrderForward or OrderReverse.
 	Order string `json:"order"`
 	// BaseN and CandN count the finite samples on each side.
 	BaseN int `json:"base_n"`

@@ -32,7 +32,9 @@ var materialTail = math.Sqrt(0.04 / 2)
 // pairStat is one usable pass-pair on the log scale.
 type pairStat struct {
 	k    int     // pair index within its collection, 1-based (the round it belongs to)
-	m, o float64 // pair mean and order effect
+	m, o float64 // pair mean and order effect, less the fitted cost of the runs' places
+	// order is the order effect as measured, (d_fwd - d_rev)/2, which the lane reports.
+	order float64
 }
 
 // noise is a lane's measured noise: its own, and moderated with the other lanes of its
@@ -42,6 +44,9 @@ type noise struct {
 	df    float64 // degrees of freedom of sigma; 0 means no estimate
 	own   int     // the lane's own degrees of freedom
 	ownSD float64 // the lane's own estimate
+	// adjVar is the variance of the mean correction for the runs' places and
+	// predecessors (carryover.go), which every pair of the lane shares.
+	adjVar float64
 }
 
 // residual estimates the variance of one pass delta from the usable pairs with index at
@@ -93,6 +98,15 @@ func truncated(ps []pairStat, upto int) []pairStat {
 		n++
 	}
 	return ps[:n]
+}
+
+// orderEffect returns the mean measured order effect of non-empty ps.
+func orderEffect(ps []pairStat) float64 {
+	o := 0.0
+	for _, p := range ps {
+		o += p.order
+	}
+	return o / float64(len(ps))
 }
 
 // meanPairs returns the mean pair mean and mean order effect of non-empty ps.
@@ -261,7 +275,7 @@ func newEvidence(k int, m, o float64, nz noise, pw power, tail float64, round in
 	if k == 0 || nz.df == 0 {
 		return ev
 	}
-	ev.se = nz.sigma / math.Sqrt(2*float64(k))
+	ev.se = math.Sqrt(nz.sigma*nz.sigma/(2*float64(k)) + nz.adjVar)
 	ev.crit = tCritical(tail, nz.df)
 	ev.lo, ev.hi = m-ev.crit*ev.se, m+ev.crit*ev.se
 	ev.olo, ev.ohi = o-ev.crit*ev.se, o+ev.crit*ev.se

@@ -18,6 +18,8 @@ type collPairs struct {
 	aside  []int // pair indexes (0-based) set aside
 	// outliers are the set-aside pairs whose statistics lay far outside the lane's others.
 	outliers []int
+	// adj is each usable pair's carryover correction (log scale), by pair index k.
+	adj map[int]float64
 }
 
 // laneData is one lane of one candidate, prepared for the analysis: its collections'
@@ -32,6 +34,11 @@ type laneData struct {
 	byColl   [][]pairStat
 	// round is the look the lane is judged at: the highest pair index it measured.
 	round int
+	// adjVar is the variance of the lane's mean carryover correction (noise.adjVar), and
+	// confounded says the arm's contrast cannot yet be told from its places' cost.
+	adjVar     float64
+	confounded bool
+	carryNote  string
 }
 
 // prepareLane computes the pass deltas of lane l for the candidate with arm index a in
@@ -45,6 +52,19 @@ func prepareLane(in Input, cfg Config, runs []run, lay layout, l, a int, lane La
 	ld.fl = floorLog(ld.floorPct)
 	ld.colls = make([]collPairs, in.Collections)
 	ld.byColl = make([][]pairStat, in.Collections)
+	fit, co := fitCarryover(in, cfg, runs, lay, l)
+	if fit != nil && fit.confounded != nil {
+		ld.confounded, ld.carryNote = fit.confounded[a], co.Reason
+	}
+	sign := 1.0 // the corrections are of ln(cand/base); higher-is-better deltas are ln(base/cand)
+	if lane.HigherIsBetter {
+		sign = -1
+	}
+	var coefs []float64
+	if fit != nil && fit.comps != nil {
+		coefs = make([]float64, len(fit.comps[0].v))
+	}
+	used := 0
 	for c := range ld.colls {
 		cp := &ld.colls[c]
 		cp.passes = make([]PassDelta, in.Passes)
@@ -65,12 +85,38 @@ func prepareLane(in Input, cfg Config, runs []run, lay layout, l, a int, lane La
 				cp.aside = append(cp.aside, k)
 				continue
 			}
-			p1, p2 := cp.passes[2*k], cp.passes[2*k+1]
-			if p1.Usable && p2.Usable {
-				cp.stats = append(cp.stats, pairStat{k: k + 1, m: (p1.LogRatio + p2.LogRatio) / 2, o: (p1.LogRatio - p2.LogRatio) / 2})
+			f, r := 2*k, 2*k+1 // the forward and the reverse pass
+			if !runs[lay.at(c, f, l, 0)].forward {
+				f, r = r, f
+			}
+			pf, pr := cp.passes[f], cp.passes[r]
+			if pf.Usable && pr.Usable {
+				corr := func(p int) float64 {
+					return sign * (fit.cost(runs[lay.at(c, p, l, a)]) - fit.cost(runs[lay.at(c, p, l, 0)]))
+				}
+				cf, cr := corr(f), corr(r)
+				order := (pf.LogRatio - pr.LogRatio) / 2
+				if cp.adj == nil {
+					cp.adj = map[int]float64{}
+				}
+				cp.adj[k] = (cf + cr) / 2
+				cp.stats = append(cp.stats, pairStat{k: k + 1, m: (pf.LogRatio+pr.LogRatio)/2 - (cf+cr)/2, o: order - (cf-cr)/2, order: order})
+				if coefs != nil {
+					for _, p := range []int{f, r} {
+						fit.coef(runs[lay.at(c, p, l, a)], coefs, sign/2)
+						fit.coef(runs[lay.at(c, p, l, 0)], coefs, -sign/2)
+					}
+					used++
+				}
 			}
 		}
 		ld.byColl[c] = cp.stats
+	}
+	if used > 0 {
+		for j := range coefs {
+			coefs[j] /= float64(used)
+		}
+		ld.adjVar = fit.variance(coefs)
 	}
 	ld.rejectOutliers()
 	return ld
@@ -303,7 +349,7 @@ func lanesAt(in Input, cfg Config, runs []run, lay layout, round int) []*laneDat
 // the prior of its group at its look, and appends its passes, pairs and summaries to rep.
 func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay layout, pr prior) {
 	s2, df := residual(ld.byColl, 0)
-	nz := noise{own: df, ownSD: math.Sqrt(s2)}
+	nz := noise{own: df, ownSD: math.Sqrt(s2), adjVar: ld.adjVar}
 	if df > 0 || pr.d0 > 0 {
 		v, d := pr.moderated(s2, float64(df))
 		nz.sigma, nz.df = math.Sqrt(v), d
@@ -317,7 +363,15 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 	for c := range ld.colls {
 		cp := &ld.colls[c]
 		for _, k := range cp.kept {
-			pr := pairVerdict(cp.passes[2*k], cp.passes[2*k+1], k+1, in.Base, cfg, ld.floorPct, material)
+			f, r := cp.passes[2*k], cp.passes[2*k+1]
+			if f.Order == OrderReverse {
+				f, r = r, f
+			}
+			pr := pairVerdict(f, r, k+1, in.Base, cfg, ld.floorPct, material)
+			if adj, ok := cp.adj[k]; ok && adj != 0 {
+				pr.AdjustPct = toPct(adj)
+				pr.MeanPct = toPct((f.LogRatio+r.LogRatio)/2 - adj)
+			}
 			switch {
 			case slices.Contains(cp.outliers, k):
 				pr.SetAside, pr.Verdict = true, DriftSuspected
@@ -350,7 +404,8 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 		ran++
 		m, o := 0.0, 0.0
 		if len(cp.stats) > 0 {
-			m, o = meanPairs(cp.stats)
+			m, _ = meanPairs(cp.stats)
+			o = orderEffect(cp.stats)
 		}
 		ev := newEvidence(len(cp.stats), m, o, nz, pw, d.CollTail(ld.round), ld.round)
 		s := newSummary(ld.lane, ld.cand, c+1, ld.floorPct)
@@ -359,6 +414,7 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 		passDeltas(&s, cp.passes, cp.kept, runs, lay, c, ld.l, ld.a, ld.lane, ld.floorPct)
 		s.fill(ev, nz, within, samples)
 		s.Verdict, s.Reason = verdictFrom(s, ev, ld.fl, 0)
+		ld.hold(&s)
 		switch s.Verdict {
 		case LaneReproducedFaster:
 			repro[-1]++
@@ -395,7 +451,8 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 	}
 	m, o := 0.0, 0.0
 	if len(all) > 0 {
-		m, o = meanPairs(all)
+		m, _ = meanPairs(all)
+		o = orderEffect(all)
 	}
 	ev := newEvidence(len(all), m, o, nz, pw, d.PoolTail(ld.round), ld.round)
 	pooled.fill(ev, nz, within, samples)
@@ -408,6 +465,7 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 		replicated = 1
 	}
 	pooled.Verdict, pooled.Reason = verdictFrom(pooled, ev, ld.fl, replicated)
+	ld.hold(&pooled)
 	if pooled.HeterogeneityP < heterogeneityP {
 		pooled.Reason += fmt.Sprintf("; the collections disagree (Cochran's Q %s): %s", pText(pooled.HeterogeneityP), collectionEffects(rep, ld))
 	}
@@ -415,6 +473,18 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 		pooled.Reason += fmt.Sprintf("; an order effect of %s was measured, which the pair means cancel", fmtDelta(toPct(ev.order)))
 	}
 	rep.Pooled = append(rep.Pooled, pooled)
+}
+
+// hold keeps a summary undecided while the lane's arm contrast is confounded with its
+// places' cost (Carryover): a verdict then could be the design's, not the arm's.
+func (ld *laneData) hold(s *LaneSummary) {
+	switch s.Verdict {
+	case LaneReproducedFaster, LaneReproducedSlower, LaneNeutral:
+		if ld.confounded {
+			s.Reason = fmt.Sprintf("would read %s, but %s; %s", s.Verdict, ld.carryNote, s.Reason)
+			s.Verdict = LaneUndecided
+		}
+	}
 }
 
 // heterogeneityP is the Cochran's Q p-value below which a pooled reason says the

@@ -29,7 +29,7 @@ func BenchmarkRunOverhead(b *testing.B) {
 		Arms:     []receipt.Arm{{Name: "base", Bin: lane, Command: cmd, Kind: lanekind.Exec}, {Name: "cand", Bin: lane, Command: cmd, Kind: lanekind.Exec}},
 		Lanes:    []receipt.Lane{{Name: "a"}, {Name: "b"}},
 	}
-	plan.Runs = Schedule([]string{"base", "cand"}, []string{"a", "b"}, 2, 4, 1)
+	plan.Runs = Schedule([]string{"base", "cand"}, []string{"a", "b"}, 2, 4, 1, false)
 	var wall, runs time.Duration
 	for b.Loop() {
 		dir := b.TempDir()

@@ -35,13 +35,15 @@ func NewPlan(in PlanInput) *receipt.Plan {
 		Stamp:         in.Stamp,
 		Command:       in.Command,
 		Protocol: receipt.Protocol{
-			Samples:     r.Protocol.Samples,
-			Warmup:      r.Protocol.Warmup,
-			Passes:      r.Protocol.Passes,
-			Collections: r.Protocol.Collections,
-			Seed:        r.Protocol.Seed,
-			Timeout:     time.Duration(r.Protocol.Timeout),
-			CPUs:        r.Protocol.CPUList(),
+			Samples:      r.Protocol.Samples,
+			Warmup:       r.Protocol.Warmup,
+			Passes:       r.Protocol.Passes,
+			Collections:  r.Protocol.Collections,
+			Seed:         r.Protocol.Seed,
+			Timeout:      time.Duration(r.Protocol.Timeout),
+			CPUs:         r.Protocol.CPUList(),
+			Design:       ArmDesign(len(in.Arms)).Kind,
+			SeparateArms: r.Protocol.SeparateArms,
 		},
 		Drift: r.Drift,
 		Arms:  in.Arms,
@@ -76,7 +78,7 @@ func NewPlan(in PlanInput) *receipt.Plan {
 		p.Lanes = append(p.Lanes, rl)
 		lanes = append(lanes, l.Name)
 	}
-	p.Runs = Schedule(arms, lanes, p.Protocol.Collections, p.Protocol.Passes, p.Protocol.Seed)
+	p.Runs = Schedule(arms, lanes, p.Protocol.Collections, p.Protocol.Passes, p.Protocol.Seed, p.Protocol.SeparateArms)
 	if p.Protocol.Sequential != nil {
 		p.Runs = InRounds(p.Runs)
 	}

@@ -119,7 +119,7 @@ func testPlan() *receipt.Plan {
 		Arms:     []receipt.Arm{{Name: "base", Command: cmd, Kind: lanekind.Exec}, {Name: "cand", Command: cmd, Kind: lanekind.Exec}},
 		Lanes:    []receipt.Lane{{Name: "a", Role: "primary"}, {Name: "b", Role: "guard"}},
 	}
-	p.Runs = Schedule([]string{"base", "cand"}, []string{"a", "b"}, 2, 2, 1)
+	p.Runs = Schedule([]string{"base", "cand"}, []string{"a", "b"}, 2, 2, 1, false)
 	return p
 }
 
@@ -322,13 +322,24 @@ func TestRunnerPinsALanesUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out.Failed != 8 {
-		t.Fatalf("%d failed runs, want the 8 candidate runs", out.Failed)
+		t.Fatalf("%d failed runs, want 8: the arm that did not run a lane first, in all its runs of it", out.Failed)
 	}
+	// The first run of a lane pins its unit: the base's or, in a lane the schedule runs
+	// in reverse first, the candidate's.
 	recs, _ := receipt.ReadRecords(dir)
+	failed := map[string]string{} // lane -> arm whose runs failed
 	for _, rec := range recs {
-		if rec.Arm == "cand" && rec.Error != "printed MB/s, but this lane's other runs print ns/op" {
-			t.Fatalf("cand run %+v: error %q", rec.Key(), rec.Error)
+		if rec.Error == "" {
+			continue
 		}
+		want := map[string]string{"cand": "printed MB/s, but this lane's other runs print ns/op", "base": "printed ns/op, but this lane's other runs print MB/s"}[rec.Arm]
+		if rec.Error != want {
+			t.Fatalf("run %+v: error %q, want %q", rec.Key(), rec.Error, want)
+		}
+		if arm, ok := failed[rec.Lane]; ok && arm != rec.Arm {
+			t.Fatalf("lane %s: runs of both arms failed", rec.Lane)
+		}
+		failed[rec.Lane] = rec.Arm
 	}
 }
 

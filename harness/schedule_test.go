@@ -1,71 +1,159 @@
 package harness
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/receipt"
 )
 
-func TestScheduleOrders(t *testing.T) {
-	arms := []string{"base", "candA", "candB"}
-	lanes := []string{"x", "y", "z"}
-	runs := Schedule(arms, lanes, 2, 4, 275)
-	if got, want := len(runs), 2*4*3*3; got != want {
-		t.Fatalf("len = %d, want %d", got, want)
+// TestArmDesign checks the Williams property for 2 to 7 arms: over the design's orders and
+// their reverses every arm takes every place equally often and follows every other arm
+// equally often.
+func TestArmDesign(t *testing.T) {
+	for k := 2; k <= 7; k++ {
+		d := ArmDesign(k)
+		want := map[bool]string{true: "flip", false: "williams"}[k == 2]
+		if d.Kind != want {
+			t.Errorf("k=%d: kind %s, want %s", k, d.Kind, want)
+		}
+		places := make([][]int, k)
+		for i := range places {
+			places[i] = make([]int, k)
+		}
+		follows := map[[2]int]int{}
+		for _, o := range d.Orders {
+			rev := slices.Clone(o)
+			slices.Reverse(rev)
+			for _, row := range [][]int{o, rev} {
+				if s := slices.Sorted(slices.Values(row)); !slices.Equal(s, seq(k)) {
+					t.Fatalf("k=%d: order %v is not a permutation", k, row)
+				}
+				for pos, a := range row {
+					places[a][pos]++
+					if pos > 0 {
+						follows[[2]int{row[pos-1], a}]++
+					}
+				}
+			}
+		}
+		for a := range k {
+			for pos := range k {
+				if places[a][pos] != places[0][0] {
+					t.Errorf("k=%d: arm %d at place %d %d times, arm 0 at place 0 %d times", k, a, pos, places[a][pos], places[0][0])
+				}
+			}
+			for b := range k {
+				if a != b && follows[[2]int{a, b}] != follows[[2]int{0, 1}] {
+					t.Errorf("k=%d: %d then %d %d times, 0 then 1 %d times", k, a, b, follows[[2]int{a, b}], follows[[2]int{0, 1}])
+				}
+			}
+		}
 	}
-	for _, pass := range groupPasses(runs) {
-		p := pass[0].Pass
-		wantOrder, wantArms := driftcheck.OrderForward, arms
-		if p%2 == 0 {
-			wantOrder, wantArms = driftcheck.OrderReverse, []string{"candB", "candA", "base"}
-		}
-		seenLanes := map[string]bool{}
-		for i, r := range pass {
-			if r.Order != wantOrder {
-				t.Errorf("collection %d pass %d: order %s, want %s", r.Collection, p, r.Order, wantOrder)
-			}
-			if r.Arm != wantArms[i%len(arms)] {
-				t.Errorf("collection %d pass %d run %d: arm %s, want %s", r.Collection, p, i, r.Arm, wantArms[i%len(arms)])
-			}
-			if i%len(arms) > 0 && r.Lane != pass[i-1].Lane {
-				t.Errorf("collection %d pass %d: lane %s interleaved with %s", r.Collection, p, r.Lane, pass[i-1].Lane)
-			}
-			seenLanes[r.Lane] = true
-		}
-		if len(seenLanes) != len(lanes) {
-			t.Errorf("collection %d pass %d: lanes %v, want all of %v", pass[0].Collection, p, seenLanes, lanes)
-		}
+	if got := ArmDesign(2).Orders; !cmp.Equal(got, [][]int{{0, 1}}) {
+		t.Errorf("two arms: %v, want the flip [[0 1]]", got)
 	}
 }
 
-func TestSchedulePairs(t *testing.T) {
-	runs := Schedule([]string{"base", "cand"}, []string{"a", "b"}, 3, 6, 1)
-	passes := groupPasses(runs)
-	if len(passes) != 3*6 {
-		t.Fatalf("%d passes, want 18", len(passes))
+func seq(k int) []int {
+	s := make([]int, k)
+	for i := range s {
+		s[i] = i
 	}
-	// Pass-pair k of a collection is passes 2k-1 (forward) and 2k (reverse).
-	for i := 0; i < len(passes); i += 2 {
-		a, b := passes[i][0], passes[i+1][0]
-		if a.Collection != b.Collection || a.Pass+1 != b.Pass || a.Pass%2 != 1 {
-			t.Fatalf("passes %d,%d do not form a pair: %+v %+v", i, i+1, a, b)
+	return s
+}
+
+// TestScheduleDesign checks a three-arm schedule: it validates as a plan, every lane runs
+// an order and its reverse in each pair, the lanes of a pass alternate orders, and over a
+// collection's rotation every arm takes every place of every lane equally often.
+func TestScheduleDesign(t *testing.T) {
+	arms := []string{"base", "candA", "candB"}
+	lanes := []string{"x", "y", "z", "w"}
+	for _, separate := range []bool{false, true} {
+		t.Run(fmt.Sprint("separate=", separate), func(t *testing.T) {
+			runs := Schedule(arms, lanes, 2, 6, 275, separate)
+			plan := designPlan(arms, lanes, 2, 6, runs)
+			if err := plan.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			places := map[[3]string]int{} // lane, arm, place
+			for _, pass := range groupPasses(runs) {
+				orders := map[string]string{}
+				for i, r := range pass {
+					orders[r.Lane] = r.Order
+					if !separate && i%len(arms) > 0 && r.Lane != pass[i-1].Lane {
+						t.Fatalf("collection %d pass %d: lane %s interleaved with %s", r.Collection, r.Pass, r.Lane, pass[i-1].Lane)
+					}
+					if separate && i > 0 && r.Lane == pass[i-1].Lane {
+						t.Fatalf("collection %d pass %d: two runs of lane %s back to back", r.Collection, r.Pass, r.Lane)
+					}
+					places[[3]string{r.Lane, r.Arm, fmt.Sprint(r.Position)}]++
+				}
+				fwd := 0
+				for _, o := range orders {
+					if o == driftcheck.OrderForward {
+						fwd++
+					}
+				}
+				if fwd != len(lanes)/2 {
+					t.Errorf("collection %d pass %d: %d of %d lanes forward, want half", pass[0].Collection, pass[0].Pass, fwd, len(lanes))
+				}
+			}
+			for _, l := range lanes {
+				for _, a := range arms {
+					for pos := 1; pos <= len(arms); pos++ {
+						if n := places[[3]string{l, a, fmt.Sprint(pos)}]; n != 4 {
+							t.Errorf("lane %s arm %s at place %d %d times, want 4 (2 collections x 2 of 6 passes)", l, a, pos, n)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSchedulePairs checks two arms: in every pair each lane runs base first in one pass
+// and the candidate first in the other.
+func TestSchedulePairs(t *testing.T) {
+	runs := Schedule([]string{"base", "cand"}, []string{"a", "b", "c"}, 3, 6, 1, false)
+	first := map[[3]int]map[string]int{} // collection, pair, pass-in-pair -> lane -> base's place
+	for _, r := range runs {
+		if r.Arm != "base" {
+			continue
 		}
-		if a.Order != driftcheck.OrderForward || b.Order != driftcheck.OrderReverse {
-			t.Fatalf("pair orders %s,%s", a.Order, b.Order)
+		key := [3]int{r.Collection, receipt.Round(r.Pass), (r.Pass - 1) % 2}
+		if first[key] == nil {
+			first[key] = map[string]int{}
+		}
+		first[key][r.Lane] = r.Position
+		if want := map[string]int{driftcheck.OrderForward: 1, driftcheck.OrderReverse: 2}[r.Order]; r.Position != want {
+			t.Errorf("%+v: base at place %d in a %s pass, want %d", r, r.Position, r.Order, want)
+		}
+	}
+	for key, lanes := range first {
+		if key[2] == 1 {
+			continue
+		}
+		for lane, pos := range lanes {
+			if other := first[[3]int{key[0], key[1], 1}][lane]; other+pos != 3 {
+				t.Errorf("collection %d pair %d lane %s: base at place %d then %d", key[0], key[1], lane, pos, other)
+			}
 		}
 	}
 }
 
 func TestScheduleSeed(t *testing.T) {
 	arms, lanes := []string{"base", "cand"}, []string{"a", "b", "c", "d", "e", "f"}
-	a := Schedule(arms, lanes, 2, 8, 42)
-	b := Schedule(arms, lanes, 2, 8, 42)
+	a := Schedule(arms, lanes, 2, 8, 42, false)
+	b := Schedule(arms, lanes, 2, 8, 42, false)
 	if diff := cmp.Diff(a, b); diff != "" {
 		t.Fatalf("same seed, different plans (-first +second):\n%s", diff)
 	}
-	c := Schedule(arms, lanes, 2, 8, 43)
+	c := Schedule(arms, lanes, 2, 8, 43, false)
 	if cmp.Equal(a, c) {
 		t.Fatal("seeds 42 and 43 gave the same lane orders")
 	}
@@ -81,4 +169,32 @@ func TestScheduleSeed(t *testing.T) {
 	if same == len(passes)-1 {
 		t.Fatal("lane order never changes between passes")
 	}
+}
+
+// TestValidateDesign checks that a designed plan whose pair does not reverse its places
+// fails validation.
+func TestValidateDesign(t *testing.T) {
+	arms, lanes := []string{"base", "candA", "candB"}, []string{"x"}
+	runs := Schedule(arms, lanes, 1, 2, 1, false)
+	for i := range runs {
+		if runs[i].Pass == 2 {
+			runs[i].Position = 4 - runs[i].Position // the first pass's places again
+		}
+	}
+	plan := designPlan(arms, lanes, 1, 2, runs)
+	if err := plan.Validate(); err == nil {
+		t.Fatal("a pair that does not reverse its places validated")
+	}
+}
+
+// designPlan wraps runs in a plan that Validate can check.
+func designPlan(arms, lanes []string, collections, passes int, runs []receipt.Run) *receipt.Plan {
+	p := &receipt.Plan{Protocol: receipt.Protocol{Samples: 3, Passes: passes, Collections: collections}, Runs: runs}
+	for _, a := range arms {
+		p.Arms = append(p.Arms, receipt.Arm{Name: a, Bin: "x", Command: []string{"x"}})
+	}
+	for _, l := range lanes {
+		p.Lanes = append(p.Lanes, receipt.Lane{Name: l})
+	}
+	return p
 }

@@ -109,7 +109,7 @@ func writeFixture(dir string, fr fixtureRun) error {
 		plan.Lanes = append(plan.Lanes, receipt.Lane{Name: l.name, Role: l.role, Expect: l.expect})
 		laneNames = append(laneNames, l.name)
 	}
-	plan.Runs = harness.Schedule(arms, laneNames, plan.Protocol.Collections, plan.Protocol.Passes, plan.Protocol.Seed)
+	plan.Runs = harness.Schedule(arms, laneNames, plan.Protocol.Collections, plan.Protocol.Passes, plan.Protocol.Seed, false)
 	if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
 		return err
 	}

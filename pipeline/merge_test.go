@@ -35,7 +35,7 @@ func TestAssignPairs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plan := &receipt.Plan{Protocol: receipt.Protocol{Collections: tt.collections, Passes: tt.passes, Seed: 42}}
-			plan.Runs = harness.Schedule([]string{"base", "cand"}, []string{"a", "b"}, tt.collections, tt.passes, 42)
+			plan.Runs = harness.Schedule([]string{"base", "cand"}, []string{"a", "b"}, tt.collections, tt.passes, 42, false)
 			if tt.sequential {
 				plan.Runs = harness.InRounds(plan.Runs)
 			}
@@ -97,7 +97,7 @@ func TestDiffPlans(t *testing.T) {
 			Protocol: receipt.Protocol{Samples: 8, Passes: 4, Collections: 2, Seed: 3},
 			Arms:     []receipt.Arm{{Name: "base", Bin: "/a/fake", SHA256: "aa", Command: []string{"{bin}"}}, {Name: "cand", Bin: "/a/fake", SHA256: "bb", Command: []string{"{bin}"}}},
 			Lanes:    []receipt.Lane{{Name: "fast", Role: "primary"}, {Name: "quiet", Role: "control"}}}
-		p.Runs = harness.Schedule([]string{"base", "cand"}, []string{"fast", "quiet"}, 2, 4, 3)
+		p.Runs = harness.Schedule([]string{"base", "cand"}, []string{"fast", "quiet"}, 2, 4, 3, false)
 		return p
 	}
 	tests := []struct {

@@ -65,15 +65,19 @@ func (p *Plan) Validate() error {
 		bad("runs: %d scheduled, the protocol makes %d", len(p.Runs), want)
 	}
 	seen := map[Key]bool{}
+	designed := len(p.Runs) > 0 && p.Runs[0].Position > 0
 	for i, r := range p.Runs {
-		order := driftcheck.OrderOf(r.Pass)
 		switch {
 		case !arms[r.Arm] || !lanes[r.Lane]:
 			bad("runs[%d]: unknown arm %q or lane %q", i, r.Arm, r.Lane)
 		case r.Collection < 1 || r.Collection > pr.Collections || r.Pass < 1 || r.Pass > pr.Passes:
 			bad("runs[%d]: collection %d pass %d is outside the protocol", i, r.Collection, r.Pass)
-		case r.Order != order:
-			bad("runs[%d]: pass %d runs %s, want %s", i, r.Pass, r.Order, order)
+		case !designed && r.Order != driftcheck.OrderOf(r.Pass):
+			bad("runs[%d]: pass %d runs %s, want %s", i, r.Pass, r.Order, driftcheck.OrderOf(r.Pass))
+		case designed && r.Order != driftcheck.OrderForward && r.Order != driftcheck.OrderReverse:
+			bad("runs[%d]: order %q, want %s or %s", i, r.Order, driftcheck.OrderForward, driftcheck.OrderReverse)
+		case designed != (r.Position > 0) || r.Position > len(p.Arms):
+			bad("runs[%d]: position %d, want 1..%d in every run of a designed plan and 0 in every run of an older one", i, r.Position, len(p.Arms))
 		case seen[r.Key()]:
 			bad("runs[%d]: %+v scheduled twice", i, r.Key())
 		}
@@ -82,12 +86,62 @@ func (p *Plan) Validate() error {
 			break
 		}
 	}
+	if designed && len(errs) == 0 {
+		if err := p.validateDesign(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if p.Shard != nil && len(errs) == 0 {
 		if err := p.Shard.validate(p); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateDesign checks a designed schedule: in every pass each lane runs every arm at a
+// position of its own, and in the second pass of a pair in the reverse of the first
+// pass's positions, with the opposite order.
+func (p *Plan) validateDesign() error {
+	type slot struct {
+		Collection, Pair int
+		Lane             string
+	}
+	type half struct {
+		order string
+		pos   map[string]int
+	}
+	pairs := map[slot][2]half{}
+	k := len(p.Arms)
+	for _, r := range p.Runs {
+		s := slot{r.Collection, Round(r.Pass), r.Lane}
+		h := pairs[s]
+		i := (r.Pass - 1) % 2
+		if h[i].pos == nil {
+			h[i] = half{order: r.Order, pos: map[string]int{}}
+		}
+		if h[i].order != r.Order {
+			return fmt.Errorf("runs: collection %d pass %d lane %s runs in both orders", r.Collection, r.Pass, r.Lane)
+		}
+		for arm, at := range h[i].pos {
+			if at == r.Position {
+				return fmt.Errorf("runs: collection %d pass %d lane %s: arms %s and %s both at position %d", r.Collection, r.Pass, r.Lane, arm, r.Arm, at)
+			}
+		}
+		h[i].pos[r.Arm] = r.Position
+		pairs[s] = h
+	}
+	for s, h := range pairs {
+		if h[0].order == h[1].order {
+			return fmt.Errorf("runs: collection %d pair %d lane %s runs %s in both passes, want one forward and one reverse", s.Collection, s.Pair, s.Lane, h[0].order)
+		}
+		for arm, at := range h[0].pos {
+			if h[1].pos[arm] != k+1-at {
+				return fmt.Errorf("runs: collection %d pair %d lane %s: arm %s at position %d then %d, want the reverse (%d)", s.Collection, s.Pair, s.Lane, arm, at, h[1].pos[arm], k+1-at)
+			}
+		}
+	}
+	return nil
 }
 
 // maxCount bounds every count of a plan's protocol. flipbench plans far less (see the

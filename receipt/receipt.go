@@ -36,16 +36,18 @@ const (
 // Record is one finished run: one lane of one arm in one process.
 type Record struct {
 	// SchemaVersion is RecordSchema, set when the record is appended to the log.
-	SchemaVersion int       `json:"schema_version,omitempty"`
-	Collection    int       `json:"collection"`
-	Pass          int       `json:"pass"` // 1-based within the collection
-	Order         string    `json:"order"`
-	Arm           string    `json:"arm"`
-	Lane          string    `json:"lane"`
-	PID           int       `json:"pid"`
-	Exit          int       `json:"exit"`
-	Samples       []float64 `json:"samples"` // primary metric, in the unit the lane printed
-	Unit          string    `json:"unit"`
+	SchemaVersion int    `json:"schema_version,omitempty"`
+	Collection    int    `json:"collection"`
+	Pass          int    `json:"pass"` // 1-based within the collection
+	Order         string `json:"order"`
+	// Position is the run's Position in the plan (0 in older receipts).
+	Position int       `json:"position,omitempty"`
+	Arm      string    `json:"arm"`
+	Lane     string    `json:"lane"`
+	PID      int       `json:"pid"`
+	Exit     int       `json:"exit"`
+	Samples  []float64 `json:"samples"` // primary metric, in the unit the lane printed
+	Unit     string    `json:"unit"`
 	// Metrics holds every other metric the lane printed, one value per sample.
 	Metrics map[string][]float64 `json:"metrics,omitempty"`
 	// Iters is the iteration count of each sample as the lane printed it (b.N of a Go
@@ -157,6 +159,11 @@ type Protocol struct {
 	// Sequential is the stopping rule of a sequential run; nil for a fixed protocol.
 	// Its runs are scheduled in rounds (Round) and Passes is 2 x MaxPairs.
 	Sequential *Sequential `json:"sequential,omitempty"`
+	// Design is the arm-order design of the schedule (harness.ArmDesign): "flip" for two
+	// arms, "williams" for more; empty in plans made before designs. SeparateArms is set
+	// when a pass ran every lane's first arm, then every lane's second, and so on.
+	Design       string `json:"design,omitempty"`
+	SeparateArms bool   `json:"separate_arms,omitempty"`
 	// CPUs are the CPUs every lane process was pinned to (protocol.cpus), sorted; nil
 	// when the operating system placed them.
 	CPUs []int `json:"cpus,omitempty"`
@@ -275,6 +282,10 @@ type Run struct {
 	Order      string `json:"order"`
 	Lane       string `json:"lane"`
 	Arm        string `json:"arm"`
+	// Position is the run's place (1-based) among its lane's runs in the pass: the
+	// design's arm order, or its reverse (Order). 0 in plans made before designs, where
+	// every pass ran one order (driftcheck.OrderOf) with the arms as listed.
+	Position int `json:"position,omitempty"`
 }
 
 // Key returns the run's place in the schedule.

@@ -38,6 +38,9 @@ func DriftMarkdown(w io.Writer, r driftcheck.Report, roles Roles, vals *Values) 
 		fmt.Fprintln(ew)
 	}
 
+	if err := carryoverTable(ew, r); err != nil {
+		return err
+	}
 	fmt.Fprintf(ew, "### Pass-pair verdicts\n\n")
 	if ew.Err() != nil {
 		return ew.Err()
@@ -52,6 +55,27 @@ func DriftMarkdown(w io.Writer, r driftcheck.Report, roles Roles, vals *Values) 
 	}
 
 	return ew.Err()
+}
+
+// carryoverTable writes what each lane's runs say about the cost of a run's place and
+// of the process before it (driftcheck.Carryover), when any lane was fitted.
+func carryoverTable(w *ErrWriter, r driftcheck.Report) error {
+	var rows [][]string
+	for _, c := range r.Carryover {
+		if c.Model == driftcheck.CarryNone {
+			continue
+		}
+		rows = append(rows, []string{c.Lane, c.Model, c.Reason})
+	}
+	if len(rows) == 0 {
+		return w.Err()
+	}
+	fmt.Fprintf(w, "### Carryover\n\nWhat a run's place among its lane's runs of a pass costs, and what following another arm's process costs, fitted from every complete pass; the pair means above are corrected by it (methodology: arm orders).\n\n")
+	if err := mdtable.Write(w, []string{"lane", "model", "estimates (log-scale fit, shown in percent)"}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return w.Err()
 }
 
 // passStats writes one collection's per-lane pass statistics: the median and mean pass

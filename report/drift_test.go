@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,6 +59,17 @@ func driftGoldenInput() driftcheck.Input {
 				b.Samples = []float64{40, 45, 53, 60, 70, 53, 48, 66}
 			}
 			in.Observations = append(in.Observations, b)
+		}
+	}
+	// The arms' places follow the three-arm design harness.Schedule uses: pair k of
+	// collection c runs the design's order (k+c-2) mod 3 forward, then in reverse.
+	design := [][]string{{"base", "candA", "candB"}, {"candA", "candB", "base"}, {"candB", "base", "candA"}}
+	for i, o := range in.Observations {
+		order := design[((o.Pass+1)/2-1+o.Collection-1)%len(design)]
+		place := slices.Index(order, o.Arm) + 1
+		in.Observations[i].Order, in.Observations[i].Position = driftcheck.OrderForward, place
+		if o.Pass%2 == 0 {
+			in.Observations[i].Order, in.Observations[i].Position = driftcheck.OrderReverse, len(order)+1-place
 		}
 	}
 	return in

@@ -159,10 +159,21 @@ func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 	for _, a := range plan.Arms[1:] {
 		in.Candidates = append(in.Candidates, a.Name)
 	}
+	// After is the arm of the process that ran just before, in the same pass, by start
+	// time: failed runs ran too.
+	order := slices.Clone(recs)
+	slices.SortStableFunc(order, func(a, b receipt.Record) int { return a.Started.Compare(b.Started) })
+	after := map[receipt.Key]string{}
+	for i, r := range order {
+		if i > 0 && order[i-1].Collection == r.Collection && order[i-1].Pass == r.Pass {
+			after[r.Key()] = order[i-1].Arm
+		}
+	}
 	for _, r := range recs {
 		if r.OK() {
 			in.Observations = append(in.Observations, driftcheck.Observation{
 				Collection: r.Collection, Pass: r.Pass, Lane: r.Lane, Arm: r.Arm, Samples: r.Samples,
+				Order: r.Order, Position: r.Position, After: after[r.Key()],
 			})
 		}
 	}

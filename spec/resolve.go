@@ -275,6 +275,7 @@ func (e *Experiment) mergeProtocol(p *Protocol, q Protocol, prefix string, origi
 	take("seed", q.Seed != 0, func() { p.Seed = q.Seed })
 	take("timeout", q.Timeout != 0, func() { p.Timeout = q.Timeout })
 	take("cpus", q.CPUs != "", func() { p.CPUs = q.CPUs })
+	take("separate-arms", q.SeparateArms, func() { p.SeparateArms = q.SeparateArms })
 }
 
 // selectLanes returns the lanes whose names match the --lanes expression (all when it is

@@ -183,6 +183,11 @@ type Protocol struct {
 	// it ("0", "0-1", "0,2"; package cpuset); "all" (a profile or --cpus) undoes a pin.
 	// Empty leaves the placement to the operating system.
 	CPUs string `yaml:"cpus,omitempty"`
+	// SeparateArms runs every lane's first arm of a pass, then every lane's second, and so
+	// on, so that other lanes' processes lie between the arms of one lane: for a lane whose
+	// run carries over into the next process (a file it leaves, a cache it warms). The
+	// default runs a lane's arms back to back, which keeps drift between them smallest.
+	SeparateArms bool `yaml:"separate-arms,omitempty"`
 }
 
 // Sequential is a pre-registered stopping rule (docs/sequential.md).

@@ -24,7 +24,6 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/owner"
 	"github.com/flipbench/flipbench/receipt"
 )
@@ -240,30 +239,24 @@ func cmdRawCheck(ts *testscript.TestScript, neg bool, args []string) {
 	for k := range seen {
 		ts.Fatalf("run %+v recorded but not expected", k)
 	}
-	// The recorded order: within each group, the arms in spec order in odd passes (base
-	// first) and in reverse in even passes (base last).
-	arms := make([]string, len(plan.Arms))
-	for i, a := range plan.Arms {
-		arms[i] = a.Name
+	// The recorded order: every run with the order and place the plan gave it, and within
+	// each group the arms in the order of their places.
+	planned := map[receipt.Key]receipt.Run{}
+	for _, r := range plan.Runs {
+		planned[r.Key()] = r
 	}
-	byGroup := map[receipt.GroupKey][]string{}
+	byGroup := map[receipt.GroupKey][]receipt.Record{}
 	for _, r := range recs {
-		byGroup[r.Group()] = append(byGroup[r.Group()], r.Arm)
-		wantOrder := driftcheck.OrderForward
-		if r.Pass%2 == 0 {
-			wantOrder = driftcheck.OrderReverse
-		}
-		if r.Order != wantOrder {
-			ts.Fatalf("run %+v: recorded order %s in pass %d", r.Key(), r.Order, r.Pass)
+		byGroup[r.Group()] = append(byGroup[r.Group()], r)
+		if p := planned[r.Key()]; r.Order != p.Order || r.Position != p.Position {
+			ts.Fatalf("run %+v: recorded order %s place %d, the plan %s place %d", r.Key(), r.Order, r.Position, p.Order, p.Position)
 		}
 	}
 	for g, got := range byGroup {
-		want := slices.Clone(arms)
-		if g.Pass%2 == 0 {
-			slices.Reverse(want)
-		}
-		if !slices.Equal(got, want) {
-			ts.Fatalf("collection %d pass %d lane %s: arms ran in order %v, want %v", g.Collection, g.Pass, g.Lane, got, want)
+		for i, r := range got {
+			if r.Position != i+1 {
+				ts.Fatalf("collection %d pass %d lane %s: run %d of the group is arm %s at place %d", g.Collection, g.Pass, g.Lane, i+1, r.Arm, r.Position)
+			}
 		}
 	}
 	if want := len(expectedRuns(ts, dir, plan)); len(recs) != want {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/receipt"
 )
 
@@ -53,22 +54,8 @@ func Write(t testing.TB, s Synth) string {
 	for i, l := range s.Lanes {
 		plan.Lanes = append(plan.Lanes, receipt.Lane{Name: l, Role: roles[i%len(roles)]})
 	}
-	for c := 1; c <= s.Collections; c++ {
-		for p := 1; p <= s.Passes; p++ {
-			order, arms := driftcheck.OrderForward, s.Arms
-			if p%2 == 0 {
-				order, arms = driftcheck.OrderReverse, append([]string{}, s.Arms...)
-				for i, j := 0, len(arms)-1; i < j; i, j = i+1, j-1 {
-					arms[i], arms[j] = arms[j], arms[i]
-				}
-			}
-			for _, l := range s.Lanes {
-				for _, a := range arms {
-					plan.Runs = append(plan.Runs, receipt.Run{Collection: c, Pass: p, Order: order, Lane: l, Arm: a})
-				}
-			}
-		}
-	}
+	plan.Protocol.Design = harness.ArmDesign(len(s.Arms)).Kind
+	plan.Runs = harness.Schedule(s.Arms, s.Lanes, s.Collections, s.Passes, 1, false)
 	if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +79,7 @@ func Write(t testing.TB, s Synth) string {
 		}
 		rec := receipt.Record{Collection: run.Collection, Pass: run.Pass, Order: run.Order, Arm: run.Arm, Lane: run.Lane,
 			PID: 100 + i, Samples: samples, Unit: "ns/op", MaxRSSBytes: int64(rss * (1 << 20)),
-			Started: t0.Add(time.Duration(i) * time.Second), Ended: t0.Add(time.Duration(i)*time.Second + time.Second/2),
+			Position: run.Position, Started: t0.Add(time.Duration(i) * time.Second), Ended: t0.Add(time.Duration(i)*time.Second + time.Second/2),
 			Command: []string{"lane", run.Lane}}
 		if s.Fail != nil && s.Fail(run) {
 			rec.Exit, rec.Samples, rec.Unit, rec.MaxRSSBytes = 2, nil, "", 1<<20

@@ -57,6 +57,22 @@ func run(doc string, trials int, quick bool) error {
 		return fmt.Errorf("%s: %w", doc, err)
 	}
 	fmt.Fprintf(os.Stderr, "simtables: decision-rule grid of %d worlds x %d trials in %s\n", len(rules), ruleTrials, time.Since(start).Round(time.Second))
+	start = time.Now()
+	var carry []sim.CarryResult
+	for i, w := range sim.CarryGrid() {
+		for _, mirror := range []bool{true, false} {
+			w.Mirror = mirror
+			r, err := sim.EvaluateCarry(w, ruleTrials*5, uint64(i)*7_000_003+1)
+			if err != nil {
+				return err
+			}
+			carry = append(carry, r)
+		}
+	}
+	if text, err = splice(text, "carryover", sim.CarryMarkdown(carry)); err != nil {
+		return fmt.Errorf("%s: %w", doc, err)
+	}
+	fmt.Fprintf(os.Stderr, "simtables: carryover grid of %d worlds in %s\n", len(carry), time.Since(start).Round(time.Second))
 	return os.WriteFile(doc, []byte(text), 0o644)
 }
 

@@ -1,0 +1,353 @@
+package driftcheck
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/flipbench/flipbench/internal/human"
+)
+
+// Carryover models, from the most to the least that the design lets a lane's runs tell
+// apart from its arms.
+const (
+	// CarryPlaceAndAfter: the cost of a run's place among its lane's runs in the pass and
+	// the effect of the arm whose process ran just before it.
+	CarryPlaceAndAfter = "place and previous process"
+	// CarryPlace: the cost of a run's place only; the previous process's arm is not
+	// separable from the arms in this design (two arms back to back in every lane, say)
+	// or was not recorded.
+	CarryPlace = "place"
+	// CarryConfounded: an arm has not yet taken enough places for its contrast to be
+	// told apart from its place's cost (three or more arms, before the design has
+	// rotated): the lane stays undecided for that arm.
+	CarryConfounded = "confounded"
+	// CarryNone: too few complete passes to fit.
+	CarryNone = "none"
+)
+
+// Carryover is what one lane's runs say about what a run's place in its pass costs:
+// Places are the effects of running second, third, ... among the lane's runs of a pass,
+// each against running first (a cold cache, a file the first run creates), and After the
+// effects of following a candidate's process rather than the base's (a candidate that
+// heats the CPU). They are estimated by least squares from every complete pass of the
+// lane (a crossover-trial model: pass, arm, place and previous process), and the pair
+// means of the arm contrasts are corrected by them (Pair.AdjustPct).
+type Carryover struct {
+	Lane  string `json:"lane"`
+	Model string `json:"model"`
+	// Places and After are the estimates with their intervals at 1 - Alpha / (the number
+	// of effects) two-sided; empty when the model does not include them.
+	Places []Effect `json:"places"`
+	After  []Effect `json:"after"`
+	// DF is the residual degrees of freedom of the fit.
+	DF int `json:"df"`
+	// Detected is set when an interval excludes 0.
+	Detected bool   `json:"detected"`
+	Reason   string `json:"reason"`
+}
+
+// Effect is one estimated effect with its interval, in percent.
+type Effect struct {
+	Label   string  `json:"label"`
+	Pct     float64 `json:"pct"`
+	LowPct  float64 `json:"low_pct"`
+	HighPct float64 `json:"high_pct"`
+}
+
+// carryFit is a lane's fitted carryover model on the log scale: place[pos] and
+// after[arm] (both 0 for the reference: the first place, following the base or nothing).
+type carryFit struct {
+	model       string
+	place       []float64
+	after       []float64
+	confounded  []bool // by arm: its contrast cannot be told from its place yet
+	sigma2      float64
+	comps       []comp // the fit's right singular vectors over the singular values
+	nTheta, nPi int
+}
+
+// comp is one component of the fit's pseudo-inverse: a right singular vector and its
+// singular value.
+type comp struct {
+	v []float64
+	s float64
+}
+
+// cost is the fitted cost of run r's place and predecessor, on the log scale.
+func (f *carryFit) cost(r run) float64 {
+	if f == nil || f.place == nil {
+		return 0
+	}
+	c := f.place[r.pos]
+	if r.after > 0 && f.after != nil {
+		c += f.after[r.after]
+	}
+	return c
+}
+
+// coef returns the design row of run r in the fit's parameters (arms, places, after),
+// as the fit's columns are laid out, for the variance of a correction.
+func (f *carryFit) coef(r run, into []float64, sign float64) {
+	if r.pos > 0 {
+		into[f.nTheta+r.pos-1] += sign
+	}
+	if f.model == CarryPlaceAndAfter && r.after > 0 {
+		into[f.nTheta+f.nPi+r.after-1] += sign
+	}
+}
+
+// variance returns the variance of the linear combination c of the fit's parameters.
+func (f *carryFit) variance(c []float64) float64 {
+	v := 0.0
+	for _, cp := range f.comps {
+		d := 0.0
+		for j, x := range c {
+			d += x * cp.v[j]
+		}
+		v += d * d / (cp.s * cp.s)
+	}
+	return f.sigma2 * v
+}
+
+// fitCarryover fits the carryover model of lane l from its complete passes (every arm
+// present, none set aside, positive medians): log median = pass + arm + place [+ the arm
+// of the previous process], with the richest model the design identifies.
+func fitCarryover(in Input, cfg Config, runs []run, lay layout, l int) (*carryFit, Carryover) {
+	k := lay.arms
+	out := Carryover{Lane: in.Lanes[l].Name, Model: CarryNone, Places: []Effect{}, After: []Effect{}}
+	type obs struct {
+		y          float64
+		arm, group int
+		r          run
+	}
+	var all []obs
+	groups, known := 0, false
+	for c := range lay.collections {
+		for p := range lay.passes {
+			complete := true
+			for a := range k {
+				r := runs[lay.at(c, p, l, a)]
+				if !r.present || r.setAside || len(r.values) < minSamples || r.median <= 0 {
+					complete = false
+					break
+				}
+			}
+			if !complete {
+				continue
+			}
+			for a := range k {
+				r := runs[lay.at(c, p, l, a)]
+				all = append(all, obs{math.Log(r.median), a, groups, r})
+				known = known || r.after >= 0
+			}
+			groups++
+		}
+	}
+	if groups < 2 {
+		out.Reason = "fewer than two complete passes: not fitted"
+		return nil, out
+	}
+	nTheta, nPi := k-1, k-1
+	build := func(withAfter bool) (*mat.Dense, []float64) {
+		cols := nTheta + nPi
+		if withAfter {
+			cols += k - 1
+		}
+		x := mat.NewDense(len(all), cols, nil)
+		y := make([]float64, len(all))
+		for i, o := range all {
+			y[i] = o.y
+			if o.arm > 0 {
+				x.Set(i, o.arm-1, 1)
+			}
+			if o.r.pos > 0 {
+				x.Set(i, nTheta+o.r.pos-1, 1)
+			}
+			if withAfter && o.r.after > 0 {
+				x.Set(i, nTheta+nPi+o.r.after-1, 1)
+			}
+		}
+		// Centre every column and y within its pass: the pass's own level drops out.
+		for g := 0; g < groups; g++ {
+			rows := []int{}
+			for i, o := range all {
+				if o.group == g {
+					rows = append(rows, i)
+				}
+			}
+			for j := -1; j < cols; j++ {
+				sum := 0.0
+				for _, i := range rows {
+					if j < 0 {
+						sum += y[i]
+					} else {
+						sum += x.At(i, j)
+					}
+				}
+				m := sum / float64(len(rows))
+				for _, i := range rows {
+					if j < 0 {
+						y[i] -= m
+					} else {
+						x.Set(i, j, x.At(i, j)-m)
+					}
+				}
+			}
+		}
+		return x, y
+	}
+	type solved struct {
+		beta, se []float64
+		est      []bool
+		df       int
+		fit      *carryFit
+	}
+	solve := func(withAfter bool) (solved, bool) {
+		x, y := build(withAfter)
+		n, cols := x.Dims()
+		var svd mat.SVD
+		if !svd.Factorize(x, mat.SVDThin) {
+			return solved{}, false
+		}
+		vals := svd.Values(nil)
+		var u, v mat.Dense
+		svd.UTo(&u)
+		svd.VTo(&v)
+		tol := 1e-9 * float64(max(n, cols))
+		if len(vals) > 0 {
+			tol *= vals[0]
+		}
+		s := solved{beta: make([]float64, cols), se: make([]float64, cols), est: make([]bool, cols), fit: &carryFit{nTheta: nTheta, nPi: nPi}}
+		rank := 0
+		for i, sv := range vals {
+			if sv <= tol {
+				continue
+			}
+			rank++
+			uy := 0.0
+			for r := range n {
+				uy += u.At(r, i) * y[r]
+			}
+			vi := make([]float64, cols)
+			for j := range cols {
+				vi[j] = v.At(j, i)
+				s.beta[j] += uy / sv * vi[j]
+			}
+			s.fit.comps = append(s.fit.comps, comp{vi, sv})
+		}
+		s.df = n - groups - rank
+		rss := 0.0
+		for r := range n {
+			pred := 0.0
+			for j := range cols {
+				pred += x.At(r, j) * s.beta[j]
+			}
+			rss += (y[r] - pred) * (y[r] - pred)
+		}
+		s.fit.sigma2 = rss / float64(max(s.df, 1))
+		ok := s.df >= 1
+		for j := range cols {
+			proj := 0.0 // the projection of e_j on the row space
+			for _, cp := range s.fit.comps {
+				proj += cp.v[j] * cp.v[j]
+			}
+			s.est[j] = proj > 1-1e-8
+			ok = ok && s.est[j]
+			unit := make([]float64, cols)
+			unit[j] = 1
+			s.se[j] = math.Sqrt(s.fit.variance(unit))
+		}
+		return s, ok
+	}
+	s, ok := solved{}, false
+	model := CarryPlaceAndAfter
+	if known && k >= 2 {
+		s, ok = solve(true)
+	}
+	if !ok {
+		model = CarryPlace
+		s, ok = solve(false)
+	}
+	if !ok {
+		if k >= 3 && s.est != nil {
+			out.Model = CarryConfounded
+			conf := make([]bool, k)
+			var names []string
+			for a := 1; a < k; a++ {
+				if !s.est[a-1] || s.df < 1 {
+					conf[a] = true
+					names = append(names, armName(in, a))
+				}
+			}
+			if len(names) == 0 { // the arms are estimable, the places are not: no correction needed
+				out.Model = CarryNone
+				out.Reason = "the places are not separable yet: no correction"
+				return nil, out
+			}
+			out.Reason = fmt.Sprintf("%s not yet separable from the cost of its place: the design has not rotated far enough (undecided until it has)", strings.Join(names, ", "))
+			return &carryFit{model: CarryConfounded, confounded: conf}, out
+		}
+		out.Reason = "too few complete passes to fit"
+		return nil, out
+	}
+	fit := s.fit
+	fit.model = model
+	fit.place = make([]float64, k)
+	for j := 1; j < k; j++ {
+		fit.place[j] = s.beta[nTheta+j-1]
+	}
+	if model == CarryPlaceAndAfter {
+		fit.after = make([]float64, k)
+		for a := 1; a < k; a++ {
+			fit.after[a] = s.beta[nTheta+nPi+a-1]
+		}
+	}
+	out.Model, out.DF = model, s.df
+	effects := nPi
+	if model == CarryPlaceAndAfter {
+		effects += k - 1
+	}
+	crit := tCritical(cfg.Alpha/2/float64(effects), float64(s.df))
+	effect := func(label string, j int) Effect {
+		b, se := s.beta[j], s.se[j]
+		e := Effect{Label: label, Pct: toPct(b), LowPct: toPct(b - crit*se), HighPct: toPct(b + crit*se)}
+		out.Detected = out.Detected || b-crit*se > 0 || b+crit*se < 0
+		return e
+	}
+	for j := 1; j < k; j++ {
+		out.Places = append(out.Places, effect(fmt.Sprintf("place %d", j+1), nTheta+j-1))
+	}
+	if model == CarryPlaceAndAfter {
+		for a := 1; a < k; a++ {
+			out.After = append(out.After, effect("after "+armName(in, a), nTheta+nPi+a-1))
+		}
+	}
+	var parts []string
+	for _, e := range append(append([]Effect{}, out.Places...), out.After...) {
+		parts = append(parts, e.Label+" "+human.DeltaCI(e.Pct, e.LowPct, e.HighPct))
+	}
+	ref := "against the first place"
+	if model == CarryPlaceAndAfter {
+		ref += " and following the base"
+	}
+	verdict := "none detected"
+	if out.Detected {
+		verdict = "detected, taken out of the arm contrasts"
+		if k == 2 && model == CarryPlace {
+			verdict = "detected; the flip cancels it in every pair"
+		}
+	}
+	out.Reason = fmt.Sprintf("%s (%s, %d df): %s", strings.Join(parts, ", "), ref, s.df, verdict)
+	return fit, out
+}
+
+// armName returns the name of arm index a (0 is the base).
+func armName(in Input, a int) string {
+	if a == 0 {
+		return in.Base
+	}
+	return in.Candidates[a-1]
+}
