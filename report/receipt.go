@@ -5,6 +5,7 @@
 package report
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -160,9 +161,12 @@ func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 		in.Candidates = append(in.Candidates, a.Name)
 	}
 	// After is the arm of the process that ran just before, in the same pass, by start
-	// time: failed runs ran too.
+	// time: failed runs ran too. A pass runs on one machine, so shards merged from several
+	// keep each pass's own sequence.
 	order := slices.Clone(recs)
-	slices.SortStableFunc(order, func(a, b receipt.Record) int { return a.Started.Compare(b.Started) })
+	slices.SortStableFunc(order, func(a, b receipt.Record) int {
+		return cmp.Or(cmp.Compare(a.Collection, b.Collection), cmp.Compare(a.Pass, b.Pass), a.Started.Compare(b.Started))
+	})
 	after := map[receipt.Key]string{}
 	for i, r := range order {
 		if i > 0 && order[i-1].Collection == r.Collection && order[i-1].Pass == r.Pass {
