@@ -76,7 +76,11 @@ type Finding struct {
 	// ThresholdPct is the threshold the lane was judged against: its own threshold-pct
 	// in the gate spec, or the gate's.
 	ThresholdPct float64 `json:"threshold_pct"`
-	Reason       string  `json:"reason"`
+	// CatchPct, for a lane passed at the rule's last look, is the probability (percent) at
+	// which the gate would have failed a regression of twice the threshold at this noise:
+	// what the pass is worth. 0 otherwise.
+	CatchPct float64 `json:"catch_pct,omitempty"`
+	Reason   string  `json:"reason"`
 	// Unit is the lane's unit, and BaseValue and CandValue each arm's value in it: the
 	// median over the arm's successful runs of each run's median (0 without runs).
 	Unit      string  `json:"unit,omitempty"`
@@ -310,8 +314,9 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 	case p.Bounded && (maxPairs == 0 || p.Round >= maxPairs):
 		// The binding end: at the rule's last look a lane that shows no regression passes.
 		f.Outcome = Pass
+		f.CatchPct = 100 * catchRate(colls, p, 2*thr, thr, family)
 		f.Reason = fmt.Sprintf("passed at the rule's last look (round %d): a regression beyond %s%% is not shown (pooled effect %s); at this noise the gate catches a %s%% regression with probability %s",
-			max(p.Round, 1), thrText, effect, human.Num(2*threshold), human.Percent(100*catchRate(colls, p, 2*thr, thr, family)))
+			max(p.Round, 1), thrText, effect, human.Num(2*threshold), human.Percent(f.CatchPct))
 	case !p.Bounded:
 		f.MorePairs = -1
 		f.Reason = fmt.Sprintf("no interval yet (%s); run at least 2 pairs per collection", report.OrDash(p.Reason))

@@ -1,0 +1,168 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/gate"
+	"github.com/flipbench/flipbench/spec"
+)
+
+// GateWorld is a CI gate run: Lanes guard lanes, the gate's default protocol and stopping
+// rule (2 collections, 10 samples, rounds 2 to MaxPairs) at a threshold, noise within and
+// between processes, and a true slowdown Regression (a fraction) of the first lane (0 for
+// a no-op change).
+type GateWorld struct {
+	Name            string
+	Lanes           int
+	ThresholdPct    float64
+	MaxPairs        int
+	Within, Between float64
+	Regression      float64
+}
+
+// GateResult is what trials of a gate world ended with.
+type GateResult struct {
+	World                   GateWorld
+	Trials                  int
+	Pass, Regression, Rerun int
+	Rounds                  int     // summed over trials
+	MDEMaxPct               float64 // mean over trials of the first lane's MDE at the last look
+	StatedCatchPct          float64 // mean stated catch rate of a 2x-threshold regression, over lanes passed at the last look
+	stated                  int
+}
+
+// EvaluateGate runs trials of w through the real gate: the gate spec's resolved drift
+// configuration, driftcheck after every round, gate.PendingLanes to stop the lanes that
+// passed or failed, and gate.EvaluateLanes at the end.
+func EvaluateGate(w GateWorld, trials int, seed uint64) (GateResult, error) {
+	var page strings.Builder
+	fmt.Fprintf(&page, "harness: {kind: exec, build: [go, build, -o, \"{out}\", ./lane], command: [\"{bin}\", \"{lane}\"]}\nthreshold-pct: %g\nprotocol:\n  sequential: {min-pairs: 2, max-pairs: %d, budget: 10h}\nlanes:\n", w.ThresholdPct, w.MaxPairs)
+	var lanes []driftcheck.Lane
+	for i := range w.Lanes {
+		fmt.Fprintf(&page, "  - name: %s\n", LaneName(i))
+		lanes = append(lanes, driftcheck.Lane{Name: LaneName(i)})
+	}
+	g, err := spec.ParseGate("sim-gate.yaml", []byte(page.String()))
+	if err != nil {
+		return GateResult{}, err
+	}
+	res, err := g.Experiment("base", "cand").Resolve(spec.Overrides{})
+	if err != nil {
+		return GateResult{}, err
+	}
+	cfg := res.Drift
+	if cfg.Design, err = driftcheck.NewDesign(cfg, res.Protocol.Collections); err != nil {
+		return GateResult{}, err
+	}
+	out := GateResult{World: w, Trials: trials}
+	samples, colls := res.Protocol.Samples, res.Protocol.Collections
+	for t := range trials {
+		rng := NewRand(seed + uint64(t))
+		in := driftcheck.Input{Base: Base, Candidates: []string{Cand}, Lanes: lanes, Collections: colls, Passes: 2 * w.MaxPairs}
+		running := map[string]bool{}
+		for _, l := range lanes {
+			running[l.Name] = true
+		}
+		var rep driftcheck.Report
+		round := 0
+		for round < w.MaxPairs && len(running) > 0 {
+			round++
+			for c := 1; c <= colls; c++ {
+				for i, l := range lanes {
+					if !running[l.Name] {
+						continue
+					}
+					for _, p := range []int{2*round - 1, 2 * round} {
+						for _, arm := range []string{Base, Cand} {
+							level := math.Exp(w.Between * rng.NormFloat64())
+							if arm == Cand && i == 0 {
+								level *= 1 + w.Regression
+							}
+							xs := make([]float64, samples)
+							for j := range xs {
+								xs[j] = 100 * level * (1 + w.Within*rng.NormFloat64())
+							}
+							in.Observations = append(in.Observations, driftcheck.Observation{Collection: c, Pass: p, Lane: l.Name, Arm: arm, Samples: xs})
+						}
+					}
+				}
+			}
+			if round < cfg.MinPairs {
+				continue
+			}
+			if rep, err = driftcheck.Analyze(in, cfg); err != nil {
+				return out, err
+			}
+			running = map[string]bool{}
+			for _, l := range gate.PendingLanes(rep, w.ThresholdPct, nil) {
+				running[l] = true
+			}
+		}
+		out.Rounds += round
+		r := gate.EvaluateLanes(rep, nil, w.ThresholdPct, nil)
+		switch r.Outcome {
+		case gate.Pass:
+			out.Pass++
+		case gate.Regression:
+			out.Regression++
+		default:
+			out.Rerun++
+		}
+		for _, f := range r.Findings {
+			if f.CatchPct > 0 {
+				out.StatedCatchPct += f.CatchPct
+				out.stated++
+			}
+		}
+		for _, p := range rep.Pooled {
+			if p.Lane == lanes[0].Name {
+				out.MDEMaxPct += p.MDEMaxPct / float64(trials)
+			}
+		}
+	}
+	if out.stated > 0 {
+		out.StatedCatchPct /= float64(out.stated)
+	}
+	return out, nil
+}
+
+// GateGrid is the seeded grid behind docs/gate.md's table: 1, 5 and 20 lanes at a 3%
+// threshold, the process noise chosen so that the MDE at the last look (20 rounds) runs
+// from about half the threshold to three times it, each with a no-op change and with the
+// first lane twice the threshold slower.
+func GateGrid() []GateWorld {
+	var out []GateWorld
+	for _, n := range []int{1, 5, 20} {
+		for _, between := range []float64{0.01, 0.02, 0.04, 0.06, 0.09} {
+			for _, reg := range []float64{0, 0.06} {
+				name := "no-op"
+				if reg > 0 {
+					name = "first lane +6%"
+				}
+				out = append(out, GateWorld{Name: name, Lanes: n, ThresholdPct: 3, MaxPairs: 20, Within: 0.02, Between: between, Regression: reg})
+			}
+		}
+	}
+	return out
+}
+
+// GateMarkdown renders the gate table: for every world its realised MDE / threshold ratio,
+// the outcomes and the mean rounds; for a no-op world the catch rate the gate stated for a
+// 2x-threshold regression, beside the rate the matching regression world measured.
+func GateMarkdown(results []GateResult) string {
+	var b strings.Builder
+	b.WriteString("| lanes | process noise | MDE / threshold | change | trials | pass | regression (exit 3) | rerun (exit 4) | mean rounds | stated catch at 2x |\n|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range results {
+		stated := "-"
+		if r.World.Regression == 0 && r.StatedCatchPct > 0 {
+			stated = fmt.Sprintf("%.0f%%", r.StatedCatchPct)
+		}
+		fmt.Fprintf(&b, "| %d | %.0f%% | %.1f | %s | %d | %s | %s | %s | %.1f | %s |\n", r.World.Lanes, 100*r.World.Between,
+			r.MDEMaxPct/r.World.ThresholdPct, r.World.Name, r.Trials, pct(Rate{r.Pass, r.Trials}), pct(Rate{r.Regression, r.Trials}),
+			pct(Rate{r.Rerun, r.Trials}), float64(r.Rounds)/float64(r.Trials), stated)
+	}
+	return b.String()
+}
