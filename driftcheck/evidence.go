@@ -465,26 +465,6 @@ func FloorLog(floorPct float64) float64 { return floorLog(floorPct) }
 // LogToPct converts a log-scale effect to percent, lower-is-better (exp(x) - 1).
 func LogToPct(x float64) float64 { return toPct(x) }
 
-// PairsFor returns about how many usable pairs in all (over the summary's collections)
-// would make the summary's interval at two-sided error rate alpha reach no further than
-// halfWidthLog from its estimate, at the noise it measured. It returns -1 without a noise
-// estimate and maxPairsNeeded when the width is out of reach.
-func (s LaneSummary) PairsFor(halfWidthLog, alpha float64) int {
-	if !s.Bounded || s.DFUsed <= 0 || s.NoisePct <= 0 {
-		return -1
-	}
-	if halfWidthLog <= 0 {
-		return maxPairsNeeded
-	}
-	sigma := s.NoisePct / 100
-	q := s.Crit
-	if alpha > 0 {
-		q = tCritical(alpha/2, s.DFUsed)
-	}
-	k := math.Ceil(q * q * sigma * sigma / (2 * halfWidthLog * halfWidthLog))
-	return int(math.Min(k, maxPairsNeeded))
-}
-
 // Power is what a protocol can resolve at a measured noise under the decision rule: the
 // MDE (the smallest effect it reproduces with the configured power), and about how many
 // pairs per collection it needs to decide both an unchanged lane (shown neutral) and a

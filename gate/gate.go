@@ -322,11 +322,11 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 		f.Reason = fmt.Sprintf("no interval yet (%s); run at least 2 pairs per collection", report.OrDash(p.Reason))
 	case p.EstimateLog >= thr:
 		// The estimate is past the threshold: more pairs would confirm the regression.
-		f.MorePairs = more(p.PairsFor(p.EstimateLog, family), p.UsablePairs)
+		f.MorePairs = more(pairsToCatch(colls, p, p.EstimateLog, thr, family, morePower), p.UsablePairs)
 		f.Reason = fmt.Sprintf("slower beyond the %s%% threshold (%s) but not reproduced in every collection (%s); about %d more pairs would settle it",
 			thrText, effect, verdictList(f.Verdicts), f.MorePairs)
 	default:
-		f.MorePairs = more(p.PairsFor(thr-p.EstimateLog, alpha), p.UsablePairs)
+		f.MorePairs = more(pairsToPass(p, thr, morePower), p.UsablePairs)
 		f.Reason = fmt.Sprintf("a regression beyond %s%% is not ruled out: pooled effect %s reaches past it; about %d more pairs would rule it out if the estimate holds",
 			thrText, effect, f.MorePairs)
 	}
@@ -351,6 +351,64 @@ func catchRate(colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, theta, 
 		rate *= phi((theta - thr) / p.SELog)
 	}
 	return rate
+}
+
+// morePower is the probability at which MorePairs is sized: the pairs that would decide
+// the lane 80% of the time if its effect were its estimate.
+const morePower = 0.8
+
+// maxMorePairs caps a MorePairs estimate: an effect at the threshold is out of reach.
+const maxMorePairs = 100_000
+
+// pairsToCatch returns about how many usable pairs in all, over every collection, the
+// regression rule needs to fail a lane whose slowdown is theta (log scale) with probability
+// power: every collection's interval above 0 at its family level and the pooled estimate
+// past thr (catchRate), each standard error shrinking with the square root of the pairs.
+// It returns -1 without a noise estimate.
+func pairsToCatch(colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, theta, thr, family, power float64) int {
+	if !p.Bounded || p.SELog <= 0 || len(colls) == 0 {
+		return -1
+	}
+	at := func(perColl int) float64 {
+		scaled := make([]driftcheck.LaneSummary, len(colls))
+		for i, c := range colls {
+			c.SELog *= math.Sqrt(float64(max(c.UsablePairs, 1)) / float64(perColl))
+			scaled[i] = c
+		}
+		q := p
+		q.SELog *= math.Sqrt(float64(max(p.UsablePairs, 1)) / float64(perColl*len(colls)))
+		return catchRate(scaled, q, theta, thr, family)
+	}
+	lo, hi := 1, maxMorePairs/len(colls)
+	if at(hi) < power {
+		return maxMorePairs
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if at(mid) >= power {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo * len(colls)
+}
+
+// pairsToPass returns about how many usable pairs in all the pass rule needs to rule out
+// a regression beyond thr (log scale) with probability power if the lane's effect were its
+// estimate: the pooled interval's upper end below thr. It returns -1 without a noise
+// estimate.
+func pairsToPass(p driftcheck.LaneSummary, thr, power float64) int {
+	margin := thr - p.EstimateLog
+	if !p.Bounded || p.SELog <= 0 || p.Crit <= 0 {
+		return -1
+	}
+	if margin <= 0 {
+		return maxMorePairs
+	}
+	z := math.Sqrt2 * math.Erfinv(2*power-1)
+	n := float64(max(p.UsablePairs, 1)) * math.Pow(p.SELog*(p.Crit+z)/margin, 2)
+	return int(math.Min(math.Ceil(n), maxMorePairs))
 }
 
 // more returns how many pairs beyond have reach need (-1 when need is unknown).

@@ -222,3 +222,41 @@ func TestMarkdown(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// TestMorePairs checks the sizing of a rerun's MorePairs at 80% power: the pass side by its
+// formula, the regression side over every collection (the smallest pair count at which the
+// catch rate reaches 80%, and not one pair fewer).
+func TestMorePairs(t *testing.T) {
+	coll := driftcheck.LaneSummary{Bounded: true, SELog: 0.02, UsablePairs: 4, Tail: 0.0125, DFUsed: 20}
+	colls := []driftcheck.LaneSummary{coll, coll}
+	pooled := driftcheck.LaneSummary{Bounded: true, SELog: 0.02 / math.Sqrt2, UsablePairs: 8, Crit: 2.1, EstimateLog: 0.01}
+	thr := driftcheck.FloorLog(3)
+	// Pass: n = 8 (SE (crit + z0.8) / margin)^2.
+	want := int(math.Ceil(8 * math.Pow(pooled.SELog*(2.1+0.8416212335729143)/(thr-0.01), 2)))
+	if got := pairsToPass(pooled, thr, 0.8); got != want {
+		t.Errorf("pairsToPass = %d, want %d", got, want)
+	}
+	theta := 2 * thr
+	n := pairsToCatch(colls, pooled, theta, thr, 3, 0.8)
+	if n <= 0 || n%2 != 0 {
+		t.Fatalf("pairsToCatch = %d, want a positive count over 2 collections", n)
+	}
+	rate := func(perColl int) float64 {
+		cs := []driftcheck.LaneSummary{coll, coll}
+		for i := range cs {
+			cs[i].SELog = coll.SELog * math.Sqrt(4/float64(perColl))
+		}
+		p := pooled
+		p.SELog = pooled.SELog * math.Sqrt(8/float64(2*perColl))
+		return catchRate(cs, p, theta, thr, 3)
+	}
+	if r := rate(n / 2); r < 0.8 {
+		t.Errorf("at %d pairs per collection the catch rate is %.2f, want >= 0.8", n/2, r)
+	}
+	if r := rate(n/2 - 1); n > 2 && r >= 0.8 {
+		t.Errorf("one pair fewer per collection already catches %.2f", r)
+	}
+	if got := pairsToPass(driftcheck.LaneSummary{}, thr, 0.8); got != -1 {
+		t.Errorf("no interval: %d, want -1", got)
+	}
+}
