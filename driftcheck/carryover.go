@@ -150,6 +150,10 @@ func fitCarryover(in Input, cfg Config, runs []run, lay layout, l int) (*carryFi
 		out.Reason = "fewer than two complete passes: not fitted"
 		return nil, out
 	}
+	byGroup := make([][]int, groups) // the rows of each complete pass
+	for i, o := range all {
+		byGroup[o.group] = append(byGroup[o.group], i)
+	}
 	nTheta, nPi := k-1, k-1
 	build := func(withAfter bool) (*mat.Dense, []float64) {
 		cols := nTheta + nPi
@@ -171,13 +175,7 @@ func fitCarryover(in Input, cfg Config, runs []run, lay layout, l int) (*carryFi
 			}
 		}
 		// Centre every column and y within its pass: the pass's own level drops out.
-		for g := 0; g < groups; g++ {
-			rows := []int{}
-			for i, o := range all {
-				if o.group == g {
-					rows = append(rows, i)
-				}
-			}
+		for _, rows := range byGroup {
 			for j := -1; j < cols; j++ {
 				sum := 0.0
 				for _, i := range rows {

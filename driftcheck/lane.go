@@ -230,6 +230,14 @@ func setAside(in Input, cfg Config, runs []run, lay layout) []SetAside {
 				}
 			}
 		}
+		typicals := make([]float64, lay.arms) // each arm's typical CV, or the lane's
+		laneTypical := Median(laneCVs)
+		for a := range lay.arms {
+			typicals[a] = laneTypical
+			if len(armCVs[a]) >= 4 {
+				typicals[a] = Median(armCVs[a])
+			}
+		}
 		for c := range lay.collections {
 			for p := range lay.passes {
 				for a := range lay.arms {
@@ -237,10 +245,7 @@ func setAside(in Input, cfg Config, runs []run, lay layout) []SetAside {
 					if !cvUsable(*r) {
 						continue
 					}
-					typical := Median(laneCVs)
-					if len(armCVs[a]) >= 4 {
-						typical = Median(armCVs[a])
-					}
+					typical := typicals[a]
 					if r.cvPct > cfg.CleanCVPct && r.cvPct >= cfg.CVAsymmetry*typical {
 						r.setAside = true
 						out = append(out, SetAside{Lane: lane.Name, Arm: arms[a], Collection: c + 1, Pass: p + 1, CVPct: r.cvPct, TypicalCVPct: typical,
