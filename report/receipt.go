@@ -199,6 +199,11 @@ func jsonDiff(path string, a, b any) string {
 			return ""
 		}
 	}
+	x, xok := a.(float64)
+	y, yok := b.(float64)
+	if xok && yok && fmt.Sprintf("%.6g", x) != fmt.Sprintf("%.6g", y) {
+		return fmt.Sprintf("%s: %.6g stored, %.6g recomputed", at(), x, y)
+	}
 	return fmt.Sprintf("%s: %s stored, %s recomputed", at(), jsonText(a), jsonText(b))
 }
 
