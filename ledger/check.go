@@ -9,11 +9,13 @@ import (
 	"os"
 	pathpkg "path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/flipbench/flipbench/decide"
 	"github.com/flipbench/flipbench/internal/within"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
@@ -360,10 +362,34 @@ func (c *checker) fresh(p *Page) {
 	for _, text := range f.Decision.SpecChanges() {
 		c.add(p.Path, fieldLine(e, text), "spec-changed: %s", text)
 	}
+	c.decisionProse(p, f)
 	if f.Changed {
 		line := firstDiffLine(p.Data, f.Content)
 		c.add(p.Path, line, "the results block, status or receipts differ from what finalize makes from receipt %s; "+
 			"do not edit them by hand: run flipbench finalize %d --receipt %s", filepath.Base(dir), e.ID, dir)
+	}
+}
+
+// decisionProse checks what the page's ## Decision section says the rule decided: every
+// "accepted by the rule", "rejected by the rule" or "inconclusive by the rule" there must
+// name the page's status or the rule's verdict for one of its arms, so the prose cannot
+// call a page accepted that the rule left inconclusive.
+func (c *checker) decisionProse(p *Page, f *Finalized) {
+	start, ok := p.Sections["Decision"]
+	if !ok {
+		return
+	}
+	said := regexp.MustCompile(`(?i)\b(accepted|rejected|inconclusive) by the (decision )?rule\b`)
+	lines := strings.Split(string(p.Data), "\n")
+	for i := start; i < len(lines) && !strings.HasPrefix(lines[i], "## "); i++ {
+		for _, m := range said.FindAllStringSubmatch(lines[i], -1) {
+			word := strings.ToLower(m[1])
+			if word == f.Status || slices.ContainsFunc(f.Decision.Arms, func(a decide.ArmDecision) bool { return a.Status == word }) {
+				continue
+			}
+			c.add(p.Path, i+1, "## Decision says %q, but the status is %s and the rule decided %s; correct the prose (or point at the results block rather than restating it)",
+				m[0], f.Status, f.Decision.Summary())
+		}
 	}
 }
 
