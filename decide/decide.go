@@ -74,6 +74,11 @@ type Incidence struct {
 	// Source is shown in the results block next to the counts: the name of the file they
 	// come from; empty shows nothing.
 	Source string
+	// Gate is the incidence gate the measurement was made for, as its report recorded it
+	// (which does not record the gate's arms), when the measurement is the receipt's own:
+	// for a receipt whose plan froze no rule, the rule compares the page's control and
+	// min-share with it. Nil when unknown.
+	Gate *receipt.IncidenceGate
 }
 
 // Share returns Eligible/Total, or 0 when Total is not positive.
@@ -143,6 +148,30 @@ func (d Decision) Summary() string {
 		parts = append(parts, fmt.Sprintf("%s %s: %s", a.Arm, a.Status, strings.Join(codes, ", ")))
 	}
 	return fmt.Sprintf("%s (%s)", d.Status, strings.Join(parts, "; "))
+}
+
+// SpecChanges returns the text of every spec-changed finding of the decision, once each,
+// in arm order: the reasons of inconclusive arms and the notes of rejected ones.
+func (d Decision) SpecChanges() []string {
+	var out []string
+	add := func(text string) {
+		if !slices.Contains(out, text) {
+			out = append(out, text)
+		}
+	}
+	for _, a := range d.Arms {
+		for _, r := range a.Reasons {
+			if r.Code == OpenSpecChanged {
+				add(r.Text)
+			}
+		}
+		for _, n := range a.Notes {
+			if text, ok := strings.CutPrefix(n, "also "+OpenSpecChanged+": "); ok {
+				add(text)
+			}
+		}
+	}
+	return out
 }
 
 // Decide applies the decision rule to every candidate arm: those the receipt measured and

@@ -66,6 +66,15 @@ func reconcile(in Input, arm string) *evidence {
 		return ev
 	}
 	ev.weak = power(e, plan)
+	// A rule changed after the run decides a question the run did not pre-register: the
+	// arm can be neither accepted nor rejected on it.
+	for _, c := range ruleChanges(in, arm) {
+		if ev.weak == nil {
+			ev.weak = &Reason{OpenSpecChanged, c}
+		} else {
+			ev.open(OpenSpecChanged, "%s", c)
+		}
+	}
 	measured := slices.Contains(in.Analysis.Candidates, arm)
 	if !measured {
 		ev.open(OpenNotMeasured, "arm %s is in the spec but not in the receipt", arm)
@@ -95,7 +104,7 @@ func reconcile(in Input, arm string) *evidence {
 			}
 		}
 		if changed := laneChanged(l, arm, expect, plan); changed != "" {
-			ev.open(OpenSpecChanged, "%s: the page changed after the run; restore it or rerun", changed)
+			ev.open(OpenSpecChanged, "lanes[%d].%s: the page changed after the run; restore it or rerun", slices.IndexFunc(e.Lanes, func(x spec.Lane) bool { return x.Name == l.Name }), changed)
 			gone()
 			continue
 		}
@@ -234,8 +243,8 @@ func planLanes(plan *receipt.Plan) string {
 // laneChanged compares a lane of the page (l, with its expectation for arm resolved) with
 // the lane the receipt ran: its role, a primary lane's expectation for arm, its better
 // direction and its floor as the plan recorded them. It describes the first difference,
-// or returns "" when there is none or the lane was not run. Without a plan it compares
-// nothing.
+// led by the lane field's name ("role: ..."), or returns "" when there is none or the
+// lane was not run. Without a plan it compares nothing.
 func laneChanged(l spec.Lane, arm, expect string, plan *receipt.Plan) string {
 	if plan == nil {
 		return ""
@@ -249,14 +258,17 @@ func laneChanged(l spec.Lane, arm, expect string, plan *receipt.Plan) string {
 	if ran.Role == spec.RolePrimary && runExpect == "" {
 		runExpect = spec.DefaultExpect
 	}
-	if ran.Role != l.Role || (l.Role == spec.RolePrimary && runExpect != expect) {
-		return fmt.Sprintf("lane %s is %s on the page but was run as %s", l.Name, laneDesc(l.Role, expect), laneDesc(ran.Role, runExpect))
+	if ran.Role != l.Role {
+		return fmt.Sprintf("role: lane %s is %s on the page but was run as %s", l.Name, laneDesc(l.Role, expect), laneDesc(ran.Role, runExpect))
+	}
+	if l.Role == spec.RolePrimary && runExpect != expect {
+		return fmt.Sprintf("expect: lane %s is %s on the page but was run as %s", l.Name, laneDesc(l.Role, expect), laneDesc(ran.Role, runExpect))
 	}
 	if page, run := orDefault(l.Better, spec.DefaultBetter), orDefault(ran.Better, spec.DefaultBetter); page != run {
-		return fmt.Sprintf("lane %s is better: %s on the page but was run as better: %s", l.Name, page, run)
+		return fmt.Sprintf("better: lane %s is better: %s on the page but was run as better: %s", l.Name, page, run)
 	}
 	if l.FloorPct != ran.FloorPct {
-		return fmt.Sprintf("lane %s has floor-pct %g on the page but was run with %g", l.Name, l.FloorPct, ran.FloorPct)
+		return fmt.Sprintf("floor-pct: lane %s has floor-pct %g on the page but was run with %g", l.Name, l.FloorPct, ran.FloorPct)
 	}
 	return ""
 }

@@ -44,8 +44,11 @@ const (
 	OpenNotMeasured = "not-measured"
 	// OpenSpecChanged: the page changed after the run: a lane's role, expectation, floor
 	// or better direction differs from the one the receipt ran, a lane or candidate arm the
-	// receipt ran is no longer on the page, or the profile the receipt ran is gone (which
-	// overrides any rejection, as the evidence the spec asks for is then unknown).
+	// receipt ran is no longer on the page, the profile the receipt ran is gone, or a field
+	// of the rule the run froze in plan.json (drift thresholds, reference arms,
+	// shape.decay, the incidence gate) or the stopping rule differs (the last three
+	// override any rejection, as the evidence the spec asks for is then unknown). The
+	// reason names the field.
 	OpenSpecChanged = "spec-changed"
 	// OpenIncidence: the spec has an incidence gate and it was not measured, or the
 	// measurement is broken, counted other counters than the spec names, had a silent

@@ -5,9 +5,12 @@ package driftcheck
 // effect, MDE) and the three-way lane verdicts; version 3 makes a pooled summary
 // reproduced only when every collection reproduced it; version 4 spends errors over looks
 // (Design), moderates each lane's noise with the run's other lanes, sets contaminated runs
-// aside and states what each lane rules out; version 5 reads each run's order, place and
-// predecessor, estimates what they cost (Carryover) and corrects the pair means by it.
-const SchemaVersion = 5
+// aside and states what each lane rules out; version 5 tests each collection's replication
+// at alpha/2 (the union bound) rather than (alpha/2)^(1/C), which moves collection
+// intervals, so a version 4 analysis is not what today's drift check computes; version 6
+// reads each run's order, place and predecessor, estimates what they cost (Carryover) and
+// corrects the pair means by it.
+const SchemaVersion = 6
 
 // Config holds the thresholds and error rates of the drift check. Zero fields take the
 // DefaultConfig value, so an unset threshold in a spec means the default.

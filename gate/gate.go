@@ -466,9 +466,9 @@ func (f Finding) valuesCell() string {
 	return human.Value(f.BaseValue, f.Unit) + " -> " + human.Value(f.CandValue, f.Unit)
 }
 
-// Markdown writes the gate's summary: the outcome, one row per lane, the failed runs, and
-// the receipt.
-func Markdown(w io.Writer, res Result, base, candidate, receiptPath string) error {
+// Markdown writes the gate's summary: the outcome, one row per lane (the pooled effect's
+// interval at level, e.g. "95%", as Text states it), the failed runs, and the receipt.
+func Markdown(w io.Writer, res Result, base, candidate, receiptPath, level string) error {
 	title := map[Outcome]string{
 		Pass:       "pass: no reproduced regression",
 		Rerun:      "rerun advised: the data cannot settle it yet",
@@ -481,7 +481,7 @@ func Markdown(w io.Writer, res Result, base, candidate, receiptPath string) erro
 	for i, f := range res.Findings {
 		rows[i] = []string{f.Lane, f.Arm, f.valuesCell(), f.effectCell(), formatDeltas(f.DeltaPct), verdictList(f.Verdicts), fmt.Sprint(f.Pairs), string(f.Outcome), f.Reason}
 	}
-	if err := mdtable.Write(w, []string{"lane", "arm", "base -> candidate", "effect [95% CI]", "effect per collection", "lane verdicts", "pairs", "outcome", "reason"}, rows); err != nil {
+	if err := mdtable.Write(w, []string{"lane", "arm", "base -> candidate", "effect [" + level + " CI]", "effect per collection", "lane verdicts", "pairs", "outcome", "reason"}, rows); err != nil {
 		return err
 	}
 	if len(res.Failures) > 0 {

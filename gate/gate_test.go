@@ -205,12 +205,12 @@ func TestMarkdown(t *testing.T) {
 		Failures: []Failure{{Lane: "alpha", Arm: "cand", Failed: 1, Runs: 1, Error: "exited with status 3"}},
 	}
 	var b strings.Builder
-	if err := Markdown(&b, res, "abc", "HEAD", "results/x.md"); err != nil {
+	if err := Markdown(&b, res, "abc", "HEAD", "results/x.md", "97.5%"); err != nil {
 		t.Fatal(err)
 	}
 	want := "## flipbench gate: FAIL: runs failed, the build is broken\n\n" +
 		"Base `abc`, candidate `HEAD`; threshold 5%. Positive effects are slower.\n\n" +
-		"| lane  | arm  | base -> candidate  | effect [95% CI]      | effect per collection | lane verdicts    | pairs | outcome | reason                                                           |\n" +
+		"| lane  | arm  | base -> candidate  | effect [97.5% CI]    | effect per collection | lane verdicts    | pairs | outcome | reason                                                           |\n" +
 		"|:------|:-----|:-------------------|:---------------------|:----------------------|:-----------------|:------|:--------|:-----------------------------------------------------------------|\n" +
 		"| alpha | cand | -                  | -                    |                       |                  | 0     | broken  | runs failed: arm cand: 1 of 1 runs failed (exited with status 3) |\n" +
 		"| beta  | cand | 171.0µs -> 171.5µs | +0.3% [-1.2%, +1.8%] | +1.0%, -0.5%          | neutral, neutral | 4     | pass    | a \\| b                                                           |\n" +

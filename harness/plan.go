@@ -3,6 +3,7 @@ package harness
 import (
 	"time"
 
+	"github.com/flipbench/flipbench/decide"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
@@ -47,6 +48,7 @@ func NewPlan(in PlanInput) *receipt.Plan {
 		},
 		Drift: r.Drift,
 		Arms:  in.Arms,
+		Rule:  decide.RuleOf(in.Experiment),
 	}
 	if s := r.Protocol.Sequential; s != nil {
 		p.Protocol.Sequential = &receipt.Sequential{MinPairs: s.MinPairs, MaxPairs: s.MaxPairs, Budget: time.Duration(s.Budget)}

@@ -9,11 +9,13 @@ import (
 	"os"
 	pathpkg "path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/flipbench/flipbench/decide"
 	"github.com/flipbench/flipbench/internal/within"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
@@ -25,10 +27,12 @@ import (
 // (fields, types, vocabularies: spec.Parse), that its number matches its file name and no
 // other page's, its required sections and results markers, its directions against
 // experiments/directions.yaml, that no template placeholder is left, that its relative
-// links resolve, that every receipt it lists exists with the listed SHA-256 and that every
+// links resolve, that every receipt it lists exists with the listed SHA-256, that every
 // listed receipt's data folder matches its manifest (so any changed byte in any receipt
-// file is caught), and that its results block, status and receipts are what finalize
-// makes from its newest listed receipt. Last, experiments/README.md must be what
+// file is caught) and that its analysis.json, when of the current schema, is the drift
+// check computed afresh from its plan.json and raw.jsonl (report.Open), and that its
+// results block, status and receipts are what finalize makes from its newest listed
+// receipt, the decision rule applied afresh. Last, experiments/README.md must be what
 // flipbench ledger writes. Problem paths are root joined with the file's path below it.
 // The error is for failures that stop the check itself, like an unreadable folder.
 func Check(root string) ([]*Problem, error) {
@@ -317,12 +321,23 @@ func (c *checker) receipts(p *Page) bool {
 			dirLine[dir], shown[dir] = line, written
 		}
 	}
+	newest := newestListed(filepath.Dir(p.Path), e)
 	for _, dir := range dirs {
 		if err := receipt.VerifyManifest(dir); err != nil {
 			for _, e := range flatten(err) {
 				msg := strings.ReplaceAll(e.Error(), dir+string(filepath.Separator), shown[dir]+"/")
 				c.add(p.Path, dirLine[dir], "receipt data %s", msg)
 			}
+			ok = false
+			continue
+		}
+		if filepath.Clean(dir) == filepath.Clean(newest) {
+			continue // fresh finalizes from it, which loads it the same way
+		}
+		// Loading it recomputes its drift analysis from raw.jsonl and compares it with
+		// analysis.json, so a forged analysis with a recomputed manifest is caught.
+		if _, err := LoadReceipt(dir); err != nil {
+			c.add(p.Path, dirLine[dir], "receipt %s: %s", shown[dir], report.OneLine(strings.ReplaceAll(err.Error(), "receipt "+dir+": ", "")))
 			ok = false
 		}
 	}
@@ -341,11 +356,59 @@ func (c *checker) fresh(p *Page) {
 		c.add(p.Path, p.BeginLine, "cannot re-create the results from receipt %s: %v", filepath.Base(dir), report.OneLine(err.Error()))
 		return
 	}
+	// A rule edited after the run is not a sound page even once finalized: its status
+	// is then the rule's "inconclusive (spec-changed)", and the page must be restored or
+	// measured anew.
+	for _, text := range f.Decision.SpecChanges() {
+		c.add(p.Path, fieldLine(e, text), "spec-changed: %s", text)
+	}
+	c.decisionProse(p, f)
 	if f.Changed {
 		line := firstDiffLine(p.Data, f.Content)
 		c.add(p.Path, line, "the results block, status or receipts differ from what finalize makes from receipt %s; "+
 			"do not edit them by hand: run flipbench finalize %d --receipt %s", filepath.Base(dir), e.ID, dir)
 	}
+}
+
+// decisionProse checks what the page's ## Decision section says the rule decided: every
+// "accepted by the rule", "rejected by the rule" or "inconclusive by the rule" there must
+// name the page's status or the rule's verdict for one of its arms, so the prose cannot
+// call a page accepted that the rule left inconclusive.
+func (c *checker) decisionProse(p *Page, f *Finalized) {
+	start, ok := p.Sections["Decision"]
+	if !ok {
+		return
+	}
+	said := regexp.MustCompile(`(?i)\b(accepted|rejected|inconclusive) by the (decision )?rule\b`)
+	lines := strings.Split(string(p.Data), "\n")
+	for i := start; i < len(lines) && !strings.HasPrefix(lines[i], "## "); i++ {
+		for _, m := range said.FindAllStringSubmatch(lines[i], -1) {
+			word := strings.ToLower(m[1])
+			if word == f.Status || slices.ContainsFunc(f.Decision.Arms, func(a decide.ArmDecision) bool { return a.Status == word }) {
+				continue
+			}
+			c.add(p.Path, i+1, "## Decision says %q, but the status is %s and the rule decided %s; correct the prose (or point at the results block rather than restating it)",
+				m[0], f.Status, f.Decision.Summary())
+		}
+	}
+}
+
+// fieldLine returns the page line of the field a spec-changed text starts with
+// ("incidence.arms: ..."), or of the nearest enclosing field the page still has; 1 when
+// none is found.
+func fieldLine(e *spec.Experiment, text string) int {
+	field, _, _ := strings.Cut(text, ":")
+	for field != "" {
+		if line, ok := e.Lines[field]; ok {
+			return line
+		}
+		i := strings.LastIndexAny(field, ".[")
+		if i < 0 {
+			break
+		}
+		field = field[:i]
+	}
+	return 1
 }
 
 // firstDiffLine returns the first line at which a and b differ.

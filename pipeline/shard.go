@@ -290,6 +290,7 @@ func DiffPlans(a, b *receipt.Plan) *PlanDiff {
 			return nil
 		},
 		func() *PlanDiff { return diff("drift check settings", a.Drift, b.Drift) },
+		func() *PlanDiff { return diff("decision rule", a.Rule, b.Rule) },
 		func() *PlanDiff { return diff("title", a.Title, b.Title) },
 		func() *PlanDiff { return diff("schedule", a.Runs, b.Runs) },
 	}

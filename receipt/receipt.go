@@ -136,7 +136,13 @@ type Plan struct {
 	Drift    driftcheck.Config `json:"drift"`
 	Arms     []Arm             `json:"arms"` // base first, then candidates in spec order
 	Lanes    []Lane            `json:"lanes"`
-	Runs     []Run             `json:"runs"` // the schedule, in execution order
+	// Rule is the rest of the decision rule as the page pre-registered it when the run
+	// started: the lanes' roles, expectations, better directions and floors are in Lanes,
+	// the stopping rule in Protocol and the thresholds in Drift. Finalize and check
+	// compare the page with it field by field. It is nil in plans of schema 2 and older,
+	// which did not record it.
+	Rule *Rule `json:"rule,omitempty"`
+	Runs []Run `json:"runs"` // the schedule, in execution order
 	// Shard is the part of the run this receipt holds when the run is spread over
 	// machines (a shard, or a merge of shards); nil for a run on one machine.
 	Shard *Shard `json:"shard,omitempty"`
@@ -273,6 +279,33 @@ func (l Lane) ExpectFor(arm string) string {
 		return l.ExpectArms[arm]
 	}
 	return l.Expect
+}
+
+// Rule is the part of the page's decision rule that a plan's lanes, protocol and drift
+// thresholds do not hold, frozen when the run started.
+type Rule struct {
+	// Reference names the candidate arms that were measured for reference only
+	// (arms.<name>.reference), in spec order.
+	Reference []string `json:"reference,omitempty"`
+	// Decay is the predicted shape: the lanes whose gain must shrink, strongest first
+	// (shape.decay); empty when the page predicted none.
+	Decay []string `json:"decay,omitempty"`
+	// Incidence is the incidence gate; nil when the page had none.
+	Incidence *IncidenceGate `json:"incidence,omitempty"`
+}
+
+// IncidenceGate is the decision rule's incidence gate as the page pre-registered it.
+type IncidenceGate struct {
+	// Total and Eligible are the counters whose share is gated (incidence.total,
+	// incidence.eligible); Control is the positive control lane (incidence.control).
+	Total    string `json:"total"`
+	Eligible string `json:"eligible"`
+	Control  string `json:"control,omitempty"`
+	// MinShare is the eligible/total share required (incidence.min-share).
+	MinShare float64 `json:"min_share"`
+	// Arms names the candidate arms the gate tests (incidence.arms); empty means every
+	// candidate.
+	Arms []string `json:"arms,omitempty"`
 }
 
 // Run is one scheduled process.

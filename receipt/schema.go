@@ -9,7 +9,8 @@ const (
 	// 2 added iters and config; a line without schema_version is version 1.
 	RecordSchema = 2
 	// PlanSchema is the version of plan.json; a plan without schema_version is version 1.
-	PlanSchema = 2
+	// Version 3 added rule (the pre-registered decision rule beyond lanes and protocol).
+	PlanSchema = 3
 	// LookSchema is the version of a looks.jsonl line; a line without schema_version is
 	// version 1, the same fields.
 	LookSchema = 2

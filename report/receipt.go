@@ -6,6 +6,7 @@ package report
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -64,8 +65,11 @@ func Load(dir string) (*Data, error) {
 // unfinished receipt (no manifest yet), verifies the data folder against its manifest,
 // refusing a receipt whose files changed since the run, checks that the receipt page
 // exists and is the page rendered from the data (receipt.VerifyPage), and takes the drift
-// analysis stored in analysis.json rather than computing it again, unless that analysis
-// is of an older schema (Data.Reanalyzed). dir is the data folder.
+// analysis stored in analysis.json, unless that analysis is of an older schema
+// (Data.Reanalyzed: then the one computed afresh). A stored analysis of the current schema is
+// checked against the drift check computed afresh from the plan and raw runs, and a
+// receipt whose analysis.json differs is refused with the first difference named (an
+// analysis edited and its manifest recomputed). dir is the data folder.
 func Open(dir string) (*Data, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -93,16 +97,128 @@ func Open(dir string) (*Data, error) {
 	if err := receipt.ReadJSON(filepath.Join(dir, receipt.AnalysisFile), &d.Analysis); err != nil {
 		return nil, fmt.Errorf("receipt %s: %w", dir, err)
 	}
+	fresh, err := driftcheck.Analyze(DriftInput(d.Plan, d.Records), d.Plan.Drift)
+	if err != nil {
+		return nil, fmt.Errorf("receipt %s: %w", dir, err)
+	}
 	if d.Analysis.SchemaVersion != driftcheck.SchemaVersion {
 		// An analysis of another schema says what an older drift check concluded; the rule
 		// reads today's, computed from the same verified data.
-		if d.Analysis, err = driftcheck.Analyze(DriftInput(d.Plan, d.Records), d.Plan.Drift); err != nil {
-			return nil, fmt.Errorf("receipt %s: %w", dir, err)
-		}
-		d.Reanalyzed = true
+		d.Analysis, d.Reanalyzed = fresh, true
+		tidyReasons(&d.Analysis)
+		return d, nil
 	}
 	tidyReasons(&d.Analysis)
+	if diff := AnalysisDiff(d.Analysis, fresh); diff != "" {
+		return nil, fmt.Errorf("receipt %s: %s is not the drift check of its %s (%s); a stored analysis is derived from the measured data, never edited: restore the receipt (e.g. with git checkout) or measure anew",
+			dir, receipt.AnalysisFile, receipt.RawFile, diff)
+	}
 	return d, nil
+}
+
+// AnalysisDiff compares a stored drift analysis with one computed afresh from the same
+// data, in their JSON form, and describes the first difference as a field path with both
+// values ("pooled[3].estimate_pct: -42 stored, -3.07 recomputed"), or returns "" when they
+// agree. The reasons of both are tidied first (see tidyReasons).
+func AnalysisDiff(stored, fresh driftcheck.Report) string {
+	tidyReasons(&stored)
+	tidyReasons(&fresh)
+	var a, b any
+	for _, x := range []struct {
+		r   driftcheck.Report
+		out *any
+	}{{stored, &a}, {fresh, &b}} {
+		data, err := json.Marshal(x.r)
+		if err == nil {
+			err = json.Unmarshal(data, x.out)
+		}
+		if err != nil {
+			return "cannot compare: " + err.Error()
+		}
+	}
+	return jsonDiff("", a, b)
+}
+
+// jsonDiff returns the first difference between two decoded JSON values, or "".
+func jsonDiff(path string, a, b any) string {
+	at := func() string {
+		if path == "" {
+			return "the document"
+		}
+		return path
+	}
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			break
+		}
+		keys := make([]string, 0, len(x)+len(y))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		for k := range y {
+			if _, ok := x[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			xv, xok := x[k]
+			yv, yok := y[k]
+			switch {
+			case !xok:
+				return fmt.Sprintf("%s: missing from the stored analysis, %s recomputed", p, jsonText(yv))
+			case !yok:
+				return fmt.Sprintf("%s: %s stored, absent when recomputed", p, jsonText(xv))
+			}
+			if d := jsonDiff(p, xv, yv); d != "" {
+				return d
+			}
+		}
+		return ""
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			break
+		}
+		for i := range min(len(x), len(y)) {
+			if d := jsonDiff(fmt.Sprintf("%s[%d]", path, i), x[i], y[i]); d != "" {
+				return d
+			}
+		}
+		if len(x) != len(y) {
+			return fmt.Sprintf("%s: %d entries stored, %d recomputed", at(), len(x), len(y))
+		}
+		return ""
+	default:
+		if a == b {
+			return ""
+		}
+	}
+	x, xok := a.(float64)
+	y, yok := b.(float64)
+	if xok && yok && fmt.Sprintf("%.6g", x) != fmt.Sprintf("%.6g", y) {
+		return fmt.Sprintf("%s: %.6g stored, %.6g recomputed", at(), x, y)
+	}
+	return fmt.Sprintf("%s: %s stored, %s recomputed", at(), jsonText(a), jsonText(b))
+}
+
+// jsonText writes a decoded JSON value in one short line.
+func jsonText(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	s := string(data)
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
 }
 
 // tidyReasons rewrites the signed zeros ("-0.0%") that older drift checks wrote into the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -270,5 +271,25 @@ func TestProfilePlot(t *testing.T) {
 	buf.Reset()
 	if err := ProfilePlot(&buf, "Work", "cand", "base", profdiff.Diff{Kind: profdiff.Alloc, Unit: "B/op", Top: []profdiff.Entry{}}); err != nil {
 		t.Errorf("a difference with no entry: %v", err)
+	}
+}
+
+// TestAnalysisDiff checks that a stored analysis that differs from the recomputed one in
+// any field is named by its path, and that equal ones agree.
+func TestAnalysisDiff(t *testing.T) {
+	fresh := driftcheck.Report{SchemaVersion: driftcheck.SchemaVersion, Base: "base", Candidates: []string{"cand"},
+		Pooled: []driftcheck.LaneSummary{{Lane: "a", Arm: "cand", EstimatePct: -3.0712, Reason: "effect -0.0%"}}}
+	stored := fresh
+	stored.Pooled = slices.Clone(fresh.Pooled)
+	if d := AnalysisDiff(stored, fresh); d != "" {
+		t.Errorf("equal analyses differ: %s", d)
+	}
+	stored.Pooled[0].EstimatePct = -42
+	if d, want := AnalysisDiff(stored, fresh), "pooled[0].estimate_pct: -42 stored, -3.0712 recomputed"; d != want {
+		t.Errorf("AnalysisDiff = %q, want %q", d, want)
+	}
+	stored.Pooled = nil
+	if d, want := AnalysisDiff(stored, fresh), "pooled: null stored, [{"; !strings.HasPrefix(d, want) {
+		t.Errorf("AnalysisDiff = %q, want it to start %q", d, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flipbench/flipbench/decide"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/receipt"
 )
@@ -80,6 +81,10 @@ func runFinalize(_ context.Context, s Streams, opts *finalizeOptions) error {
 	}
 	if indexChanged {
 		fmt.Fprintf(s.Err, "flipbench: updated %s\n", relPath(filepath.Join(root, filepath.FromSlash(ledger.IndexFile))))
+	}
+	// A page changed after its run is no silent change of status: every change is named.
+	for _, text := range f.Decision.SpecChanges() {
+		fmt.Fprintf(s.Err, "flipbench: warning: %s: %s: %s\n", page, decide.OpenSpecChanged, text)
 	}
 	switch {
 	case f.ByHand && f.Disagrees:

@@ -191,7 +191,7 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	m := struct{ md string }{out.Page}
 
 	var summary bytes.Buffer
-	if err := gate.Markdown(&summary, decision, receipt.ShortHash(base)+" (merge base of "+opts.base+")", opts.candidate, relPath(m.md)); err != nil {
+	if err := gate.Markdown(&summary, decision, receipt.ShortHash(base)+" (merge base of "+opts.base+")", opts.candidate, relPath(m.md), gateLevel(rep)); err != nil {
 		return err
 	}
 	if path := s.getenv("GITHUB_STEP_SUMMARY"); path != "" {

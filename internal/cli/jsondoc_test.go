@@ -4,6 +4,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -61,4 +62,40 @@ func jsonFields(t reflect.Type, seen map[reflect.Type]bool) []string {
 		out = append(out, jsonFields(f.Type, seen)...)
 	}
 	return out
+}
+
+// TestJSONSchemaVersions checks that docs/json.md states each file's current
+// schema_version, in its table of files and in its section's schema_version row.
+func TestJSONSchemaVersions(t *testing.T) {
+	data, err := os.ReadFile("../../docs/json.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	for _, c := range []struct {
+		name, constant string
+		version        int
+		section        string
+	}{
+		{"plan.json", "receipt.PlanSchema", receipt.PlanSchema, "## plan.json"},
+		{"raw.jsonl", "receipt.RecordSchema", receipt.RecordSchema, "## raw.jsonl"},
+		{"looks.jsonl", "receipt.LookSchema", receipt.LookSchema, "## looks.jsonl"},
+		{"analysis.json", "driftcheck.SchemaVersion", driftcheck.SchemaVersion, "## analysis.json"},
+		{"profiles.json", "profdiff.SchemaVersion", profdiff.SchemaVersion, "## profiles.json"},
+		{"gate --json", "gate.SchemaVersion", gate.SchemaVersion, "## flipbench gate --json"},
+	} {
+		row := regexp.MustCompile(`(?m)^\| .*\| (\d+) \(` + "`" + regexp.QuoteMeta(c.constant) + "`")
+		if m := row.FindStringSubmatch(doc); m == nil || m[1] != strconv.Itoa(c.version) {
+			t.Errorf("docs/json.md's table of files does not give %s as %d (%s)", c.name, c.version, c.constant)
+		}
+		i := strings.Index(doc, c.section)
+		if i < 0 {
+			t.Errorf("docs/json.md has no section %q", c.section)
+			continue
+		}
+		m := regexp.MustCompile("(?m)^\\| `schema_version` \\| int \\| (\\d+) \\|").FindStringSubmatch(doc[i:])
+		if m == nil || m[1] != strconv.Itoa(c.version) {
+			t.Errorf("docs/json.md's section %q does not give schema_version %d", c.section, c.version)
+		}
+	}
 }

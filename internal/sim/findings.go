@@ -1,0 +1,284 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// TableRow is one row of the error-rate table as docs/methodology.md shows it: the cell
+// and its rates in percent, each for flipbench, the first-wave rule and naive benchstat.
+type TableRow struct {
+	Within, Between, Drift string
+	Pairs                  int
+	MDEPct                 float64
+	FalseFaster            [3]float64
+	FalseSlower            [3]float64
+	FalseNeutral           [3]float64
+	Power                  [3]float64
+}
+
+// The methods of a TableRow's rates, in order.
+const (
+	methodFlip = iota
+	methodLegacy
+	methodNaive
+)
+
+// ParseTable reads the rows of an error-rate table that Markdown wrote. Findings reads
+// them, so that the sentences about the table state what the table shows.
+func ParseTable(table string) ([]TableRow, error) {
+	var rows []TableRow
+	for i, line := range strings.Split(table, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if !strings.HasPrefix(line, "| ") || len(cells) != 9 || cells[0] == "within" {
+			continue
+		}
+		bad := func(err error) error { return fmt.Errorf("error-rate table line %d: %q: %v", i+1, line, err) }
+		r := TableRow{Within: cells[0], Between: cells[1], Drift: cells[2]}
+		var err error
+		if r.Pairs, err = strconv.Atoi(cells[3]); err != nil {
+			return nil, bad(err)
+		}
+		if r.MDEPct, err = percent(cells[4]); err != nil {
+			return nil, bad(err)
+		}
+		power, _, _ := strings.Cut(cells[8], " (")
+		for j, dst := range []*[3]float64{&r.FalseFaster, &r.FalseSlower, &r.FalseNeutral, &r.Power} {
+			src := cells[5+j]
+			if j == 3 {
+				src = power
+			}
+			parts := strings.Split(src, " / ")
+			if len(parts) != 3 {
+				return nil, bad(fmt.Errorf("want three rates in %q", src))
+			}
+			for k, p := range parts {
+				if dst[k], err = strconv.ParseFloat(p, 64); err != nil {
+					return nil, bad(err)
+				}
+			}
+		}
+		rows = append(rows, r)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("no rows in the error-rate table")
+	}
+	return rows, nil
+}
+
+// percent parses "3.3%".
+func percent(s string) (float64, error) {
+	return strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+}
+
+// Findings writes the bullets that say what the error-rate table shows, every number
+// taken from its rows: flipbench's largest false reproduced and false neutral rates, the
+// first-wave rule's false neutral range, naive benchstat's false slower range under
+// linear drift, and the smallest power.
+func Findings(rows []TableRow) string {
+	lo := func(f func(TableRow) float64, keep func(TableRow) bool) (float64, TableRow) {
+		best, at := math.Inf(1), TableRow{}
+		for _, r := range rows {
+			if keep(r) && f(r) < best {
+				best, at = f(r), r
+			}
+		}
+		return best, at
+	}
+	hi := func(f func(TableRow) float64, keep func(TableRow) bool) float64 {
+		v, _ := lo(func(r TableRow) float64 { return -f(r) }, keep)
+		return -v
+	}
+	count := func(keep func(TableRow) bool) int {
+		n := 0
+		for _, r := range rows {
+			if keep(r) {
+				n++
+			}
+		}
+		return n
+	}
+	all := func(TableRow) bool { return true }
+	drifted := func(r TableRow) bool { return r.Drift != string(NoDrift) }
+	linear := func(r TableRow) bool { return strings.HasPrefix(r.Drift, string(Linear)) }
+
+	var b strings.Builder
+	ff := hi(func(r TableRow) float64 { return r.FalseFaster[methodFlip] }, all)
+	fs := hi(func(r TableRow) float64 { return r.FalseSlower[methodFlip] }, all)
+	fmt.Fprintf(&b, "- flipbench's false reproduced rates reach at most %s faster and %s slower over the %d cells, "+
+		"against the nominal 2.5%% per direction (the verdict's t interval is exact for normal noise; a rate a few tenths above "+
+		"2.5%% would be Monte Carlo error), and are far below it wherever the floor, not the noise, is the binding condition.\n",
+		num(ff), num(fs), len(rows))
+	fn := hi(func(r TableRow) float64 { return r.FalseNeutral[methodFlip] }, all)
+	lfnLo, _ := lo(func(r TableRow) float64 { return r.FalseNeutral[methodLegacy] }, all)
+	lfnHi := hi(func(r TableRow) float64 { return r.FalseNeutral[methodLegacy] }, all)
+	fmt.Fprintf(&b, "- Its false neutral rate is at most %s: equivalence is only claimed from an interval inside the floor. "+
+		"The first-wave rule called a lane neutral whenever its median was within the floor, which at a true effect of exactly "+
+		"the floor happened in %s to %s of trials.\n", num(fn), num(lfnLo), num(lfnHi))
+	dff := hi(func(r TableRow) float64 { return math.Max(r.FalseFaster[methodFlip], r.FalseSlower[methodFlip]) }, drifted)
+	nlo, _ := lo(func(r TableRow) float64 { return r.FalseSlower[methodNaive] }, linear)
+	nhi := hi(func(r TableRow) float64 { return r.FalseSlower[methodNaive] }, linear)
+	every := count(func(r TableRow) bool { return linear(r) && r.FalseSlower[methodNaive] == 100 })
+	fmt.Fprintf(&b, "- Drift does not fool it: linear drift cancels in the pair means; a step or an oscillation widens the "+
+		"interval (and the MDE) instead of producing a verdict (false reproduced at most %s in any drifting cell). Naive benchstat "+
+		"calls the identical candidate slower in %s to %s of the trials of each linear-drift cell, in every trial in %d of its %d cells.\n",
+		num(dff), num(nlo), num(nhi), every, count(linear))
+	pw, at := lo(func(r TableRow) float64 { return r.Power[methodFlip] }, all)
+	fmt.Fprintf(&b, "- Power at twice the MDE is %s or more in every cell (the lowest: %s within, %s between, %s, %d pairs); "+
+		"%d of the %d cells reach 100%%. The price of honesty is the MDE column (%s to %s): on a noisy host with few pairs it is "+
+		"far above the floor, and the verdict says `undecided (MDE x%%)` instead of guessing.\n",
+		num(pw), at.Within, at.Between, driftText(at.Drift), at.Pairs,
+		count(func(r TableRow) bool { return r.Power[methodFlip] == 100 }), len(rows),
+		num(lowMDE(rows)), num(hi(func(r TableRow) float64 { return r.MDEPct }, all)))
+	return b.String()
+}
+
+// lowMDE returns the smallest MDE of the rows.
+func lowMDE(rows []TableRow) float64 {
+	m := math.Inf(1)
+	for _, r := range rows {
+		m = math.Min(m, r.MDEPct)
+	}
+	return m
+}
+
+// driftText describes a row's drift in words: "no drift", "linear 20% drift".
+func driftText(d string) string {
+	if d == string(NoDrift) {
+		return "no drift"
+	}
+	return d + " drift"
+}
+
+// num writes a percentage as the table does, with its sign.
+func num(x float64) string {
+	return strconv.FormatFloat(x, 'f', -1, 64) + "%"
+}
+
+// SeqRow is one row of the sequential table as docs/methodology.md shows it.
+type SeqRow struct {
+	Within, Between, Effect string
+	MaxPairs                int
+	MeanPairs               float64
+	Right, Neutral          float64
+	Undecided               float64
+	Fixed                   string
+}
+
+// ParseSeqTable reads the first table SeqMarkdown wrote, and whether any A/A trial made
+// a false reproduced verdict by the last round (the second table's last column).
+func ParseSeqTable(table string) ([]SeqRow, bool, error) {
+	var rows []SeqRow
+	anyFalse, second := false, false
+	for i, line := range strings.Split(table, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) > 2 && cells[0] == "within" {
+			second = strings.HasPrefix(cells[2], "by round")
+			continue
+		}
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(cells[0], "---") {
+			continue
+		}
+		bad := func(err error) error { return fmt.Errorf("sequential table line %d: %q: %v", i+1, line, err) }
+		switch {
+		case !second && len(cells) == 9:
+			r := SeqRow{Within: cells[0], Between: cells[1], Effect: cells[2], Fixed: cells[8]}
+			var err error
+			if r.MaxPairs, err = strconv.Atoi(cells[3]); err != nil {
+				return nil, false, bad(err)
+			}
+			for j, dst := range []*float64{&r.MeanPairs, &r.Right, &r.Neutral, &r.Undecided} {
+				if *dst, err = strconv.ParseFloat(cells[4+j], 64); err != nil {
+					return nil, false, bad(err)
+				}
+			}
+			rows = append(rows, r)
+		case second:
+			last := cells[len(cells)-1]
+			if last != "-" && last != "0 / 0" {
+				anyFalse = true
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return nil, false, fmt.Errorf("no rows in the sequential table")
+	}
+	return rows, anyFalse, nil
+}
+
+// SeqFindings writes what the sequential table shows, every number taken from its rows:
+// per host, the pairs the A/A lane and the real effects used and how they ended, and
+// whether any A/A trial produced a false reproduced verdict.
+func SeqFindings(rows []SeqRow, anyFalse bool) string {
+	var b strings.Builder
+	b.WriteString("What the table shows:")
+	for _, r := range rows {
+		switch r.Effect {
+		case "+0%":
+			fmt.Fprintf(&b, " with %s within and %s between, the A/A lane used %.1f of at most %d pairs on average, shown neutral in %s of trials and undecided in %s;",
+				r.Within, r.Between, r.MeanPairs, r.MaxPairs, num(r.Neutral), num(r.Undecided))
+		default:
+			fmt.Fprintf(&b, " at %s it reproduced the effect in %s of trials with %.1f pairs on average (the fixed protocol with the same power: %s);",
+				r.Effect, num(r.Right), r.MeanPairs, r.Fixed)
+		}
+	}
+	if anyFalse {
+		b.WriteString(" some A/A trials produced a false reproduced verdict (the second table counts them).\n")
+	} else {
+		b.WriteString(" no A/A trial produced a reproduced verdict at any look.\n")
+	}
+	return b.String()
+}
+
+// Sentences rewrites the generated sentences that state the numbers of a methodology
+// page's error-rate and sequential tables (blocks error-findings and sequential-findings)
+// from those tables, so that prose about a table says what it shows. simtables calls it
+// after writing the tables; the tests check that docs/methodology.md is what it writes.
+func Sentences(text string) (string, error) {
+	table, err := Block(text, "error-rates")
+	if err != nil {
+		return "", err
+	}
+	rows, err := ParseTable(table)
+	if err != nil {
+		return "", err
+	}
+	if text, err = Splice(text, "error-findings", Findings(rows)); err != nil {
+		return "", err
+	}
+	if table, err = Block(text, "sequential"); err != nil {
+		return "", err
+	}
+	seq, anyFalse, err := ParseSeqTable(table)
+	if err != nil {
+		return "", err
+	}
+	return Splice(text, "sequential-findings", SeqFindings(seq, anyFalse))
+}
+
+// markers returns the begin and end markers of generated block name.
+func markers(name string) (string, string) {
+	return "<!-- generated by simtables: " + name + " begin -->\n", "<!-- generated by simtables: " + name + " end -->\n"
+}
+
+// Block returns the text between the markers of generated block name.
+func Block(text, name string) (string, error) {
+	begin, end := markers(name)
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	if i < 0 || j < i {
+		return "", fmt.Errorf("no %q ... %q block", strings.TrimSpace(begin), strings.TrimSpace(end))
+	}
+	return text[i+len(begin) : j], nil
+}
+
+// Splice replaces the text between the markers of generated block name.
+func Splice(text, name, content string) (string, error) {
+	begin, end := markers(name)
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	if i < 0 || j < i {
+		return "", fmt.Errorf("no %q ... %q block", strings.TrimSpace(begin), strings.TrimSpace(end))
+	}
+	return text[:i+len(begin)] + content + text[j:], nil
+}
