@@ -16,9 +16,9 @@ const (
 	// CarryPlaceAndAfter: the cost of a run's place among its lane's runs in the pass and
 	// the effect of the arm whose process ran just before it.
 	CarryPlaceAndAfter = "place and previous process"
-	// CarryPlace: the cost of a run's place only; the previous process's arm is not
-	// separable from the arms in this design (two arms back to back in every lane, say)
-	// or was not recorded.
+	// CarryPlace: the cost of a run's place only; the previous process's arm shows no
+	// effect, is not separable from the arms in this design (the schedule before
+	// designs: two arms back to back in every lane), or was not recorded.
 	CarryPlace = "place"
 	// CarryConfounded: an arm has not yet taken enough places for its contrast to be
 	// told apart from its place's cost (three or more arms, before the design has
@@ -265,6 +265,23 @@ func fitCarryover(in Input, cfg Config, runs []run, lay layout, l int) (*carryFi
 	if known && k >= 2 {
 		s, ok = solve(true)
 	}
+	// The previous process's effect is taken out only where the fit shows one: correcting
+	// for an estimate of nothing would widen every interval of the lane by its noise.
+	var unused []Effect
+	if ok {
+		crit := tCritical(cfg.Alpha/2/float64(k-1), float64(s.df))
+		shown := false
+		for a := 1; a < k; a++ {
+			b, se := s.beta[nTheta+nPi+a-1], s.se[nTheta+nPi+a-1]
+			unused = append(unused, Effect{Label: "after " + armName(in, a), Pct: toPct(b), LowPct: toPct(b - crit*se), HighPct: toPct(b + crit*se)})
+			shown = shown || b-crit*se > 0 || b+crit*se < 0
+		}
+		if !shown {
+			ok = false
+		} else {
+			unused = nil
+		}
+	}
 	if !ok {
 		model = CarryPlace
 		s, ok = solve(false)
@@ -339,6 +356,13 @@ func fitCarryover(in Input, cfg Config, runs []run, lay layout, l int) (*carryFi
 		}
 	}
 	out.Reason = fmt.Sprintf("%s (%s, %d df): %s", strings.Join(parts, ", "), ref, s.df, verdict)
+	if len(unused) > 0 {
+		var ps []string
+		for _, e := range unused {
+			ps = append(ps, e.Label+" "+human.DeltaCI(e.Pct, e.LowPct, e.HighPct))
+		}
+		out.Reason += fmt.Sprintf("; the previous process shows no effect (%s, against following the base), so none is taken out", strings.Join(ps, ", "))
+	}
 	return fit, out
 }
 

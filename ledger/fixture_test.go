@@ -141,7 +141,7 @@ func writeFixture(dir string, fr fixtureRun) error {
 			samples[k] = float64(int64(l.ns * factor * drift * (1 + 0.015*next())))
 		}
 		rec := receipt.Record{
-			Collection: run.Collection, Pass: run.Pass, Order: run.Order, Arm: run.Arm, Lane: run.Lane,
+			Collection: run.Collection, Pass: run.Pass, Order: run.Order, Position: run.Position, Arm: run.Arm, Lane: run.Lane,
 			PID: 1000 + i, Samples: samples, Unit: "ns/op", MaxRSSBytes: int64(rss * (1 << 20)),
 			Started: t0.Add(time.Duration(i) * time.Second), Ended: t0.Add(time.Duration(i)*time.Second + 800*time.Millisecond),
 			Command: []string{"fakelane", "-lane", run.Lane, "-samples", fmt.Sprint(plan.Protocol.Samples), "-warmup", fmt.Sprint(plan.Protocol.Warmup)},
