@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/flipbench/flipbench/calibrate"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/internal/human"
@@ -242,5 +245,99 @@ func TestGateWorkflowValgrind(t *testing.T) {
 	}
 	if says := strings.Contains(string(doc), "The workflow installs Valgrind with `make valgrind`."); says != installs {
 		t.Errorf("docs/gate.md says the workflow installs Valgrind: %v; the workflow does: %v", says, installs)
+	}
+}
+
+// TestPinningTables checks the noise tables of docs/methodology.md's "Pinning lanes to
+// CPUs": every cell "N% (B%)" of a column whose header links a calibration receipt is
+// that receipt's noise of one pass delta and its between-process part for the row's lane
+// (calibrate.FromReceipt), as the linked receipt page shows it: from the analysis stored
+// with the receipt. -update rewrites the cells.
+func TestPinningTables(t *testing.T) {
+	path := filepath.Join("..", "..", "docs", "methodology.md")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	link := regexp.MustCompile(`\(\.\./(results/[^)]+-calibrate)\.md\)`)
+	cell := regexp.MustCompile(`^\d+(\.\d+)?% \(\d+(\.\d+)?%\)$`)
+	changed, tables := false, 0
+	for i := 0; i < len(lines); i++ {
+		cols := strings.Split(strings.Trim(lines[i], "| "), " | ")
+		var receipts []string
+		for _, c := range cols {
+			if m := link.FindStringSubmatch(c); m != nil {
+				receipts = append(receipts, m[1])
+			} else {
+				receipts = append(receipts, "")
+			}
+		}
+		if !strings.HasPrefix(lines[i], "| lane |") || !slices.ContainsFunc(receipts, func(r string) bool { return r != "" }) {
+			continue
+		}
+		tables++
+		noise := map[string]map[string]string{} // receipt -> lane -> cell
+		for _, r := range receipts {
+			if r == "" {
+				continue
+			}
+			// The linked receipt page shows the analysis stored with it: the cells say
+			// what it says (an older drift check's, for these receipts).
+			dir := filepath.Join("..", "..", r)
+			plan, err := receipt.ReadPlan(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := receipt.ReadRecords(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep driftcheck.Report
+			if err := receipt.ReadJSON(filepath.Join(dir, receipt.AnalysisFile), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if err := receipt.VerifyManifest(dir); err != nil {
+				t.Fatal(err)
+			}
+			lanes, err := calibrate.FromReceipt(plan, recs, rep, r, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			noise[r] = map[string]string{}
+			for _, l := range lanes {
+				noise[r][l.Lane] = fmt.Sprintf("%s (%s)", human.Percent(l.NoisePct), human.Percent(l.BetweenPct))
+			}
+		}
+		for j := i + 2; j < len(lines) && strings.HasPrefix(lines[j], "| "); j++ {
+			row := strings.Split(strings.Trim(lines[j], "| "), " | ")
+			lane, _, _ := strings.Cut(row[0], " (")
+			for k, r := range receipts {
+				if r == "" || k >= len(row) || !cell.MatchString(row[k]) {
+					continue
+				}
+				want, ok := noise[r][lane]
+				if !ok {
+					t.Errorf("docs/methodology.md:%d: lane %s is not in %s", j+1, lane, r)
+					continue
+				}
+				if row[k] != want {
+					if *update {
+						row[k], changed = want, true
+						continue
+					}
+					t.Errorf("docs/methodology.md:%d: %s in %s reads %s, the receipt says %s (go test ./internal/cli -run TestPinningTables -update)", j+1, lane, r, row[k], want)
+				}
+			}
+			lines[j] = "| " + strings.Join(row, " | ") + " |"
+		}
+	}
+	if tables == 0 {
+		t.Fatal("docs/methodology.md has no noise table linking a calibration receipt")
+	}
+	if changed {
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
