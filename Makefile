@@ -14,7 +14,7 @@ BASE    ?= origin/main
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/flipbench/flipbench/internal/cli.buildVersion=$(VERSION)
 
-.PHONY: all build install lanes ab gate test vet fmt-check sim valgrind chromium clean
+.PHONY: all build install lanes ab gate test vet fmt-check sim valgrind chromium cc clean
 
 all: build
 
@@ -57,6 +57,15 @@ valgrind:
 		$$sudo apt-get update && $$sudo apt-get install -y valgrind; }
 	@valgrind --version
 
+## cc: install a C compiler when there is none (apt-get's gcc, as root or through sudo): a
+## test builds an exec harness whose lane program is C (gitarms_exec), and make test runs it
+cc:
+	@command -v cc >/dev/null 2>&1 || { \
+		echo "installing a C compiler: apt-get update && apt-get install -y gcc"; \
+		if [ "$$(id -u)" -eq 0 ]; then sudo=; else sudo=sudo; fi; \
+		$$sudo apt-get update && $$sudo apt-get install -y gcc; }
+	@cc --version | head -n 1
+
 ## chromium: install Debian's chromium when it is missing (apt-get, as root or through
 ## sudo): the site's layout and screenshot tests render pages in it, and make test runs
 ## them, so a fresh machine gets it here rather than skipping them
@@ -71,9 +80,11 @@ chromium:
 ## both builds: without and with the flipbench_probe tag; the freshness lanes in every
 ## arm's build: no tag, freshness_optimistic, freshness_fifo; the plugin scheduler and its
 ## lanes also with pluginhost_fair, the build of experiment 40's candidate arm). The
-## instruction-count tests run lanes under Valgrind, and the site's layout test pages in
-## Chromium; it installs both when missing.
-test: fmt-check vet valgrind chromium
+## instruction-count tests run lanes under Valgrind, the site's layout test pages in
+## Chromium, and one exec-harness test builds a C lane program; it installs all three
+## when missing, and a script that needs a program that is missing fails (need PROG), it
+## never skips.
+test: fmt-check vet valgrind chromium cc
 	$(GO) test ./...
 	$(GO) test -tags flipbench_probe ./probe/ ./examples/readerpool/ ./examples/freshness/ ./lanes/release/ ./examples/pluginhost/ ./lanes/tenantmix/
 	$(GO) test -tags freshness_optimistic ./lanes/freshness/

@@ -104,6 +104,32 @@ func gates(arms []string, arm string) bool {
 	return len(arms) == 0 || slices.Contains(arms, arm)
 }
 
+// unfrozen names the fields of the page's rule that a plan of schema 2 or older could not
+// freeze and the rule therefore reads from the page as it is now, for candidate arm arm:
+// the incidence gate's arms (and its control and min-share, without the receipt's own
+// incidence report), shape.decay and the arm's reference flag. Empty for a plan that froze
+// the rule, or a page without those fields.
+func unfrozen(in Input, arm string) []string {
+	e, plan := in.Spec, in.Plan
+	if plan == nil || plan.Rule != nil {
+		return nil
+	}
+	var out []string
+	if g := e.Incidence; g != nil {
+		out = append(out, "incidence.arms")
+		if gates(g.Arms, arm) && (in.Incidence == nil || in.Incidence.Gate == nil) {
+			out = append(out, "incidence.control", "incidence.min-share")
+		}
+	}
+	if e.Shape != nil && len(e.Shape.Decay) > 0 {
+		out = append(out, "shape.decay")
+	}
+	if slices.ContainsFunc(e.Candidates(), func(a spec.Arm) bool { return a.Name == arm && a.Reference }) {
+		out = append(out, "arms."+arm+".reference")
+	}
+	return out
+}
+
 // withDefaults fills a drift configuration's unset thresholds and error rates with the
 // drift check's defaults, as the drift check reads them.
 func withDefaults(c driftcheck.Config) driftcheck.Config {

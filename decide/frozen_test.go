@@ -88,6 +88,23 @@ func TestFrozenRule(t *testing.T) {
 	}
 }
 
+// TestUnfrozenNote checks that a receipt whose plan froze no rule says which of the
+// page's rule fields it read as they are now.
+func TestUnfrozenNote(t *testing.T) {
+	in := fixture([]string{"cand"}, []caseLane{on("P", spec.RolePrimary, "", gain, gain, gain)})
+	in.Spec.Incidence = &spec.Incidence{Total: "dispatches", Eligible: "parked", MinShare: 0.001, Arms: []string{"cand"}}
+	in.Spec.Shape = &spec.Shape{Decay: []string{"P"}}
+	a := Decide(in).Arms[0]
+	want := "predates the frozen rule: incidence.arms, incidence.control, incidence.min-share, shape.decay read from the page as it is now"
+	if !slices.ContainsFunc(a.Notes, func(n string) bool { return strings.Contains(n, want) }) {
+		t.Errorf("notes %q, want one saying %q", a.Notes, want)
+	}
+	in.Plan.Rule = RuleOf(in.Spec)
+	if a := Decide(in).Arms[0]; slices.ContainsFunc(a.Notes, func(n string) bool { return strings.Contains(n, "predates") }) {
+		t.Errorf("a plan that froze the rule: notes %q", a.Notes)
+	}
+}
+
 // TestRuleOfDefaults checks that a plan's drift thresholds left unset (older plans wrote
 // only the floor and the CV thresholds) read as the drift check's defaults, so they do
 // not count as a change.

@@ -37,6 +37,7 @@ func (v *verdicts) open(code, format string, args ...any) {
 func judge(ev *evidence) ArmDecision {
 	v := &verdicts{evidence: ev, primaryGain: !ev.primaryGone}
 	v.opens = append(v.opens, ev.opens...)
+	v.notes = append(v.notes, ev.notes...)
 	if ev.weak != nil && ev.weak.Code == OpenSpecChanged && len(ev.lanes) == 0 && !slices.Contains(ev.in.Analysis.Candidates, ev.arm) {
 		return ArmDecision{Arm: ev.arm, Status: spec.StatusInconclusive, Reasons: []Reason{*ev.weak}}
 	}

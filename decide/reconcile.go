@@ -29,6 +29,8 @@ type evidence struct {
 	primaryGone bool
 	// floorPct is the drift check's effect floor.
 	floorPct float64
+	// notes are observations about the reconciliation that change no verdict.
+	notes []string
 	// alpha is the two-sided error rate of the intervals the rule reads; 0 reads each
 	// summary's own interval (its look's share of the error).
 	alpha float64
@@ -74,6 +76,10 @@ func reconcile(in Input, arm string) *evidence {
 		} else {
 			ev.open(OpenSpecChanged, "%s", c)
 		}
+	}
+	if fields := unfrozen(in, arm); len(fields) > 0 {
+		ev.notes = append(ev.notes, fmt.Sprintf("the receipt's plan.json (schema %d) predates the frozen rule: %s read from the page as it is now, not compared with the run's",
+			max(plan.SchemaVersion, 1), strings.Join(fields, ", ")))
 	}
 	measured := slices.Contains(in.Analysis.Candidates, arm)
 	if !measured {

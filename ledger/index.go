@@ -84,7 +84,9 @@ func newestListed(pageDir string, e *spec.Experiment) string {
 	return best
 }
 
-// headline computes an index entry's headline from the page's newest listed receipt.
+// headline computes an index entry's headline from the page's newest listed receipt, from
+// the analysis its results block shows: the stored one, or for a receipt analysed by an
+// older drift check, the one computed afresh.
 func headline(pageDir string, e *spec.Experiment) string {
 	dir := newestListed(pageDir, e)
 	if dir == "" {
@@ -93,6 +95,15 @@ func headline(pageDir string, e *spec.Experiment) string {
 	var rep driftcheck.Report
 	if err := receipt.ReadJSON(filepath.Join(dir, receipt.AnalysisFile), &rep); err != nil || len(rep.Candidates) == 0 {
 		return ""
+	}
+	if rep.SchemaVersion != driftcheck.SchemaVersion {
+		// An older drift check's analysis: the page shows the one computed afresh
+		// (report.Open), and so does its headline.
+		d, err := report.Load(dir)
+		if err != nil {
+			return ""
+		}
+		rep = d.Analysis
 	}
 	return Headline(e, rep)
 }

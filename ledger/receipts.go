@@ -212,7 +212,9 @@ func ReceiptDir(path string) string {
 // LoadReceipt loads a receipt, given as its data folder or its page, as report.Open does:
 // it verifies the data folder against its manifest and refuses a receipt whose files
 // changed since the run, and it takes the analysis stored in analysis.json (what the
-// receipt page shows), not a fresh computation.
+// receipt page shows) once it has checked it against the drift check computed afresh
+// from plan.json and raw.jsonl, refusing one that differs; an analysis of an older schema
+// is replaced by the one computed afresh.
 func LoadReceipt(dir string) (*report.Data, error) {
 	return report.Open(ReceiptDir(dir))
 }

@@ -77,8 +77,43 @@ func TestScripts(t *testing.T) {
 			"looks":      cmdLooks,
 			"block":      cmdBlock,
 			"benchstat":  bs.cmd,
+			"need":       cmdNeed,
 		},
 	})
+}
+
+// needs says, for each program a script may need, how to get it: make test installs what
+// the Makefile can (a C compiler, Valgrind), and Go and git are what every machine that
+// builds flipbench has.
+var needs = map[string]string{
+	"go":       "install Go 1.26 (https://go.dev/dl/)",
+	"git":      "install git (apt-get install -y git)",
+	"cc":       "run make cc (apt-get update && apt-get install -y gcc), which make test runs first",
+	"valgrind": "run make valgrind (apt-get update && apt-get install -y valgrind), which make test runs first",
+}
+
+// cmdNeed fails the script, loudly, when a program it needs is not installed: need
+// PROG...; a test that CI must run never skips. ! need PROG checks that PROG is missing.
+func cmdNeed(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 {
+		ts.Fatalf("usage: need PROG...")
+	}
+	for _, prog := range args {
+		_, err := exec.LookPath(prog)
+		if neg {
+			if err == nil {
+				ts.Fatalf("%s is installed", prog)
+			}
+			continue
+		}
+		if err != nil {
+			how := needs[prog]
+			if how == "" {
+				how = "install it"
+			}
+			ts.Fatalf("%s is not installed, and this script needs it: %s", prog, how)
+		}
+	}
 }
 
 // cmdReceipt sets $RECEIPT to the only receipt data folder under results/ (or args[0])
