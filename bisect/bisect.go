@@ -316,7 +316,7 @@ func (b *bisection) measure(ctx context.Context, st Step) (*Step, error) {
 	var be *BuildError
 	switch {
 	case errors.As(err, &be) && st.Kind == KindMidpoint:
-		st.Side, st.Reason = SideSkipped, firstLine(be.Err.Error())
+		st.Side, st.Reason = SideSkipped, buildReason(be.Err)
 	case err != nil:
 		return nil, fmt.Errorf("measuring %s against %s: %w", st.Cand.Short(), st.Base.Short(), err)
 	default:
@@ -411,7 +411,11 @@ func chooseLane(lanes []Effect, want string, dir Direction) (Effect, error) {
 	var parts []string
 	for _, e := range lanes {
 		if want == "" || e.Lane == want {
-			parts = append(parts, e.Lane+" "+EffectText(e))
+			part := fmt.Sprintf("%s %s %s", e.Lane, EffectText(e), e.Verdict)
+			if e.Reason != "" {
+				part += " (" + e.Reason + ")"
+			}
+			parts = append(parts, part)
 		}
 	}
 	if len(parts) == 0 {

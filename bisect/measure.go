@@ -62,7 +62,7 @@ func (m *PipelineMeasurer) Measure(ctx context.Context, p Pair) (Measurement, er
 		bench = ExactBench(p.Lane)
 	}
 	job := pipeline.Job{Spec: e, Root: m.Root, Label: Label, Results: m.Results, Command: m.Command, SkipIdentical: true,
-		Pending: pending(p), Build: buildOrSkip(p.Cand)}
+		Pending: pending(p), Build: m.buildOrSkip(p.Cand)}
 	job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
 		exp, res, notes, err := compare.Select(ctx, e, arms, bench, spec.RoleGuard, m.Overrides)
 		for _, n := range notes {
@@ -115,8 +115,9 @@ func pending(p Pair) pipeline.PendingFunc {
 }
 
 // buildOrSkip builds a pair's arms with armbuild.Build; when that fails and the base arm
-// alone builds, the candidate is the commit that does not build: a *BuildError.
-func buildOrSkip(cand Commit) func(ctx context.Context, e *spec.Experiment, o armbuild.Options) ([]receipt.Arm, error) {
+// alone builds, the candidate is the commit that does not build: a *BuildError, whose
+// whole error goes to Note.
+func (m *PipelineMeasurer) buildOrSkip(cand Commit) func(ctx context.Context, e *spec.Experiment, o armbuild.Options) ([]receipt.Arm, error) {
 	return func(ctx context.Context, e *spec.Experiment, o armbuild.Options) ([]receipt.Arm, error) {
 		arms, err := armbuild.Build(ctx, e, o)
 		if err == nil || ctx.Err() != nil || len(e.Arms) < 2 {
@@ -127,7 +128,11 @@ func buildOrSkip(cand Commit) func(ctx context.Context, e *spec.Experiment, o ar
 		if _, berr := armbuild.Build(ctx, &base, o); berr != nil {
 			return nil, err
 		}
-		return nil, &BuildError{Commit: cand, Err: err}
+		be := &BuildError{Commit: cand, Err: err}
+		if m.Note != nil {
+			m.Note(fmt.Sprintf("commit %s does not build; skipped, as git bisect skip does: %v", cand.Short(), err))
+		}
+		return nil, be
 	}
 }
 

@@ -131,6 +131,19 @@ func EffectText(e Effect) string {
 	return human.Delta(e.EstimatePct) + " (no interval)"
 }
 
+// buildReason says in one line why a commit does not build: the compiler's first error
+// (the first line after the first that is not a "# package" header), or else the
+// error's first line.
+func buildReason(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	for _, l := range lines[1:] {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			return "does not build: " + l
+		}
+	}
+	return "does not build: " + firstLine(err.Error())
+}
+
 // firstLine returns the first non-empty line of s.
 func firstLine(s string) string {
 	for l := range strings.SplitSeq(s, "\n") {
