@@ -14,9 +14,13 @@ import (
 // every step.
 const LogFile = "bisect.json"
 
+// LogSchema is the schema_version of LogFile.
+const LogSchema = 1
+
 // Log is what LogFile holds: the request's arguments, to refuse a resume of another
 // bisection, and the outcome so far.
 type Log struct {
+	SchemaVersion int `json:"schema_version"`
 	Good      string   `json:"good_ref"`
 	Bad       string   `json:"bad_ref"`
 	Package   string   `json:"package"`
@@ -29,6 +33,7 @@ type Log struct {
 // WriteLog writes l to dir/LogFile, replacing it whole (through a temporary file), so an
 // interrupted write leaves the previous one.
 func WriteLog(dir string, l Log) error {
+	l.SchemaVersion = LogSchema
 	data, err := json.MarshalIndent(l, "", "  ")
 	if err != nil {
 		return err
@@ -49,6 +54,9 @@ func ReadLog(dir string) (Log, error) {
 	}
 	if err := json.Unmarshal(data, &l); err != nil {
 		return l, fmt.Errorf("%s: %w", filepath.Join(dir, LogFile), err)
+	}
+	if l.SchemaVersion != LogSchema {
+		return l, fmt.Errorf("%s: schema_version %d, this flipbench reads %d", filepath.Join(dir, LogFile), l.SchemaVersion, LogSchema)
 	}
 	if l.Outcome == nil {
 		return l, fmt.Errorf("%s: no outcome", filepath.Join(dir, LogFile))

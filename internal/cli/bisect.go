@@ -136,15 +136,14 @@ func runBisect(ctx context.Context, s Streams, opts *bisectOptions) error {
 	}
 	fmt.Fprintf(s.Err, "flipbench: bisect: %d first-parent commits from %s to %s; log in %s\n", len(r.Commits), r.Good.Short(), r.Bad.Short(), relPath(dir))
 	out, err := bisect.Run(ctx, m, req)
-	if out != nil {
-		if werr := bisect.Write(s.Out, out, relPath); werr != nil {
-			return werr
-		}
-		fmt.Fprintf(s.Out, "log: %s\n", relPath(filepath.Join(dir, bisect.LogFile)))
+	if err != nil {
+		return fmt.Errorf("%w (the decided steps are in %s: --resume %s goes on from them)", err, relPath(dir), relPath(dir))
 	}
-	switch {
-	case err != nil:
+	if err := bisect.Write(s.Out, out, relPath); err != nil {
 		return err
+	}
+	fmt.Fprintf(s.Out, "log: %s\n", relPath(filepath.Join(dir, bisect.LogFile)))
+	switch {
 	case out.Status == bisect.StatusRefused:
 		return silentExit(ExitError)
 	case out.Status == bisect.StatusUndecided:
