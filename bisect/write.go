@@ -20,14 +20,14 @@ const LogSchema = 1
 // Log is what LogFile holds: the request's arguments, to refuse a resume of another
 // bisection, and the outcome so far.
 type Log struct {
-	SchemaVersion int `json:"schema_version"`
-	Good      string   `json:"good_ref"`
-	Bad       string   `json:"bad_ref"`
-	Package   string   `json:"package"`
-	Bench     string   `json:"bench"`
-	Benchtime string   `json:"benchtime"`
-	Command   []string `json:"command"`
-	Outcome   *Outcome `json:"outcome"`
+	SchemaVersion int      `json:"schema_version"`
+	Good          string   `json:"good_ref"`
+	Bad           string   `json:"bad_ref"`
+	Package       string   `json:"package"`
+	Bench         string   `json:"bench"`
+	Benchtime     string   `json:"benchtime"`
+	Command       []string `json:"command"`
+	Outcome       *Outcome `json:"outcome"`
 }
 
 // WriteLog writes l to dir/LogFile, replacing it whole (through a temporary file), so an
