@@ -19,21 +19,11 @@ import (
 // Label names a bisection step's receipts: results/<stamp>-exp000-bisect.
 const Label = "bisect"
 
-// PipelineMeasurer measures a pair as flipbench compare does: a gotest harness over one
-// package with the base and cand arms built from the pair's commits (cached by tree),
-// the benchmarks from HarnessRef in both arms, the sequential protocol until the pair's
-// rule has what it needs, and a receipt under Results.
-type PipelineMeasurer struct {
-	// Root is the repository root; Package the benchmarks' package relative to it.
-	Root, Package string
-	// HarnessRef is the commit the benchmark functions come from (BAD's: every step runs
-	// the same lanes).
-	HarnessRef string
-	// Bench selects the baseline's benchmarks (a go test -bench expression); later steps
-	// run the followed lane alone.
-	Bench string
-	// Benchtime is the lanes' -test.benchtime ("" for compare.DefaultBenchtime).
-	Benchtime string
+// Steps is what every measurer needs to run a step's job: where the repository and the
+// receipts are, the protocol flags, and how jobs run.
+type Steps struct {
+	// Root is the repository root (or the ledger root of a page).
+	Root string
 	// Results is the receipts folder.
 	Results string
 	// Overrides change the protocol (--samples, --max-pairs, --budget).
@@ -42,10 +32,29 @@ type PipelineMeasurer struct {
 	Command []string
 	// Run runs a job; nil means pipeline.Run without a lock or progress.
 	Run func(ctx context.Context, job pipeline.Job) (*pipeline.Result, error)
-	// Note receives what the benchmark selection left out; nil drops it.
+	// Note receives what the benchmark selection left out and why a commit was skipped;
+	// nil drops it.
 	Note func(string)
 	// Now is the clock for the receipts' date; nil means time.Now.
 	Now func() time.Time
+}
+
+// PipelineMeasurer measures a pair as flipbench compare does: a gotest harness over one
+// package with the base and cand arms built from the pair's commits (cached by tree),
+// the benchmarks from HarnessRef in both arms, the sequential protocol until the pair's
+// rule has what it needs, and a receipt under Results.
+type PipelineMeasurer struct {
+	Steps
+	// Package is the benchmarks' package relative to Root.
+	Package string
+	// HarnessRef is the commit the benchmark functions come from (BAD's: every step runs
+	// the same lanes).
+	HarnessRef string
+	// Bench selects the baseline's benchmarks (a go test -bench expression); later steps
+	// run the followed lane alone.
+	Bench string
+	// Benchtime is the lanes' -test.benchtime ("" for compare.DefaultBenchtime).
+	Benchtime string
 }
 
 // Measure compares p.Cand against p.Base.
@@ -61,17 +70,61 @@ func (m *PipelineMeasurer) Measure(ctx context.Context, p Pair) (Measurement, er
 	if p.Lane != "" {
 		bench = ExactBench(p.Lane)
 	}
-	job := pipeline.Job{Spec: e, Root: m.Root, Label: Label, Results: m.Results, Command: m.Command, SkipIdentical: true,
-		Pending: pending(p), Build: m.buildOrSkip(p.Cand)}
+	job := m.job(e, spec.Resolved{}, p)
 	job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
 		exp, res, notes, err := compare.Select(ctx, e, arms, bench, spec.RoleGuard, m.Overrides)
 		for _, n := range notes {
-			if m.Note != nil {
-				m.Note(n)
-			}
+			m.note(n)
 		}
 		return exp, res, err
 	}
+	return m.measure(ctx, job)
+}
+
+// PageMeasurer measures a pair with an experiment page's harness and one of its lanes:
+// the page's arms give way to base and cand built from the pair's commits (with the
+// base arm's tags, ldflags, env and args), the lanes come from the page's harness.ref as
+// in flipbench ab, and the protocol is the page's, run sequentially. The receipts are
+// experiment 0's, so they are never taken for the page's own.
+type PageMeasurer struct {
+	Steps
+	// Spec is the page.
+	Spec *spec.Experiment
+	// Lane is the page's lane to follow.
+	Lane string
+}
+
+// Measure compares p.Cand against p.Base.
+func (m *PageMeasurer) Measure(ctx context.Context, p Pair) (Measurement, error) {
+	e := *m.Spec
+	base := m.Spec.Base()
+	e.ID, e.Incidence = 0, nil
+	e.Title = fmt.Sprintf("bisect of experiment %d, lane %s: %s against %s", m.Spec.ID, m.Lane, p.Cand.Short(), p.Base.Short())
+	e.Arms = []spec.Arm{gitArm(base, spec.BaseArm, p.Base.Hash), gitArm(base, compare.CandArm, p.Cand.Hash)}
+	ov := m.Overrides
+	ov.UntilDecided, ov.Lanes = true, "^"+regexp.QuoteMeta(m.Lane)+"$"
+	res, err := e.Resolve(ov)
+	if err != nil {
+		return Measurement{}, err
+	}
+	return m.measure(ctx, m.job(&e, res, p))
+}
+
+// gitArm is arm a built from commit ref under another name.
+func gitArm(a spec.Arm, name, ref string) spec.Arm {
+	a.Name, a.Ref, a.Bin, a.Patch, a.Reference = name, ref, "", "", false
+	return a
+}
+
+// job is the pipeline job of a step: the stopping rule of the pair, no profiles, no
+// measurement of identical binaries, a build that reports a candidate that does not build.
+func (m *Steps) job(e *spec.Experiment, res spec.Resolved, p Pair) pipeline.Job {
+	return pipeline.Job{Spec: e, Root: m.Root, Resolved: res, Label: Label, Results: m.Results, Command: m.Command,
+		SkipIdentical: true, Pending: pending(p), Build: m.buildOrSkip(p.Cand)}
+}
+
+// measure runs a step's job and reads every lane's effect from its receipt.
+func (m *Steps) measure(ctx context.Context, job pipeline.Job) (Measurement, error) {
 	run := m.Run
 	if run == nil {
 		run = func(ctx context.Context, job pipeline.Job) (*pipeline.Result, error) {
@@ -98,6 +151,13 @@ func (m *PipelineMeasurer) Measure(ctx context.Context, p Pair) (Measurement, er
 	return out, nil
 }
 
+// note passes n to Note.
+func (m *Steps) note(n string) {
+	if m.Note != nil {
+		m.Note(n)
+	}
+}
+
 // pending is the stopping rule of a pair: the followed lane while p.Rule needs it, or at
 // the baseline every lane whose verdict is undecided (compare's rule).
 func pending(p Pair) pipeline.PendingFunc {
@@ -117,7 +177,7 @@ func pending(p Pair) pipeline.PendingFunc {
 // buildOrSkip builds a pair's arms with armbuild.Build; when that fails and the base arm
 // alone builds, the candidate is the commit that does not build: a *BuildError, whose
 // whole error goes to Note.
-func (m *PipelineMeasurer) buildOrSkip(cand Commit) func(ctx context.Context, e *spec.Experiment, o armbuild.Options) ([]receipt.Arm, error) {
+func (m *Steps) buildOrSkip(cand Commit) func(ctx context.Context, e *spec.Experiment, o armbuild.Options) ([]receipt.Arm, error) {
 	return func(ctx context.Context, e *spec.Experiment, o armbuild.Options) ([]receipt.Arm, error) {
 		arms, err := armbuild.Build(ctx, e, o)
 		if err == nil || ctx.Err() != nil || len(e.Arms) < 2 {
@@ -129,9 +189,7 @@ func (m *PipelineMeasurer) buildOrSkip(cand Commit) func(ctx context.Context, e 
 			return nil, err
 		}
 		be := &BuildError{Commit: cand, Err: err}
-		if m.Note != nil {
-			m.Note(fmt.Sprintf("commit %s does not build; skipped, as git bisect skip does: %v", cand.Short(), err))
-		}
+		m.note(fmt.Sprintf("commit %s does not build; skipped, as git bisect skip does: %v", cand.Short(), err))
 		return nil, be
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -23,7 +24,7 @@ type bisectOptions struct {
 	good, bad        string
 	packages         []string
 	bench, benchtime string
-	lane             string
+	lane, page       string
 	results, resume  string
 	faster           bool
 	overrides        spec.Overrides
@@ -35,7 +36,7 @@ func newBisectCmd(s Streams) *cobra.Command {
 	opts := &bisectOptions{}
 	var pf protocolFlags
 	cmd := &cobra.Command{
-		Use:   "bisect GOOD BAD [PACKAGE] --bench REGEX",
+		Use:   "bisect GOOD BAD [PACKAGE] --bench REGEX | bisect GOOD BAD --page NNN --lane LANE",
 		Short: "Find the first commit between GOOD and BAD that made a benchmark slower",
 		Long: `bisect measures BAD against GOOD as flipbench compare does (arms built from git and cached
 by tree, order-flipped pass pairs until decided, a receipt), and refuses with the numbers
@@ -46,6 +47,10 @@ BAD's or GOOD's side; a commit that does not build is skipped. Last, the first s
 commit is measured against its parent, for the step's effect with its interval. A
 midpoint measured between GOOD and BAD, or a step smaller than GOOD->BAD, is reported as
 two or more step changes. The benchmark functions come from BAD in every step.
+
+--page NNN --lane LANE bisects one lane of an experiment page instead: the page's harness
+(its lanes from its harness.ref, as flipbench ab builds them) and protocol, run
+sequentially, with its arms replaced by GOOD, BAD and the commits between them.
 
 Every step writes a receipt (results/ at the repository root, or --results), and the
 bisection's log goes to results/<stamp>-bisect/bisect.json after every step. A step that
@@ -77,6 +82,9 @@ usage error; 4 when a step is undecided.`,
 			if _, err := compare.Matcher(opts.bench); err != nil {
 				return usageError("%v", err)
 			}
+			if opts.page != "" && (opts.lane == "" || len(opts.packages) > 0 || opts.bench != "" || opts.benchtime != "") {
+				return usageError("--page: give the page's lane with --lane, and no PACKAGE, --bench or --benchtime (the page's harness says them)")
+			}
 			pf.apply(cmd.Flags(), &opts.overrides)
 			opts.args = append([]string{"flipbench"}, s.argv...)
 			return runBisect(cmd.Context(), s, opts)
@@ -85,6 +93,7 @@ usage error; 4 when a step is undecided.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.bench, "bench", "", "the benchmarks to measure, as go test -bench selects them; the bisection follows the one that changed most")
 	f.StringVar(&opts.lane, "lane", "", "follow this lane (a benchmark name without Benchmark, as the baseline lists it) instead of the one that changed most")
+	f.StringVar(&opts.page, "page", "", "bisect a lane (--lane) of this experiment page (a number or a path) with the page's harness and protocol")
 	f.StringVar(&opts.benchtime, "benchtime", "", "each sample's -test.benchtime (default "+compare.DefaultBenchtime+")")
 	f.BoolVar(&opts.faster, "faster", false, "hunt the first faster commit (an improvement) instead of the first slower one")
 	f.IntVar(&pf.samples, "samples", 0, "samples per process (default 6)")
@@ -102,40 +111,32 @@ func runBisect(ctx context.Context, s Streams, opts *bisectOptions) error {
 	if _, err := compare.Experiment(compare.Options{}).Resolve(opts.overrides); err != nil {
 		return flagProblem(err)
 	}
-	root, err := armbuild.TopLevel(ctx, ".")
-	if err != nil {
-		return fmt.Errorf("bisect needs a git repository: %w", err)
-	}
-	pkg, err := bisectPackage(ctx, root, opts.packages)
+	m, log, err := bisectMeasurer(ctx, s, opts)
 	if err != nil {
 		return err
 	}
-	r, err := bisect.ResolveRange(ctx, root, opts.good, opts.bad)
+	r, err := bisect.ResolveRange(ctx, m.Root, opts.good, opts.bad)
 	if err != nil {
 		return err
 	}
-	log := bisect.Log{Good: opts.good, Bad: opts.bad, Package: pkg, Bench: opts.bench, Benchtime: opts.benchtime, Command: opts.args}
-	dir, known, err := bisectLogDir(resultsDir(root, opts.results), opts.resume, log)
+	dir, known, err := bisectLogDir(m.Results, opts.resume, log)
 	if err != nil {
 		return err
 	}
-	dir = filepath.Clean(dir)
-	m := &bisect.PipelineMeasurer{Root: root, Package: pkg, HarnessRef: r.Bad.Hash, Bench: opts.bench, Benchtime: opts.benchtime,
-		Results: resultsDir(root, opts.results), Overrides: opts.overrides, Command: opts.args,
-		Run: func(ctx context.Context, job pipeline.Job) (*pipeline.Result, error) {
-			return runPipeline(ctx, s, job, "", opts.wait)
-		},
-		Note: func(n string) { fmt.Fprintf(s.Err, "flipbench: note: %s\n", n) }}
+	var measurer bisect.Measurer = &bisect.PageMeasurer{Steps: m, Spec: log.spec, Lane: opts.lane}
+	if log.spec == nil {
+		measurer = &bisect.PipelineMeasurer{Steps: m, Package: log.Package, HarnessRef: r.Bad.Hash, Bench: opts.bench, Benchtime: opts.benchtime}
+	}
 	req := bisect.Request{Range: r, Direction: bisect.Slower, Lane: opts.lane, Known: known,
 		Save: func(o *bisect.Outcome) error {
 			log.Outcome = o
-			return bisect.WriteLog(dir, log)
+			return bisect.WriteLog(dir, log.Log)
 		}}
 	if opts.faster {
 		req.Direction = bisect.Faster
 	}
 	fmt.Fprintf(s.Err, "flipbench: bisect: %d first-parent commits from %s to %s; log in %s\n", len(r.Commits), r.Good.Short(), r.Bad.Short(), relPath(dir))
-	out, err := bisect.Run(ctx, m, req)
+	out, err := bisect.Run(ctx, measurer, req)
 	if err != nil {
 		return fmt.Errorf("%w (the decided steps are in %s: --resume %s goes on from them)", err, relPath(dir), relPath(dir))
 	}
@@ -150,6 +151,43 @@ func runBisect(ctx context.Context, s Streams, opts *bisectOptions) error {
 		return silentExit(ExitInconclusive)
 	}
 	return nil
+}
+
+// bisectLog is the log of a bisection and, for the --page form, the page.
+type bisectLog struct {
+	bisect.Log
+	spec *spec.Experiment
+}
+
+// bisectMeasurer returns what every step needs (the repository or ledger root, the
+// receipts folder, the pipeline with this process's progress and lock) and the
+// bisection's log header: PACKAGE's, or the page's.
+func bisectMeasurer(ctx context.Context, s Streams, opts *bisectOptions) (bisect.Steps, bisectLog, error) {
+	log := bisectLog{Log: bisect.Log{Good: opts.good, Bad: opts.bad, Bench: opts.bench, Benchtime: opts.benchtime, Command: opts.args}}
+	var root string
+	var err error
+	if opts.page != "" {
+		var page string
+		if log.spec, page, root, err = findExperiment(opts.page); err != nil {
+			return bisect.Steps{}, log, err
+		}
+		if !slices.ContainsFunc(log.spec.Lanes, func(l spec.Lane) bool { return l.Name == opts.lane }) {
+			return bisect.Steps{}, log, usageError("--lane %s: not a lane of %s (it has %s)", opts.lane, relPath(page), laneNames(log.spec.Lanes))
+		}
+		log.Package = relPath(page) + " lane " + opts.lane
+	} else {
+		if root, err = armbuild.TopLevel(ctx, "."); err != nil {
+			return bisect.Steps{}, log, fmt.Errorf("bisect needs a git repository: %w", err)
+		}
+		if log.Package, err = bisectPackage(ctx, root, opts.packages); err != nil {
+			return bisect.Steps{}, log, err
+		}
+	}
+	return bisect.Steps{Root: root, Results: resultsDir(root, opts.results), Overrides: opts.overrides, Command: opts.args,
+		Run: func(ctx context.Context, job pipeline.Job) (*pipeline.Result, error) {
+			return runPipeline(ctx, s, job, "", opts.wait)
+		},
+		Note: func(n string) { fmt.Fprintf(s.Err, "flipbench: note: %s\n", n) }}, log, nil
 }
 
 // bisectPackage resolves the package argument of bisect: one package with tests.
@@ -173,13 +211,13 @@ func bisectPackage(ctx context.Context, root string, args []string) (string, err
 
 // bisectLogDir returns the folder of the bisection's log: a new results/<stamp>-bisect,
 // or the --resume folder with the steps it holds.
-func bisectLogDir(results, resume string, want bisect.Log) (string, []bisect.Step, error) {
+func bisectLogDir(results, resume string, want bisectLog) (string, []bisect.Step, error) {
 	if resume != "" {
 		l, err := bisect.ReadLog(resume)
 		if err != nil {
 			return "", nil, usageError("--resume %s: %v", resume, err)
 		}
-		if err := bisect.CheckResume(l, want); err != nil {
+		if err := bisect.CheckResume(l, want.Log); err != nil {
 			return "", nil, usageError("%v", err)
 		}
 		return resume, l.Outcome.Steps, nil
