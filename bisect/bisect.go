@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/receipt"
@@ -383,6 +384,9 @@ func (b *bisection) baseline(ctx context.Context) error {
 	if err != nil {
 		b.o.Status = StatusRefused
 		b.o.Reason = fmt.Sprintf("BAD (%s) is not reproduced %s than GOOD (%s): %v", r.Bad.Short(), b.req.Direction, r.Good.Short(), err)
+		if slices.ContainsFunc(st.Lanes, func(e Effect) bool { return !e.Verdict.Decided() && (b.req.Lane == "" || e.Lane == b.req.Lane) }) {
+			b.o.Reason += "; an undecided baseline may decide with more pairs: run again with a higher --max-pairs (and --budget)"
+		}
 		return b.save()
 	}
 	st.Effect = &lane

@@ -93,6 +93,7 @@ func TestRun(t *testing.T) {
 		{name: "a midpoint that cannot be decided", n: 8, steps: map[int]float64{5: 0.3}, half: 0.2, status: StatusUndecided, reason: "--max-pairs"},
 		{name: "no change", n: 8, status: StatusRefused, reason: "BAD (c8) is not reproduced slower than GOOD (c1): Other 0.0% [0.0%, 0.0%] neutral"},
 		{name: "slower, hunting faster", n: 8, steps: map[int]float64{5: math.Ln2}, dir: Faster, status: StatusRefused, reason: "is not reproduced faster"},
+		{name: "an undecided baseline", n: 8, steps: map[int]float64{5: 0.05}, status: StatusRefused, reason: "Spin +5.1% [-4.9%, +16.2%] undecided; an undecided baseline may decide with more pairs: run again with a higher --max-pairs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, f := history(tc.n, tc.steps)
