@@ -62,13 +62,15 @@ Exit status: 0 when the commit is named; 1 on an error or a refused baseline; 2 
 usage error; 4 when a step is undecided.`,
 		Example: `  flipbench bisect v1.2.0 v1.3.0 ./btree --bench 'Insert$'
   flipbench bisect main~20 main --bench Parse --benchtime 20ms --max-pairs 6
-  flipbench bisect v1 v2 ./... --bench Get --faster       # the first commit that made Get faster
+  flipbench bisect v1 v2 ./btree --bench Get --faster      # the first commit that made Get faster
   flipbench bisect v1 v2 --bench Get --max-pairs 12 --resume results/2026-12-02T20-00-00Z-bisect`,
-		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			args, err := takeWaitArg(&opts.wait, s.argv, args)
 			if err != nil {
 				return err
+			}
+			if len(args) < 2 {
+				return usageError("bisect: want GOOD and BAD (two commits), got %d arguments", len(args))
 			}
 			opts.good, opts.bad, opts.packages = args[0], args[1], args[2:]
 			for _, a := range opts.packages {
