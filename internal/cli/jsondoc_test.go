@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flipbench/flipbench/bisect"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/gate"
 	"github.com/flipbench/flipbench/profdiff"
@@ -35,6 +36,15 @@ func TestJSONDocumented(t *testing.T) {
 			if !regexp.MustCompile("[`.]" + regexp.QuoteMeta(field) + "[`.\\[]").MatchString(doc) {
 				t.Errorf("docs/json.md does not name field %s of %s", field, name)
 			}
+		}
+	}
+	data, err = os.ReadFile("../../docs/bisect.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range jsonFields(reflect.TypeOf(bisect.Log{}), map[reflect.Type]bool{}) {
+		if !regexp.MustCompile("[`.]" + regexp.QuoteMeta(field) + "[`.\\[]").MatchString(string(data)) {
+			t.Errorf("docs/bisect.md does not name field %s of bisect.json", field)
 		}
 	}
 }

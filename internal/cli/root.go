@@ -118,6 +118,7 @@ pass-pair REPRODUCED or drift-suspected, and writes receipts that benchstat can 
 		newVersionCmd(s),
 		newAbCmd(s),
 		newCompareCmd(s),
+		newBisectCmd(s),
 		newBuildCmd(s),
 		newArchiveCmd(s),
 		newDriftCmd(s),
