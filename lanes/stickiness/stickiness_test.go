@@ -21,6 +21,11 @@ import (
 // stays well under 2 s.
 const (
 	itemRows = 20_000 // rows of the six-column items table
+	// countedItemRows is the items table of the counted lanes, which read only the warm
+	// ids (below 100) and the wide table: building the full table took some 20 s of a
+	// counted process's 21-32 s under Valgrind (by hand, on the 2-core host), and the
+	// smaller one has the same depth of B-tree.
+	countedItemRows = 2_000
 	// warmIDs is how many ids the reads cycle over: a few pages' worth, so that after
 	// the warmup samples every worker holds them in its page cache whatever the dispatch
 	// policy, and the lanes compare statement warm state, not page cache warm state.
@@ -97,19 +102,20 @@ func TestMain(m *testing.M) {
 // and resets the timer.
 func setup(b *testing.B) *fixture {
 	b.Helper()
-	f := fixtureOnly(b)
+	f := fixtureOnly(b, itemRows)
 	quietHeap()
 	b.ResetTimer()
 	return f
 }
 
-// fixtureOnly returns the shared fixture, building it on first use, and does nothing
-// else: the counted lanes (countedFirstReads, countedAlternating) use it, since under
-// Valgrind the collector is off already (GOGC=off) and a collection inside the measured
-// call would count the heap, not the reads.
-func fixtureOnly(b *testing.B) *fixture {
+// fixtureOnly returns the shared fixture, building it with rows rows of items on first
+// use (the first lane of the process decides; flipbench runs one lane per process), and
+// does nothing else: the counted lanes (countedFirstReads, AlternatingSQLInstr) use it
+// with countedItemRows, since under Valgrind the collector is off already (GOGC=off) and a
+// collection inside the measured call would count the heap, not the reads.
+func fixtureOnly(b *testing.B, rows int) *fixture {
 	b.Helper()
-	sharedOnce.Do(func() { shared = newFixture() })
+	sharedOnce.Do(func() { shared = newFixture(rows) })
 	if shared.err != nil {
 		b.Fatal(shared.err)
 	}
@@ -134,7 +140,7 @@ func quietHeap() {
 }
 
 // newFixture creates the database and opens the pool.
-func newFixture() *fixture {
+func newFixture(rows int) *fixture {
 	f := &fixture{scale: readerpool.ProcessScale()}
 	f.dir, f.err = os.MkdirTemp("", "stickiness-lanes-")
 	if f.err != nil {
@@ -165,7 +171,7 @@ func newFixture() *fixture {
 		CREATE TABLE wide (id INTEGER PRIMARY KEY, %s);
 		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d)
 		INSERT INTO wide SELECT i, %s FROM n;
-	`, itemRows, strings.Join(wideCols, ", "), wideRows, strings.Join(wideVals, ", "))
+	`, rows, strings.Join(wideCols, ", "), wideRows, strings.Join(wideVals, ", "))
 	f.err = f.pool.Exec(context.Background(), schema)
 	return f
 }
@@ -239,7 +245,7 @@ func benchFirstReads(b *testing.B, n int, bytes bool) {
 // once per operation) and runs no collection (Valgrind's environment has the collector
 // off). Making the statement texts is part of the operation, the same in every arm.
 func countedFirstReads(b *testing.B, n int, bytes bool) {
-	f := fixtureOnly(b)
+	f := fixtureOnly(b, countedItemRows)
 	var prepared uint64
 	for range b.N {
 		before := f.prepares()
@@ -389,7 +395,7 @@ func BenchmarkAlternatingSQL(b *testing.B) {
 // BenchmarkAlternatingSQLInstr is AlternatingSQL for counting instructions: the same
 // reads and nothing else in the operation (see countedFirstReads).
 func BenchmarkAlternatingSQLInstr(b *testing.B) {
-	f := fixtureOnly(b)
+	f := fixtureOnly(b, countedItemRows)
 	for range b.N {
 		f.alternating(b, f.nextID())
 	}
@@ -521,13 +527,13 @@ func overlapped(issued, returned []time.Time) bool {
 // BenchmarkConc4 times as many concurrent range reads as the pool has workers (four on
 // the original's four-worker pool).
 func BenchmarkConc4(b *testing.B) {
-	benchConcurrent(b, fixtureOnly(b).scale.Workers)
+	benchConcurrent(b, fixtureOnly(b, itemRows).scale.Workers)
 }
 
 // BenchmarkPark8 times twice as many concurrent range reads as the pool has workers
 // (eight on the original's pool), so that half of them park and are woken.
 func BenchmarkPark8(b *testing.B) {
-	benchConcurrent(b, 2*fixtureOnly(b).scale.Workers)
+	benchConcurrent(b, 2*fixtureOnly(b, itemRows).scale.Workers)
 }
 
 // BenchmarkSacrifice times a read large enough to exceed the sacrifice threshold (its
