@@ -27,8 +27,8 @@
 // AlternatingSQL and nothing else in the operation, for counting instructions under
 // Valgrind (metric: instructions, docs/instructions.md): their cost is work (preparing
 // and stepping statements, rendering JSON), not waiting, so a count measures them without
-// the host's noise. They build a smaller items table (2,000 rows; the reads touch only
-// the first ids), since building the full one was most of a counted process's time.
+// the host's noise. They build smaller tables (200 rows each; the reads touch only the
+// first ids), since building the full one was most of a counted process's time.
 //
 // # What the lanes ask
 //

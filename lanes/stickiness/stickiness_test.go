@@ -21,11 +21,11 @@ import (
 // stays well under 2 s.
 const (
 	itemRows = 20_000 // rows of the six-column items table
-	// countedItemRows is the items table of the counted lanes, which read only the warm
-	// ids (below 100) and the wide table: building the full table took some 20 s of a
-	// counted process's 21-32 s under Valgrind (by hand, on the 2-core host), and the
-	// smaller one has the same depth of B-tree.
-	countedItemRows = 2_000
+	// countedRows is the size of the items and the wide table of the counted lanes,
+	// which read only the warm ids (below 40): building the full tables took most of a
+	// counted process's 21-32 s under Valgrind (by hand, on the loaded 2-core host), and
+	// the smaller ones have the same depth of B-tree (a root page over leaf pages).
+	countedRows = 200
 	// warmIDs is how many ids the reads cycle over: a few pages' worth, so that after
 	// the warmup samples every worker holds them in its page cache whatever the dispatch
 	// policy, and the lanes compare statement warm state, not page cache warm state.
@@ -108,14 +108,15 @@ func setup(b *testing.B) *fixture {
 	return f
 }
 
-// fixtureOnly returns the shared fixture, building it with rows rows of items on first
-// use (the first lane of the process decides; flipbench runs one lane per process), and
-// does nothing else: the counted lanes (countedFirstReads, AlternatingSQLInstr) use it
-// with countedItemRows, since under Valgrind the collector is off already (GOGC=off) and a
-// collection inside the measured call would count the heap, not the reads.
+// fixtureOnly returns the shared fixture, building it with rows rows of items (and at
+// most that many of the wide table) on first use (the first lane of the process
+// decides; flipbench runs one lane per process), and does nothing else: the counted
+// lanes (countedFirstReads, AlternatingSQLInstr) use it with countedRows, since under
+// Valgrind the collector is off already (GOGC=off) and a collection inside the measured
+// call would count the heap, not the reads.
 func fixtureOnly(b *testing.B, rows int) *fixture {
 	b.Helper()
-	sharedOnce.Do(func() { shared = newFixture(rows) })
+	sharedOnce.Do(func() { shared = newFixture(rows, min(rows, wideRows)) })
 	if shared.err != nil {
 		b.Fatal(shared.err)
 	}
@@ -140,7 +141,7 @@ func quietHeap() {
 }
 
 // newFixture creates the database and opens the pool.
-func newFixture(rows int) *fixture {
+func newFixture(rows, wide int) *fixture {
 	f := &fixture{scale: readerpool.ProcessScale()}
 	f.dir, f.err = os.MkdirTemp("", "stickiness-lanes-")
 	if f.err != nil {
@@ -171,7 +172,7 @@ func newFixture(rows int) *fixture {
 		CREATE TABLE wide (id INTEGER PRIMARY KEY, %s);
 		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d)
 		INSERT INTO wide SELECT i, %s FROM n;
-	`, rows, strings.Join(wideCols, ", "), wideRows, strings.Join(wideVals, ", "))
+	`, rows, strings.Join(wideCols, ", "), wide, strings.Join(wideVals, ", "))
 	f.err = f.pool.Exec(context.Background(), schema)
 	return f
 }
@@ -245,7 +246,7 @@ func benchFirstReads(b *testing.B, n int, bytes bool) {
 // once per operation) and runs no collection (Valgrind's environment has the collector
 // off). Making the statement texts is part of the operation, the same in every arm.
 func countedFirstReads(b *testing.B, n int, bytes bool) {
-	f := fixtureOnly(b, countedItemRows)
+	f := fixtureOnly(b, countedRows)
 	var prepared uint64
 	for range b.N {
 		before := f.prepares()
@@ -395,7 +396,7 @@ func BenchmarkAlternatingSQL(b *testing.B) {
 // BenchmarkAlternatingSQLInstr is AlternatingSQL for counting instructions: the same
 // reads and nothing else in the operation (see countedFirstReads).
 func BenchmarkAlternatingSQLInstr(b *testing.B) {
-	f := fixtureOnly(b, countedItemRows)
+	f := fixtureOnly(b, countedRows)
 	for range b.N {
 		f.alternating(b, f.nextID())
 	}
