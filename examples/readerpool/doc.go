@@ -40,7 +40,16 @@
 //
 // Pool.Stats reports per-worker counts (reads, prepares, sacrifices, buffer size) and
 // the dispatcher's counts (dispatches, parked reads), so tests can check which worker
-// served a read and lanes can report the mechanism they measure.
+// served a read and lanes can report the mechanism they measure. With WithWorkerCPU each
+// worker also measures the CPU time its thread spends serving reads (WorkerStats.CPU).
+//
+// # Scale
+//
+// ScaleFor and ProcessScale give the pool size the bundled lanes use: a worker per CPU
+// the process may run on, at least 2 and at most 4, so that the lanes keep the original
+// experiments' shape (four workers, a core each) on four or more CPUs and shrink with the
+// machine below that. DefaultWorkers, the size Open uses without WithWorkers, is the
+// library's own choice and is unchanged.
 //
 // Built with -tags flipbench_probe, the dispatcher also feeds the incidence counters of
 // package probe: dispatches, cheap, costly, parked and cheap-parked-behind-costly (see

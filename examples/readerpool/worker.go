@@ -59,6 +59,8 @@ type prepared struct {
 type workerCounters struct {
 	reads, jsonReads, prepares, sacrifices atomic.Uint64
 	bufferCap, cached                      atomic.Int64
+	// cpuNanos is the CPU time spent serving reads (WithWorkerCPU).
+	cpuNanos atomic.Int64
 }
 
 // worker owns one read-only connection and everything warm on it: the connection's page
@@ -143,7 +145,7 @@ func (w *worker) loop() {
 		// 2-core host the last of four concurrent callers often arrived after the first
 		// read was done.
 		runtime.Gosched()
-		r, size := w.serve(j)
+		r, size := w.timedServe(j)
 		if w.cfg.sacrificeBytes > 0 && size > w.cfg.sacrificeBytes {
 			w.counters.sacrifices.Add(1)
 			_ = w.drop() // the connection is discarded; a close error changes nothing
@@ -156,6 +158,23 @@ func (w *worker) loop() {
 		j.reply <- r
 	}
 	w.closeErr = w.drop()
+}
+
+// timedServe is serve, measuring the CPU time of the worker's thread with WithWorkerCPU:
+// the goroutine is locked to its thread for the read, so the thread's clock counts this
+// read and nothing else.
+func (w *worker) timedServe(j *job) (result, int64) {
+	if !w.cfg.workerCPU {
+		return w.serve(j)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start, ok := threadCPU()
+	r, size := w.serve(j)
+	if end, ok2 := threadCPU(); ok && ok2 {
+		w.counters.cpuNanos.Add(int64(end - start))
+	}
+	return r, size
 }
 
 // serve runs one read and returns its result and its approximate size in bytes.

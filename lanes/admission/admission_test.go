@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,8 +9,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,9 +20,6 @@ import (
 )
 
 const (
-	// workers is the pool size the experiment is about, set explicitly so the lanes do
-	// not depend on the host's CPU count.
-	workers = 4
 	// itemRows is the size of the items table: room for large reads at many offsets.
 	itemRows = 20_000
 	// largeRows is the size of a large read, far above the 64-row cheap cap.
@@ -67,6 +67,11 @@ type fixture struct {
 	dir  string
 	pool *readerpool.Pool
 	err  error
+	// scale is the pool's size for the CPUs this process may run on
+	// (readerpool.ProcessScale): a worker per CPU, 2 to 4. The saturating lanes issue as
+	// many reads as it has workers, or twice as many, where the original issued four or
+	// eight against four workers.
+	scale readerpool.Scale
 	// primed says whether the point read has run once (so it is cheap).
 	primed bool
 	// next varies ids between samples. Only the benchmark goroutine touches it.
@@ -101,27 +106,31 @@ func setup(b *testing.B) *fixture {
 	}
 	prev := runtime.GOMAXPROCS(laneProcs)
 	b.Cleanup(func() { runtime.GOMAXPROCS(prev) })
-	quietHeap(b)
+	quietHeap()
 	return shared
 }
 
-// quietHeap collects the garbage of earlier samples and keeps the collector off for the
-// rest of this one (up to a 1 GiB heap, where it runs anyway), so that no sample pays for
-// another's garbage or for the collector's pacing. A large read allocates about a
-// megabyte of row values; with the collector on, collections took close to half of
-// BulkSeq4Idle's time on the 2-core reference host and their timing varied from process
-// to process, and no dispatch policy changes what the lanes allocate. The collection
-// runs before the sample's timed part, untimed. flipbench runs one sample per call of a
-// lane (-test.benchtime 1x); with more operations per call, garbage accumulates until
-// the call ends or the limit is reached.
-func quietHeap(b *testing.B) {
+// quietHeap turns the collector off for the rest of the process (up to a 1 GiB heap,
+// where it runs anyway) and collects the garbage of earlier samples, untimed, so that no
+// sample pays for another's garbage or for the collector's pacing. A large read allocates
+// about a megabyte of row values; with the collector on, collections took close to half
+// of BulkSeq4Idle's time on the 2-core reference host and their timing varied from
+// process to process, and no dispatch policy changes what the lanes allocate.
+//
+// The collector stays off between samples too. It used to be switched back on at the end
+// of each sample; the collections the testing package and this function then ran with it
+// on let the runtime return the freed heap to the operating system, and the next
+// sample's reads faulted it in again: 1,000 to 2,000 page faults per Bulk4Mixed burst,
+// 0.3 to 0.9 of a core in system time while it ran (by hand, on the 2-core host with
+// other work running), a cost of the kernel and of the host's load, not of the dispatch
+// policy, paid twice as often by reads that run at once. With the collector off
+// throughout, a collection frees the memory to the heap and the next sample reuses it.
+// flipbench runs one sample per call of a lane (-test.benchtime 1x); with more
+// operations per call, garbage accumulates until the call ends or the limit is reached.
+func quietHeap() {
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(1 << 30)
 	runtime.GC()
-	percent := debug.SetGCPercent(-1)
-	limit := debug.SetMemoryLimit(1 << 30)
-	b.Cleanup(func() {
-		debug.SetGCPercent(percent)
-		debug.SetMemoryLimit(limit)
-	})
 }
 
 // stopwatch times the measured part of each operation and reports the mean as ns/op,
@@ -152,12 +161,13 @@ func (s *stopwatch) report(b *testing.B) {
 // newFixture creates the database and opens the pool. It runs no read, so a lane that
 // never primes the point read never shows the pool a cheap read.
 func newFixture() *fixture {
-	f := &fixture{}
+	f := &fixture{scale: readerpool.ProcessScale()}
 	f.dir, f.err = os.MkdirTemp("", "admission-lanes-")
 	if f.err != nil {
 		return f
 	}
-	f.pool, f.err = readerpool.Open(filepath.Join(f.dir, "lanes.db"), readerpool.WithWorkers(workers))
+	f.pool, f.err = readerpool.Open(filepath.Join(f.dir, "lanes.db"),
+		readerpool.WithWorkers(f.scale.Workers), readerpool.WithWorkerCPU())
 	if f.err != nil {
 		return f
 	}
@@ -314,7 +324,7 @@ func (f *fixture) admitted(served uint64, n int) bool {
 func (f *fixture) held(served uint64, n int) (admitted, holding bool) {
 	s := f.pool.Stats()
 	admitted = int(s.Dispatches-served)+s.Waiting >= n
-	return admitted, admitted && workers-s.Free+s.Waiting >= n
+	return admitted, admitted && f.scale.Workers-s.Free+s.Waiting >= n
 }
 
 // await polls until cond holds, failing the lane if it never does. It only bounds a wait
@@ -335,7 +345,7 @@ func await(b *testing.B, what string, cond func() bool) {
 	}
 }
 
-// saturate issues n (at least workers) large reads and waits until every one of them
+// saturate issues n (at least the pool's workers) large reads and waits until every one of them
 // holds a worker or is parked, so that what follows arrives into a saturated pool. When a
 // large read gives its worker back before all of them have reached the pool, the burst is
 // drained and set up again (at most admitAttempts times); retries counts those repeats.
@@ -379,7 +389,7 @@ func BenchmarkPointUnderLoad(b *testing.B) {
 	for range b.N {
 		for range pointRounds {
 			id := f.nextID()
-			hold := f.saturate(b, workers, &retries)
+			hold := f.saturate(b, f.scale.Workers, &retries)
 			before := f.pool.Stats().Parked
 			sw.begin()
 			err := f.pointRead(id)()
@@ -394,10 +404,12 @@ func BenchmarkPointUnderLoad(b *testing.B) {
 	b.ReportMetric(float64(sw.total.Nanoseconds())/float64(b.N*pointRounds), "ns/op")
 	b.ReportMetric(float64(parked)/float64(b.N*pointRounds), "point-parked/op")
 	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
+	f.reportScale(b)
 }
 
-// BenchmarkMixedQueue times eight point reads issued at once behind eight admitted large
-// reads, until all eight point reads are done.
+// BenchmarkMixedQueue times 2 x workers point reads (eight on the original's four
+// workers) issued at once behind 2 x workers admitted large reads, until all the point
+// reads are done.
 func BenchmarkMixedQueue(b *testing.B) {
 	f := setup(b)
 	f.prime(b)
@@ -406,11 +418,11 @@ func BenchmarkMixedQueue(b *testing.B) {
 		retries int
 	)
 	for range b.N {
-		ids := make([]int, 8)
+		ids := make([]int, 2*f.scale.Workers)
 		for k := range ids {
 			ids[k] = f.nextID()
 		}
-		hold := f.saturate(b, 2*workers, &retries)
+		hold := f.saturate(b, 2*f.scale.Workers, &retries)
 		points := &burst{}
 		sw.begin()
 		for _, id := range ids {
@@ -423,9 +435,11 @@ func BenchmarkMixedQueue(b *testing.B) {
 	}
 	sw.report(b)
 	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
+	f.reportScale(b)
 }
 
-// bulk4 times four concurrent large reads, from their issue until all are done; when
+// bulk4 times as many concurrent large reads as the pool has workers (four on the
+// original's pool), from their issue until all are done; when
 // mixed is set, each sample follows a point read, on a pool primed with it (so that read
 // is cheap from the first sample on). A sample counts only when the burst was
 // concurrent: every read was issued before any returned. On a busy 2-core host a read's
@@ -437,8 +451,13 @@ func BenchmarkMixedQueue(b *testing.B) {
 //
 // It reports, per counted sample, the reads the pool parked (parked/op) and those it
 // parked while a worker was free (reserved/op, Stats.Reserved: the worker was kept back).
-// Under candB with the reservation armed that is one of the four large reads; under
-// every other arm, and in Bulk4Cold, none.
+// Under candB with the reservation armed that is one of the large reads; under every
+// other arm, and in Bulk4Cold, none. It also reports where the burst's CPU time went
+// (see cpuMeter): cores/op, the cores the process used while the burst ran, and
+// cpu-wK-ms/op, the CPU time of the K-th busiest worker. With a CPU per worker a burst
+// that every worker runs at once uses about as many cores as there are workers; under
+// candB's reservation one worker's share moves to another, the burst uses one core less,
+// and it takes longer by the reads that waited for the kept-back worker.
 func bulk4(b *testing.B, mixed bool) {
 	f := setup(b)
 	if mixed {
@@ -446,22 +465,25 @@ func bulk4(b *testing.B, mixed bool) {
 	}
 	var (
 		sw               stopwatch
+		cpu              cpuMeter
 		parked, reserved uint64
 		retries          int
 	)
+	n := f.scale.Workers
 	for range b.N {
 		for attempt := 0; ; attempt++ {
 			if attempt == admitAttempts {
-				b.Fatalf("in %d attempts a large read always finished before all %d had reached the pool; the host is too busy for this lane", admitAttempts, workers)
+				b.Fatalf("in %d attempts a large read always finished before all %d had reached the pool; the host is too busy for this lane", admitAttempts, n)
 			}
 			if mixed {
 				f.point(b) // recent cheap traffic
 			}
-			ids := make([]int, workers)
+			ids := make([]int, n)
 			for k := range ids {
 				ids[k] = f.nextID()
 			}
 			before := f.pool.Stats()
+			beforeCPU := processCPU(b)
 			u := &burst{}
 			var t stopwatch
 			t.begin()
@@ -470,6 +492,7 @@ func bulk4(b *testing.B, mixed bool) {
 			}
 			u.wg.Wait()
 			t.end()
+			afterCPU := processCPU(b)
 			u.wait(b)
 			if !u.overlapped() {
 				retries++
@@ -477,6 +500,7 @@ func bulk4(b *testing.B, mixed bool) {
 			}
 			after := f.pool.Stats()
 			sw.total += t.total
+			cpu.add(t.total, afterCPU-beforeCPU, before, after)
 			parked += after.Parked - before.Parked
 			reserved += after.Reserved - before.Reserved
 			break
@@ -486,17 +510,80 @@ func bulk4(b *testing.B, mixed bool) {
 	b.ReportMetric(float64(parked)/float64(b.N), "parked/op")
 	b.ReportMetric(float64(reserved)/float64(b.N), "reserved/op")
 	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
+	cpu.report(b)
+	f.reportScale(b)
 }
 
-// BenchmarkBulk4Mixed times four concurrent large reads on a pool with recent cheap reads.
+// cpuMeter adds up where the CPU time of timed bursts went: the process's CPU time
+// against the bursts' wall time, and each worker's (readerpool.WithWorkerCPU), ranked
+// per burst from the busiest worker down so that samples whose reads landed on
+// different slots add up alike.
+type cpuMeter struct {
+	wall, process time.Duration
+	// ranked[k] is the sum over bursts of the k-th busiest worker's CPU time.
+	ranked []time.Duration
+	bursts int
+}
+
+// add records one burst: its wall time, the process's CPU time over it, and the pool's
+// stats before and after it.
+func (m *cpuMeter) add(wall, process time.Duration, before, after readerpool.Stats) {
+	m.wall += wall
+	m.process += process
+	m.bursts++
+	per := make([]time.Duration, len(after.Workers))
+	for k := range per {
+		per[k] = after.Workers[k].CPU - before.Workers[k].CPU
+	}
+	slices.SortFunc(per, func(x, y time.Duration) int { return cmp.Compare(y, x) })
+	if m.ranked == nil {
+		m.ranked = make([]time.Duration, len(per))
+	}
+	for k, d := range per {
+		m.ranked[k] += d
+	}
+}
+
+// report reports cores/op (process CPU time over wall time of the bursts) and
+// cpu-wK-ms/op (the K-th busiest worker's CPU time per burst, in milliseconds).
+func (m *cpuMeter) report(b *testing.B) {
+	if m.bursts == 0 || m.wall <= 0 {
+		return
+	}
+	b.ReportMetric(float64(m.process)/float64(m.wall), "cores/op")
+	for k, d := range m.ranked {
+		b.ReportMetric(float64(d)/float64(time.Millisecond)/float64(m.bursts), fmt.Sprintf("cpu-w%d-ms/op", k+1))
+	}
+}
+
+// processCPU returns the CPU time (user and system) the process has used so far.
+func processCPU(b *testing.B) time.Duration {
+	b.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("reading the process's CPU time: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportScale reports the scale the lane ran at: the pool's workers and the CPUs the
+// process may run on (see fixture.scale), so a receipt says which shape it measured.
+func (f *fixture) reportScale(b *testing.B) {
+	b.ReportMetric(float64(f.scale.Workers), "workers")
+	b.ReportMetric(float64(f.scale.CPUs), "cpus")
+}
+
+// BenchmarkBulk4Mixed times a burst of concurrent large reads, one per worker, on a pool
+// with recent cheap reads.
 func BenchmarkBulk4Mixed(b *testing.B) { bulk4(b, true) }
 
-// BenchmarkBulk4Cold times four concurrent large reads in a process that never runs a
-// cheap read.
+// BenchmarkBulk4Cold times the burst of Bulk4Mixed in a process that never runs a cheap
+// read.
 func BenchmarkBulk4Cold(b *testing.B) { bulk4(b, false) }
 
-// BenchmarkCostlyLatency times a large read that parks in a saturated pool while sixteen
-// point reads pile up behind it, from its issue to its completion.
+// BenchmarkCostlyLatency times a large read that parks in a saturated pool while
+// 4 x workers point reads (sixteen on the original's four workers) pile up behind it from
+// one caller per worker, four each, from its issue to its completion.
 func BenchmarkCostlyLatency(b *testing.B) {
 	f := setup(b)
 	f.prime(b)
@@ -506,13 +593,13 @@ func BenchmarkCostlyLatency(b *testing.B) {
 	)
 	for range b.N {
 		targetID := f.nextID()
-		ids := make([]int, 16)
+		ids := make([]int, 4*f.scale.Workers)
 		for k := range ids {
 			ids[k] = f.nextID()
 		}
 		target := &burst{}
 		cheap := &burst{}
-		hold := f.saturate(b, workers, &retries)
+		hold := f.saturate(b, f.scale.Workers, &retries)
 		served := f.pool.Stats().Dispatches
 		done := make(chan struct{})
 		sw.begin()
@@ -520,8 +607,8 @@ func BenchmarkCostlyLatency(b *testing.B) {
 			defer close(done)
 			return f.large(targetID)()
 		})
-		await(b, "the fifth large read reaches the pool", func() bool { return f.admitted(served, 1) })
-		for c := range 4 {
+		await(b, "the extra large read reaches the pool", func() bool { return f.admitted(served, 1) })
+		for c := range f.scale.Workers {
 			cheap.start(func() error {
 				for _, id := range ids[4*c : 4*c+4] {
 					if err := f.pointRead(id)(); err != nil {
@@ -539,6 +626,7 @@ func BenchmarkCostlyLatency(b *testing.B) {
 	}
 	sw.report(b)
 	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
+	f.reportScale(b)
 }
 
 // The inert controls time a batch of operations per sample, several milliseconds of

@@ -22,6 +22,11 @@ import (
 // cpuFeedItems is the size of the CPU lanes' feed table.
 const cpuFeedItems = 1_000
 
+// cpuWorkers is the CPU lanes' pool size, fixed: one caller reads one statement at a
+// time, so the count does not matter to what they measure, and experiments 19 and the
+// gate count their instructions on this pool.
+const cpuWorkers = 4
+
 // The CPU lanes' process-wide fixture, built on first use.
 var (
 	cpuOnce   sync.Once
@@ -29,14 +34,14 @@ var (
 )
 
 // newCPUFixture creates the CPU lanes' database (a feed of cpuFeedItems items) and opens
-// a pool of workers on it. It runs no read.
+// a pool of cpuWorkers workers on it. It runs no read.
 func newCPUFixture() *fixture {
 	f := &fixture{}
 	f.dir, f.err = os.MkdirTemp("", "release-cpu-lanes-")
 	if f.err != nil {
 		return f
 	}
-	f.pool, f.err = readerpool.Open(filepath.Join(f.dir, "feed.db"), readerpool.WithWorkers(workers))
+	f.pool, f.err = readerpool.Open(filepath.Join(f.dir, "feed.db"), readerpool.WithWorkers(cpuWorkers))
 	if f.err != nil {
 		return f
 	}

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,8 +20,12 @@ import (
 // between about 20 µs and 10 ms on a 2-core machine, and a lane process with 50 samples
 // stays well under 2 s.
 const (
-	workers  = 4      // the experiment is about a four-worker pool
 	itemRows = 20_000 // rows of the six-column items table
+	// countedRows is the size of the items and the wide table of the counted lanes,
+	// which read only the warm ids (below 40): building the full tables took most of a
+	// counted process's 21-32 s under Valgrind (by hand, on the loaded 2-core host), and
+	// the smaller ones have the same depth of B-tree (a root page over leaf pages).
+	countedRows = 200
 	// warmIDs is how many ids the reads cycle over: a few pages' worth, so that after
 	// the warmup samples every worker holds them in its page cache whatever the dispatch
 	// policy, and the lanes compare statement warm state, not page cache warm state.
@@ -67,6 +72,10 @@ type fixture struct {
 	dir  string
 	pool *readerpool.Pool
 	err  error
+	// scale is the pool's size for the CPUs this process may run on
+	// (readerpool.ProcessScale): a worker per CPU, 2 to 4 (the original's pool had four).
+	// Conc4 and Park8 issue as many reads as it has workers, and twice as many.
+	scale readerpool.Scale
 	// next makes statement texts and ids differ between samples. Only the benchmark
 	// goroutine touches it.
 	next int
@@ -89,44 +98,57 @@ func TestMain(m *testing.M) {
 }
 
 // setup returns the shared fixture, building it on first use, collects the garbage of
-// earlier samples and keeps the collector off for the rest of this one (see quietHeap),
+// earlier samples with the collector off for the rest of the process (see quietHeap),
 // and resets the timer.
 func setup(b *testing.B) *fixture {
 	b.Helper()
-	sharedOnce.Do(func() { shared = newFixture() })
+	f := fixtureOnly(b, itemRows)
+	quietHeap()
+	b.ResetTimer()
+	return f
+}
+
+// fixtureOnly returns the shared fixture, building it with rows rows of items (and at
+// most that many of the wide table) on first use (the first lane of the process
+// decides; flipbench runs one lane per process), and does nothing else: the counted
+// lanes (countedFirstReads, AlternatingSQLInstr) use it with countedRows, since under
+// Valgrind the collector is off already (GOGC=off) and a collection inside the measured
+// call would count the heap, not the reads.
+func fixtureOnly(b *testing.B, rows int) *fixture {
+	b.Helper()
+	sharedOnce.Do(func() { shared = newFixture(rows, min(rows, wideRows)) })
 	if shared.err != nil {
 		b.Fatal(shared.err)
 	}
-	quietHeap(b)
-	b.ResetTimer()
 	return shared
 }
 
-// quietHeap collects the garbage of earlier samples, untimed, and keeps the collector off
-// until the sample ends (up to a 1 GiB heap, where it runs anyway), so that no sample
-// pays for another's garbage or for the collector's pacing, which varies from process to
-// process; no dispatch policy changes what the lanes allocate. flipbench runs one sample
-// per call of a lane (-test.benchtime 1x); with more operations per call, garbage
-// accumulates until the call ends or the limit is reached.
-func quietHeap(b *testing.B) {
+// quietHeap turns the collector off for the rest of the process (up to a 1 GiB heap,
+// where it runs anyway) and collects the garbage of earlier samples, untimed, so that no
+// sample pays for another's garbage or for the collector's pacing, which varies from
+// process to process; no dispatch policy changes what the lanes allocate. The collector
+// stays off between samples: switched back on after each sample, as it first was, the
+// collections run with it on let the runtime return the freed heap to the operating
+// system, and the next sample's reads faulted it in again (1,000 to 2,000 page faults
+// per burst of large reads in the admission lanes, a large share of a core in system
+// time), a cost of the kernel and the host's load rather than of the dispatch policy.
+// flipbench runs one or two operations per call of a lane (harness.benchtime); with more,
+// garbage accumulates until the call ends or the limit is reached.
+func quietHeap() {
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(1 << 30)
 	runtime.GC()
-	percent := debug.SetGCPercent(-1)
-	limit := debug.SetMemoryLimit(1 << 30)
-	b.Cleanup(func() {
-		debug.SetGCPercent(percent)
-		debug.SetMemoryLimit(limit)
-	})
 }
 
 // newFixture creates the database and opens the pool.
-func newFixture() *fixture {
-	f := &fixture{}
+func newFixture(rows, wide int) *fixture {
+	f := &fixture{scale: readerpool.ProcessScale()}
 	f.dir, f.err = os.MkdirTemp("", "stickiness-lanes-")
 	if f.err != nil {
 		return f
 	}
 	f.pool, f.err = readerpool.Open(filepath.Join(f.dir, "lanes.db"),
-		readerpool.WithWorkers(workers), readerpool.WithSacrificeBytes(sacrificeBytes),
+		readerpool.WithWorkers(f.scale.Workers), readerpool.WithSacrificeBytes(sacrificeBytes),
 		readerpool.WithStatementCache(statementCache))
 	if f.err != nil {
 		return f
@@ -150,7 +172,7 @@ func newFixture() *fixture {
 		CREATE TABLE wide (id INTEGER PRIMARY KEY, %s);
 		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d)
 		INSERT INTO wide SELECT i, %s FROM n;
-	`, itemRows, strings.Join(wideCols, ", "), wideRows, strings.Join(wideVals, ", "))
+	`, rows, strings.Join(wideCols, ", "), wide, strings.Join(wideVals, ", "))
 	f.err = f.pool.Exec(context.Background(), schema)
 	return f
 }
@@ -203,38 +225,77 @@ func (f *fixture) sacrifices() uint64 {
 // millisecond, too short to average over the host's noise.
 func benchFirstReads(b *testing.B, n int, bytes bool) {
 	f := setup(b)
-	ctx := context.Background()
 	var prepared uint64
 	for range b.N {
 		b.StopTimer()
-		sqls := make([]string, newPerSample)
-		ids := make([]int, n*newPerSample)
-		for s := range sqls {
-			sqls[s] = f.newPointSQL()
-		}
-		for k := range ids {
-			ids[k] = f.nextID()
-		}
+		sqls, ids := f.newStatements(n)
 		before := f.prepares()
 		b.StartTimer()
-		for s, sql := range sqls {
-			for _, id := range ids[s*n : (s+1)*n] {
-				var err error
-				if bytes {
-					_, err = f.pool.SelectBytes(ctx, sql, id)
-				} else {
-					_, err = f.pool.Select(ctx, sql, id)
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
+		f.firstReads(b, sqls, ids, n, bytes)
 		b.StopTimer()
 		prepared += f.prepares() - before
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*newPerSample), "ns/op")
 	b.ReportMetric(float64(prepared)/float64(b.N*newPerSample), "prepares/op")
+	f.reportScale(b)
+}
+
+// countedFirstReads is benchFirstReads for a lane that counts instructions
+// (metric: instructions): the same reads, with nothing else in the operation. It touches
+// no timer (starting and stopping it reads the memory statistics, which stops the world,
+// once per operation) and runs no collection (Valgrind's environment has the collector
+// off). Making the statement texts is part of the operation, the same in every arm.
+func countedFirstReads(b *testing.B, n int, bytes bool) {
+	f := fixtureOnly(b, countedRows)
+	var prepared uint64
+	for range b.N {
+		before := f.prepares()
+		sqls, ids := f.newStatements(n)
+		f.firstReads(b, sqls, ids, n, bytes)
+		prepared += f.prepares() - before
+	}
+	b.ReportMetric(float64(prepared)/float64(b.N*newPerSample), "prepares/op")
+	f.reportScale(b)
+}
+
+// newStatements returns newPerSample never-seen statements and the n ids each is read
+// with.
+func (f *fixture) newStatements(n int) ([]string, []int) {
+	sqls := make([]string, newPerSample)
+	ids := make([]int, n*newPerSample)
+	for s := range sqls {
+		sqls[s] = f.newPointSQL()
+	}
+	for k := range ids {
+		ids[k] = f.nextID()
+	}
+	return sqls, ids
+}
+
+// firstReads runs each statement's n reads in turn, through Select or SelectBytes.
+func (f *fixture) firstReads(b *testing.B, sqls []string, ids []int, n int, bytes bool) {
+	b.Helper()
+	ctx := context.Background()
+	for s, sql := range sqls {
+		for _, id := range ids[s*n : (s+1)*n] {
+			var err error
+			if bytes {
+				_, err = f.pool.SelectBytes(ctx, sql, id)
+			} else {
+				_, err = f.pool.Select(ctx, sql, id)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// reportScale reports the scale the lane ran at: the pool's workers and the CPUs the
+// process may run on (see fixture.scale).
+func (f *fixture) reportScale(b *testing.B) {
+	b.ReportMetric(float64(f.scale.Workers), "workers")
+	b.ReportMetric(float64(f.scale.CPUs), "cpus")
 }
 
 // BenchmarkFirst4NewSQL times the first 4 executions of a never-seen statement.
@@ -249,6 +310,11 @@ func BenchmarkFirst32NewSQL(b *testing.B) { benchFirstReads(b, 32, false) }
 // BenchmarkBytesFirst8NewSQL is First8NewSQL through SelectBytes, which rotates in both
 // arms.
 func BenchmarkBytesFirst8NewSQL(b *testing.B) { benchFirstReads(b, 8, true) }
+
+// BenchmarkBytesFirst8NewSQLInstr is BytesFirst8NewSQL for counting instructions
+// (see countedFirstReads): its cost is work (preparing, stepping, rendering JSON), not
+// waiting, so a count measures it without the host's noise.
+func BenchmarkBytesFirst8NewSQLInstr(b *testing.B) { countedFirstReads(b, 8, true) }
 
 // BenchmarkPoint1 times one point read of a statement that is warm on every worker.
 func BenchmarkPoint1(b *testing.B) {
@@ -311,24 +377,44 @@ func BenchmarkMixed6_20(b *testing.B) {
 	}
 }
 
+// alternatingOther is the second statement of AlternatingSQL.
+const alternatingOther = "SELECT id, c1, c2, c3, c4, c5 FROM wide WHERE id = ?"
+
 // BenchmarkAlternatingSQL times alternatingReads sequential reads alternating between
 // two warm statements.
 func BenchmarkAlternatingSQL(b *testing.B) {
 	f := setup(b)
-	ctx := context.Background()
-	const other = "SELECT id, c1, c2, c3, c4, c5 FROM wide WHERE id = ?"
 	for range b.N {
 		b.StopTimer()
 		base := f.nextID()
 		b.StartTimer()
-		for r := range alternatingReads {
-			sql := pointSQL
-			if r%2 == 1 {
-				sql = other
-			}
-			if _, err := f.pool.Select(ctx, sql, base+r%warmIDs); err != nil {
-				b.Fatal(err)
-			}
+		f.alternating(b, base)
+	}
+	f.reportScale(b)
+}
+
+// BenchmarkAlternatingSQLInstr is AlternatingSQL for counting instructions: the same
+// reads and nothing else in the operation (see countedFirstReads).
+func BenchmarkAlternatingSQLInstr(b *testing.B) {
+	f := fixtureOnly(b, countedRows)
+	for range b.N {
+		f.alternating(b, f.nextID())
+	}
+	f.reportScale(b)
+}
+
+// alternating runs alternatingReads sequential reads alternating between pointSQL and
+// alternatingOther, from id base on.
+func (f *fixture) alternating(b *testing.B, base int) {
+	b.Helper()
+	ctx := context.Background()
+	for r := range alternatingReads {
+		sql := pointSQL
+		if r%2 == 1 {
+			sql = alternatingOther
+		}
+		if _, err := f.pool.Select(ctx, sql, base+r%warmIDs); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
@@ -358,9 +444,9 @@ func benchConcurrent(b *testing.B, n int) {
 	ctx := context.Background()
 	sql := fmt.Sprintf("SELECT %s FROM items WHERE id > ? ORDER BY id LIMIT %d", pointColumns, rangeRows)
 	var (
-		total   time.Duration
-		parked  uint64
-		retries int
+		total, cpu time.Duration
+		parked     uint64
+		retries    int
 	)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(concProcs))
 	for range b.N {
@@ -377,6 +463,7 @@ func benchConcurrent(b *testing.B, n int) {
 			returned := make([]time.Time, n)
 			var wg sync.WaitGroup
 			before := f.pool.Stats()
+			cpuBefore := processCPU(b)
 			start := time.Now()
 			for k, id := range ids {
 				wg.Add(1)
@@ -389,6 +476,7 @@ func benchConcurrent(b *testing.B, n int) {
 			}
 			wg.Wait()
 			took := time.Since(start)
+			cpuTook := processCPU(b) - cpuBefore
 			for _, err := range errs {
 				if err != nil {
 					b.Fatal(err)
@@ -399,6 +487,7 @@ func benchConcurrent(b *testing.B, n int) {
 				continue
 			}
 			total += took
+			cpu += cpuTook
 			parked += f.pool.Stats().Parked - before.Parked
 			break
 		}
@@ -406,6 +495,20 @@ func benchConcurrent(b *testing.B, n int) {
 	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns/op")
 	b.ReportMetric(float64(parked)/float64(b.N), "parked/op")
 	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
+	if total > 0 {
+		b.ReportMetric(float64(cpu)/float64(total), "cores/op")
+	}
+	f.reportScale(b)
+}
+
+// processCPU returns the CPU time (user and system) the process has used so far.
+func processCPU(b *testing.B) time.Duration {
+	b.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("reading the process's CPU time: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // overlapped reports whether every call was issued before any returned.
@@ -422,12 +525,17 @@ func overlapped(issued, returned []time.Time) bool {
 	return last.Before(first)
 }
 
-// BenchmarkConc4 times four concurrent range reads on the four-worker pool.
-func BenchmarkConc4(b *testing.B) { benchConcurrent(b, 4) }
+// BenchmarkConc4 times as many concurrent range reads as the pool has workers (four on
+// the original's four-worker pool).
+func BenchmarkConc4(b *testing.B) {
+	benchConcurrent(b, fixtureOnly(b, itemRows).scale.Workers)
+}
 
-// BenchmarkPark8 times eight concurrent range reads on the four-worker pool, so that
-// reads park and are woken.
-func BenchmarkPark8(b *testing.B) { benchConcurrent(b, 8) }
+// BenchmarkPark8 times twice as many concurrent range reads as the pool has workers
+// (eight on the original's pool), so that half of them park and are woken.
+func BenchmarkPark8(b *testing.B) {
+	benchConcurrent(b, 2*fixtureOnly(b, itemRows).scale.Workers)
+}
 
 // BenchmarkSacrifice times a read large enough to exceed the sacrifice threshold (its
 // worker drops and reopens its connection) followed by a point read.
