@@ -85,7 +85,7 @@ chromium:
 ## when missing, and a script that needs a program that is missing fails (need PROG), it
 ## never skips.
 test: fmt-check vet valgrind chromium cc
-	$(GO) test ./...
+	$(GO) test -timeout 25m ./...
 	$(GO) test -tags flipbench_probe ./probe/ ./examples/readerpool/ ./examples/freshness/ ./lanes/release/ ./examples/pluginhost/ ./lanes/tenantmix/
 	$(GO) test -tags freshness_optimistic ./lanes/freshness/
 	$(GO) test -tags freshness_fifo ./lanes/freshness/
