@@ -23,8 +23,8 @@ import (
 
 // readmeRuns are the receipts the README's first section reports on, with their pages.
 var readmeRuns = []struct{ page, receipt string }{
-	{"experiments/275-admission-priority.md", "results/2026-12-01T13-28-52Z-exp275-quick"},
-	{"experiments/266-sticky-reader-dispatch.md", "results/2026-12-01T13-22-12Z-exp266-quick"},
+	{"experiments/275-admission-priority.md", "results/2026-12-02T21-10-47Z-exp275-quick"},
+	{"experiments/266-sticky-reader-dispatch.md", "results/2026-12-02T20-09-43Z-exp266-quick"},
 }
 
 // TestReadmeReceipts checks that what the README says its example runs found is what
