@@ -25,12 +25,27 @@ type prior struct {
 }
 
 // moderated returns the posterior variance and degrees of freedom of a lane with variance
-// s2 on d degrees of freedom.
+// s2 on d degrees of freedom. A lane whose own variance is far above the prior (beyond
+// the upper outlierQuantile of s0^2 chi^2_d / d: a noisy lane among quiet ones, which a
+// prior fitted to a few lanes may not have seen as different) keeps its own: borrowing
+// would narrow its interval on the strength of other lanes' quiet (robust empirical Bayes
+// in the spirit of Phipson et al. 2016).
 func (p prior) moderated(s2, d float64) (float64, float64) {
-	if p.d0 <= 0 {
+	if p.d0 <= 0 || (d > 0 && s2 > p.s0sq*chiSquareUpper(d, outlierZ)) {
 		return s2, d
 	}
 	return (p.d0*p.s0sq + d*s2) / (p.d0 + d), p.d0 + d
+}
+
+// outlierZ is the standard normal quantile of the outlier test of moderated: 2.326, the
+// upper 1%.
+const outlierZ = 2.326
+
+// chiSquareUpper returns about the upper quantile of chi^2_d / d at the standard normal
+// quantile z, by the Wilson-Hilferty approximation.
+func chiSquareUpper(d, z float64) float64 {
+	a := 2 / (9 * d)
+	return math.Pow(1-a+z*math.Sqrt(a), 3)
 }
 
 // fitPrior fits the prior to lane variances vs with degrees of freedom ds (Smyth 2004,
