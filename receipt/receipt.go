@@ -178,6 +178,10 @@ type Sequential struct {
 	MinPairs int           `json:"min_pairs"`
 	MaxPairs int           `json:"max_pairs"`
 	Budget   time.Duration `json:"budget_ns"`
+	// StopUndecidable stops measuring a lane once a look finds it cannot be decided
+	// within the budget at its noise, unless the decision rule reads it (a primary,
+	// guard or control of a run with a page). flipbench compare sets it.
+	StopUndecidable bool `json:"stop_undecidable,omitempty"`
 }
 
 // Round returns the round of pass p (1-based within its collection): its pass pair.

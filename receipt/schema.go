@@ -11,6 +11,7 @@ const (
 	// PlanSchema is the version of plan.json; a plan without schema_version is version 1.
 	PlanSchema = 2
 	// LookSchema is the version of a looks.jsonl line; a line without schema_version is
-	// version 1, the same fields.
-	LookSchema = 2
+	// version 1, the same fields. Version 3 added undecidable and the stop reason
+	// undecidable.
+	LookSchema = 3
 )

@@ -250,7 +250,7 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, 
 	e := compare.Experiment(co)
 	job := pipeline.Job{Spec: e, Root: root, Label: compare.Label, Results: resultsDir(root, opts.results), Command: opts.args,
 		Pending: compare.Pending, ProfileLanes: opts.profile.v, ProfileSamples: opts.profile.samples.n,
-		SkipIdentical: !opts.measureIdentical}
+		SkipIdentical: !opts.measureIdentical, StopUndecidable: true}
 	job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
 		exp, res, notes, err := compare.Select(ctx, e, arms, opts.bench, role, opts.overrides)
 		for _, n := range notes {
