@@ -16,10 +16,12 @@ import (
 
 // benchBinary answers gotest lane commands as a test binary would: a duration benchtime
 // runs the lane until a sample takes the benchtime, Nx runs N iterations; every
-// operation of arm takes perOp[arm] and every process takes start-up on top.
+// operation of arm takes perOp[arm], every sample setup outside the timer, and every
+// process start-up on top.
 type benchBinary struct {
 	perOp   map[string]time.Duration
 	startup time.Duration
+	setup   time.Duration
 	seen    [][]string
 }
 
@@ -49,7 +51,7 @@ func (b *benchBinary) Start(_ context.Context, c harness.Command) harness.Proces
 		fmt.Fprintf(&out, "%s-2\t%d\t%d ns/op\n", name, n, op.Nanoseconds())
 	}
 	start := time.Unix(1000, 0)
-	wall := b.startup + time.Duration(count*n)*op
+	wall := b.startup + time.Duration(count*n)*op + time.Duration(count)*b.setup
 	return harness.Process{Stdout: []byte(out.String()), Started: start, Ended: start.Add(wall)}
 }
 
@@ -107,21 +109,65 @@ func TestFixIterations(t *testing.T) {
 			if len(cals) != 1 || cals[0].Overhead != 20*time.Millisecond {
 				t.Errorf("calibrations %+v, want one with 20ms overhead", cals)
 			}
-			// One calibration at the benchtime in base, one check at N in cand, both of
-			// exactly the lane's benchmark.
-			if len(bin.seen) != 2 {
-				t.Fatalf("%d processes, want 2", len(bin.seen))
+			if l.Lengthened != "" || cals[0].PerSample != 0 {
+				t.Errorf("lengthened %q, time outside the timer %s: want none", l.Lengthened, cals[0].PerSample)
+			}
+			// One process per arm that runs no benchmark, then one calibration at the
+			// benchtime in base, one check at N in cand, both of exactly the lane's
+			// benchmark.
+			if len(bin.seen) != 4 {
+				t.Fatalf("%d processes, want 4", len(bin.seen))
+			}
+			for i, arm := range []string{"base", "cand"} {
+				if got := strings.Join(bin.seen[i], " "); got != arm+".test -test.run ^$" {
+					t.Errorf("process %d: %s, want %s.test -test.run ^$", i, got, arm)
+				}
 			}
 			for i, want := range []string{tc.benchtime, fmt.Sprintf("%dx", cals[0].Iterations)} {
 				if i == 1 && tc.replanned {
 					continue // checked at the base's N, then re-planned
 				}
-				argv := strings.Join(bin.seen[i], " ")
+				argv := strings.Join(bin.seen[i+2], " ")
 				if !strings.Contains(argv, "-test.bench ^BenchmarkSub$/^small$ -test.benchtime "+want+" -test.count 1") {
 					t.Errorf("process %d: %s, want benchtime %s, count 1", i, argv, want)
 				}
 			}
 		})
+	}
+}
+
+// A lane whose setup outside the timer takes more than a third of the benchtime per
+// sample gets longer samples: the setup is then a third of a sample, and a sample at
+// most 4x the benchtime.
+func TestFixIterationsLengthens(t *testing.T) {
+	clock := func() time.Time { return time.Unix(0, 0) }
+	for _, tc := range []struct {
+		setup time.Duration
+		wantN int
+	}{
+		{20 * time.Millisecond, 10_000},  // a fifth of the 100ms benchtime: kept
+		{60 * time.Millisecond, 18_000},  // a 180ms sample makes it a third
+		{500 * time.Millisecond, 40_000}, // at most 4 x 100ms
+	} {
+		bin := &benchBinary{perOp: map[string]time.Duration{"base": 10 * time.Microsecond, "cand": 10 * time.Microsecond},
+			startup: 20 * time.Millisecond, setup: tc.setup}
+		plan := gotestPlan("100ms", "Seek")
+		it, err := FixIterations(context.Background(), plan, bin, clock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := plan.Lanes[0]
+		if l.Iterations != tc.wantN || it.Lanes[0].PerSample != tc.setup {
+			t.Errorf("setup %s: %dx with %s outside the timer per sample, want %dx", tc.setup, l.Iterations, it.Lanes[0].PerSample, tc.wantN)
+		}
+		lengthened := tc.wantN != 10_000
+		if (l.Lengthened != "") != lengthened || strings.Contains(it.Note(), "samples lengthened for 1 of 1 lanes") != lengthened {
+			t.Errorf("setup %s: lengthened %q, note %q; want lengthened %v", tc.setup, l.Lengthened, it.Note(), lengthened)
+		}
+		// The forecast's process: start-up and one setup, then a setup per further sample.
+		if got, want := it.Lanes[0].ProcessTime("base", 6, 1), 20*time.Millisecond+tc.setup+7*time.Duration(tc.wantN)*10*time.Microsecond+6*tc.setup; got != want {
+			t.Errorf("setup %s: process time %s, want %s", tc.setup, got, want)
+		}
 	}
 }
 

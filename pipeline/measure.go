@@ -185,15 +185,7 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 		}
 	}
 	next := nextRound(recs, round, l.Pending, measured)
-	if round >= max(seq.MinPairs, 2) && len(l.Pending) > 0 {
-		l.Undecidable, l.Pending = s.undecidable(rep, l, next, measured(recs))
-		if len(l.Pending) == 0 {
-			l.Stop = receipt.StopUndecidable
-		}
-		next = nextRound(recs, round, l.Pending, measured)
-	}
 	switch {
-	case l.Stop != "":
 	case len(l.Pending) == 0:
 		l.Stop = receipt.StopDecided
 	case round >= seq.MaxPairs || round >= s.maxRound:
@@ -201,12 +193,16 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 	case seq.Budget > 0 && l.Elapsed+next > seq.Budget:
 		// The next round would end past the budget: stop before starting it.
 		l.Stop = receipt.StopBudget
+	case round >= max(seq.MinPairs, 2):
+		// Another round runs: of the lanes it would measure, those that cannot be decided
+		// within the budget are named, and stopped when the rule says so.
+		l.Undecidable, l.Pending = s.undecidable(rep, l, next)
+		if len(l.Pending) == 0 {
+			l.Stop = receipt.StopUndecidable
+		}
 	}
 	if l.Stop != "" {
 		l.Pending = []string{}
-		if l.Stop != receipt.StopUndecidable {
-			l.Undecidable = nil // nothing more is measured: there is nothing to stop
-		}
 	}
 	if !s.logged[round] {
 		if err := receipt.AppendLook(s.dir, l); err != nil {
@@ -228,7 +224,7 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 // look named; it returns them, marking those it stops, and the lanes still pending. A
 // lane is stopped when the plan's rule stops undecidable lanes and the decision rule
 // does not read it (RuleReads).
-func (s *sequence) undecidable(rep driftcheck.Report, l receipt.Look, next, spent time.Duration) ([]receipt.UndecidableLane, []string) {
+func (s *sequence) undecidable(rep driftcheck.Report, l receipt.Look, next time.Duration) ([]receipt.UndecidableLane, []string) {
 	named := map[string]bool{}
 	for _, prev := range s.looks {
 		for _, u := range prev.Undecidable {
@@ -239,7 +235,7 @@ func (s *sequence) undecidable(rep driftcheck.Report, l receipt.Look, next, spen
 		return named[p.Lane] || !slices.Contains(l.Pending, p.Lane)
 	})
 	b := BudgetOf(s.plan, l)
-	b.Elapsed, b.PerRound = spent, next
+	b.PerRound = next
 	us := Undecidable(rep, b)
 	stop := s.plan.Protocol.Sequential.StopUndecidable
 	pending := l.Pending

@@ -238,6 +238,10 @@ type Lane struct {
 	// Replanned says why Iterations is not the base arm's calibration: a sample of
 	// another arm at that N took less than half or more than twice Benchtime.
 	Replanned string `json:"replanned,omitempty"`
+	// Lengthened says why a sample of Iterations takes longer than Benchtime: the time
+	// outside the timer per sample (the benchmark's setup, which go test runs at b.N = 1
+	// and again at N, and its collections) was more than a third of Benchtime.
+	Lengthened string `json:"lengthened,omitempty"`
 }
 
 // Counter says how the instructions of an instruction-count lane are counted (package
