@@ -249,15 +249,37 @@ func calibrateLane(ctx context.Context, st harness.Starter, plan *receipt.Plan, 
 		}
 		n := iterationsFor(target, math.Exp(logSum/float64(len(cal.PerOp))))
 		if n == cal.Iterations {
-			cal.lengthen()
-			return cal, nil
+			return lengthened(cal, run, plan.Arms[1], fixed, starts), nil
 		}
 		cal.Replanned = fmt.Sprintf("re-planned from %dx to %dx: at %d iterations a sample took %s, outside [%gx, %gx] of the %s benchtime; "+
 			"%dx is the geometric mean of the arms, the same for every arm", cal.Iterations, n, cal.Iterations, joinAnd(outside), ReplanLow, ReplanHigh, target, n)
 		cal.Iterations = n
 	}
-	cal.lengthen()
-	return cal, nil
+	return lengthened(cal, run, plan.Arms[1], fixed, starts), nil
+}
+
+// lengthened returns cal lengthened (LaneCalibration.lengthen) when that pays: one more
+// check run of lane in arm a at the longer N must find about the same time outside the
+// timer per sample. Time outside the timer that grows with N (a benchmark that stops its
+// timer inside the loop to rebuild its input) is no setup a longer sample spreads, so the
+// lane keeps its N.
+func lengthened(cal LaneCalibration, run func(receipt.Arm, receipt.Lane) (float64, time.Duration, time.Duration, error),
+	a receipt.Arm, lane receipt.Lane, starts map[string]time.Duration) LaneCalibration {
+	long := cal
+	long.lengthen()
+	if long.Lengthened == "" {
+		return cal
+	}
+	lane.Iterations = long.Iterations
+	v, _, process, err := run(a, lane)
+	if err != nil {
+		return cal
+	}
+	outside := max(process-time.Duration(v*float64(long.Iterations)*1e9)-starts[a.Name], 0)
+	if grew := math.Sqrt(float64(long.Iterations) / float64(cal.Iterations)); float64(outside) > grew*float64(cal.PerSample) {
+		return cal
+	}
+	return long
 }
 
 // lengthen raises the iteration count of a lane whose time outside the timer per sample
