@@ -28,8 +28,8 @@ import (
 // A sample also costs time outside the timer: go test calls the benchmark at b.N = 1
 // before every sample and then at N, each call after a forced collection, so a
 // benchmark's setup before b.ResetTimer (or between StopTimer and StartTimer) runs twice
-// per sample. The check runs measure it: their wall time less their sample and less a
-// process of the arm that runs no benchmark (its start-up and exit). When it exceeds
+// per sample. For a lane whose check run spent more than LengthenAbove of the benchtime
+// outside its sample, two more processes measure it (see lengthened); when it exceeds
 // LengthenAbove of the benchtime, N grows until it is that share of a sample, at most
 // MaxLengthen times the benchtime, and the plan says so (receipt.Lane.Lengthened): a
 // process then spends its time on samples, not on setups.
@@ -53,8 +53,8 @@ type LaneCalibration struct {
 	// one sample's setup), from the check runs: their wall time less their one sample.
 	Overhead time.Duration
 	// PerSample is the time outside the timer of every further sample (the benchmark's
-	// setup at b.N = 1 and at N, go test's collections): the check runs' process time
-	// less their sample and less a process that runs no benchmark.
+	// setup at b.N = 1 and at N, go test's collections), measured only for a lane whose
+	// overhead is large (lengthened); 0 otherwise.
 	PerSample time.Duration
 	// Replanned says why N is not the base arm's calibration ("" when it is), Lengthened
 	// why a sample takes longer than the benchtime ("" when it does not).
@@ -134,7 +134,6 @@ func FixIterations(ctx context.Context, plan *receipt.Plan, st harness.Starter, 
 	warn := func(format string, args ...any) {
 		it.Warnings = append(it.Warnings, receipt.Warning{Stage: receipt.StageBenchmark, Text: fmt.Sprintf(format, args...)})
 	}
-	var starts map[string]time.Duration // each arm's process that runs no benchmark
 	for i := range plan.Lanes {
 		l := &plan.Lanes[i]
 		if l.Iterations > 0 || l.Counter != nil || !lanekind.IsDuration(l.Benchtime) {
@@ -143,11 +142,8 @@ func FixIterations(ctx context.Context, plan *receipt.Plan, st harness.Starter, 
 		if err := ctx.Err(); err != nil {
 			return Iterations{}, err
 		}
-		if starts == nil {
-			starts = startups(ctx, st, plan.Arms, proto)
-		}
 		target, _ := time.ParseDuration(l.Benchtime)
-		cal, err := calibrateLane(ctx, st, plan, *l, proto, target, starts, now)
+		cal, err := calibrateLane(ctx, st, plan, *l, proto, target, now)
 		if err != nil {
 			warn("lane %s: the iteration calibration failed (%v): it runs at benchtime %s, a b.N ramp-up in every sample", l.Name, err, l.Benchtime)
 			continue
@@ -175,110 +171,140 @@ func durationArms(plan *receipt.Plan) bool {
 	return true
 }
 
-// startups measures one process of every arm that runs no test and no benchmark: the
-// binary's start-up, package initialisation (and TestMain) and exit. An arm whose
-// process fails gets 0, so its whole overhead counts as time outside the timer.
-func startups(ctx context.Context, st harness.Starter, arms []receipt.Arm, proto receipt.Protocol) map[string]time.Duration {
-	out := map[string]time.Duration{}
-	for _, a := range arms {
-		p := st.Start(ctx, harness.Command{Argv: []string{a.Bin, "-test.run", "^$"}, Env: a.Env, Dir: a.Dir, Timeout: time.Minute, CPUs: proto.CPUs})
-		if p.Err == nil && p.Exit == 0 && p.Ended.After(p.Started) {
-			out[a.Name] = p.Ended.Sub(p.Started)
-		}
-	}
-	return out
+// probe is what one calibration process measured: the mean time per operation of its
+// samples, the sum of its sample times, how long the run took (from before the process
+// started to after the run loop's checks on it: a scratch folder, the scan for processes
+// it left) and the process's wall time.
+type probe struct {
+	perOp         float64
+	sampled       time.Duration
+	took, process time.Duration
 }
 
+// outside is the process's time outside its samples.
+func (p probe) outside() time.Duration { return max(p.process-p.sampled, 0) }
+
+// prober runs one calibration process of lane in arm with samples samples.
+type prober func(arm receipt.Arm, lane receipt.Lane, samples int) (probe, error)
+
 // calibrateLane runs lane once at its duration benchtime in the base arm, picks N, and
-// checks N with one sample in every other arm; starts are the arms' processes that run
-// no benchmark (startups).
-func calibrateLane(ctx context.Context, st harness.Starter, plan *receipt.Plan, l receipt.Lane, proto receipt.Protocol, target time.Duration, starts map[string]time.Duration, now func() time.Time) (LaneCalibration, error) {
+// checks N with one sample in every other arm; then it lengthens the samples of a lane
+// whose setup outside the timer is large (lengthened).
+func calibrateLane(ctx context.Context, st harness.Starter, plan *receipt.Plan, l receipt.Lane, proto receipt.Protocol, target time.Duration, now func() time.Time) (LaneCalibration, error) {
 	cal := LaneCalibration{Lane: l.Name, Target: target, PerOp: map[string]float64{}}
-	// run returns the time per operation of one run, how long the run took, from before
-	// the process started to after the run loop's checks on it (a scratch folder, the
-	// scan for processes it left), the larger of that and the process's wall time, and
-	// the process's wall time.
-	run := func(arm receipt.Arm, lane receipt.Lane) (float64, time.Duration, time.Duration, error) {
+	run := func(arm receipt.Arm, lane receipt.Lane, samples int) (probe, error) {
+		pr := proto
+		pr.Samples = samples
 		t0 := now()
-		rec := harness.RunOnce(ctx, st, receipt.Run{Lane: lane.Name, Arm: arm.Name}, arm, lane, proto)
-		process := rec.Ended.Sub(rec.Started)
-		took := max(now().Sub(t0), process)
+		rec := harness.RunOnce(ctx, st, receipt.Run{Lane: lane.Name, Arm: arm.Name}, arm, lane, pr)
+		p := probe{process: rec.Ended.Sub(rec.Started)}
+		p.took = max(now().Sub(t0), p.process)
 		if !rec.OK() {
-			return 0, 0, 0, fmt.Errorf("arm %s: %s", arm.Name, rec.Error)
+			return p, fmt.Errorf("arm %s: %s", arm.Name, rec.Error)
 		}
-		if len(rec.Samples) != 1 {
-			return 0, 0, 0, fmt.Errorf("arm %s: %d samples, want 1", arm.Name, len(rec.Samples))
+		if len(rec.Samples) != samples {
+			return p, fmt.Errorf("arm %s: %d samples, want %d", arm.Name, len(rec.Samples), samples)
 		}
-		v, unit := benchunit.Tidy(rec.Samples[0], rec.Unit)
-		if unit != "sec/op" || !(v > 0) {
-			return 0, 0, 0, fmt.Errorf("arm %s: its samples are %s, not a time per operation", arm.Name, rec.Unit)
+		var ops float64
+		for i, x := range rec.Samples {
+			v, unit := benchunit.Tidy(x, rec.Unit)
+			if unit != "sec/op" || !(v > 0) {
+				return p, fmt.Errorf("arm %s: its samples are %s, not a time per operation", arm.Name, rec.Unit)
+			}
+			n := max(lane.Iterations, 1)
+			if i < len(rec.Iters) && rec.Iters[i] > 0 {
+				n = rec.Iters[i]
+			}
+			p.sampled += time.Duration(v * float64(n) * 1e9)
+			ops += float64(n)
 		}
-		return v, took, process, nil
+		p.perOp = p.sampled.Seconds() / ops
+		return p, nil
 	}
 	base := plan.Arms[0]
-	perOp, _, _, err := run(base, l)
+	p0, err := run(base, l, 1)
 	if err != nil {
 		return cal, err
 	}
-	cal.PerOp[base.Name] = perOp
-	cal.Iterations = iterationsFor(target, perOp)
+	cal.PerOp[base.Name] = p0.perOp
+	cal.Iterations = iterationsFor(target, p0.perOp)
 	fixed := l
 	fixed.Iterations = cal.Iterations
-	var overhead, perSample time.Duration
+	var overhead time.Duration
 	var outside []string
 	for _, a := range plan.Arms[1:] {
-		v, wall, process, err := run(a, fixed)
+		p, err := run(a, fixed, 1)
 		if err != nil {
 			return cal, err
 		}
-		cal.PerOp[a.Name] = v
-		sample := time.Duration(v * float64(cal.Iterations) * 1e9)
-		overhead += max(wall-sample, 0)
-		perSample += max(process-sample-starts[a.Name], 0)
+		cal.PerOp[a.Name] = p.perOp
+		sample := time.Duration(p.perOp * float64(cal.Iterations) * 1e9)
+		overhead += max(p.took-sample, 0)
 		// A sample of one operation longer than the benchtime cannot be shortened.
 		if r := float64(sample) / float64(target); r < ReplanLow || r > ReplanHigh && cal.Iterations > 1 {
 			outside = append(outside, fmt.Sprintf("%s in arm %s", sample.Round(time.Microsecond), a.Name))
 		}
 	}
-	others := time.Duration(len(plan.Arms) - 1)
-	cal.Overhead, cal.PerSample = overhead/others, perSample/others
+	cal.Overhead = overhead / time.Duration(len(plan.Arms)-1)
 	if len(outside) > 0 {
 		logSum := 0.0
 		for _, v := range cal.PerOp {
 			logSum += math.Log(v)
 		}
-		n := iterationsFor(target, math.Exp(logSum/float64(len(cal.PerOp))))
-		if n == cal.Iterations {
-			return lengthened(cal, run, plan.Arms[1], fixed, starts), nil
+		if n := iterationsFor(target, math.Exp(logSum/float64(len(cal.PerOp)))); n != cal.Iterations {
+			cal.Replanned = fmt.Sprintf("re-planned from %dx to %dx: at %d iterations a sample took %s, outside [%gx, %gx] of the %s benchtime; "+
+				"%dx is the geometric mean of the arms, the same for every arm", cal.Iterations, n, cal.Iterations, joinAnd(outside), ReplanLow, ReplanHigh, target, n)
+			cal.Iterations = n
 		}
-		cal.Replanned = fmt.Sprintf("re-planned from %dx to %dx: at %d iterations a sample took %s, outside [%gx, %gx] of the %s benchtime; "+
-			"%dx is the geometric mean of the arms, the same for every arm", cal.Iterations, n, cal.Iterations, joinAnd(outside), ReplanLow, ReplanHigh, target, n)
-		cal.Iterations = n
 	}
-	return lengthened(cal, run, plan.Arms[1], fixed, starts), nil
+	fixed.Iterations = cal.Iterations
+	return lengthened(cal, run, plan.Arms[len(plan.Arms)-1], fixed), nil
 }
 
-// lengthened returns cal lengthened (LaneCalibration.lengthen) when that pays: one more
-// check run of lane in arm a at the longer N must find about the same time outside the
-// timer per sample. Time outside the timer that grows with N (a benchmark that stops its
-// timer inside the loop to rebuild its input) is no setup a longer sample spreads, so the
-// lane keeps its N.
-func lengthened(cal LaneCalibration, run func(receipt.Arm, receipt.Lane) (float64, time.Duration, time.Duration, error),
-	a receipt.Arm, lane receipt.Lane, starts map[string]time.Duration) LaneCalibration {
+// lengthenSamples is the samples of the processes that measure the time outside the
+// timer per sample: the difference to a one-sample process leaves out the process's own
+// start-up and exit.
+const lengthenSamples = 3
+
+// lengthened returns cal with the time outside the timer per sample measured, and its
+// samples lengthened (LaneCalibration.lengthen) when that pays. Only a lane whose whole
+// overhead exceeds LengthenAbove of the benchtime is measured: a process of
+// lengthenSamples samples less a process of one, both at N in arm a, gives the time
+// outside the timer per sample; when it exceeds LengthenAbove of the benchtime, one more
+// process of lengthenSamples samples at the longer N must find it again above that share
+// and not grown by more than the square root of the growth of N. Time outside the timer
+// that grows with N (a benchmark that stops its timer inside the loop to rebuild its
+// input) is no setup a longer sample spreads, and a burst on the host during one of the
+// processes makes the two measurements disagree: either way the lane keeps its N.
+func lengthened(cal LaneCalibration, run prober, a receipt.Arm, lane receipt.Lane) LaneCalibration {
+	above := time.Duration(LengthenAbove * float64(cal.Target))
+	if cal.Target <= 0 || cal.Overhead <= above {
+		return cal
+	}
+	one, err := run(a, lane, 1)
+	if err != nil {
+		return cal
+	}
+	many, err := run(a, lane, lengthenSamples)
+	if err != nil {
+		return cal
+	}
+	cal.PerSample = max(many.outside()-one.outside(), 0) / (lengthenSamples - 1)
 	long := cal
 	long.lengthen()
 	if long.Lengthened == "" {
 		return cal
 	}
 	lane.Iterations = long.Iterations
-	v, _, process, err := run(a, lane)
+	longer, err := run(a, lane, lengthenSamples)
 	if err != nil {
 		return cal
 	}
-	outside := max(process-time.Duration(v*float64(long.Iterations)*1e9)-starts[a.Name], 0)
-	if grew := math.Sqrt(float64(long.Iterations) / float64(cal.Iterations)); float64(outside) > grew*float64(cal.PerSample) {
+	again := cal.PerSample + (longer.outside()-many.outside())/lengthenSamples
+	if again <= above || float64(again) > math.Sqrt(float64(long.Iterations)/float64(cal.Iterations))*float64(cal.PerSample) {
 		return cal
 	}
+	long.PerSample = again
 	return long
 }
 
