@@ -42,10 +42,19 @@ const Label = "compare"
 // DefaultProtocol is a comparison's protocol: 6 samples after 1 warmup per process, 2
 // collections, seed 1, and the gate's stopping rule (spec.DefaultGateSequential): rounds
 // of one pass pair per collection from 2 to 20, within 10 minutes of measuring.
+// Overrides drops the warmup for a duration benchtime (see CalibratedWarmup).
 func DefaultProtocol() spec.Protocol {
 	s := spec.DefaultGateSequential()
 	return spec.Protocol{Samples: 6, Warmup: 1, Collections: 2, Seed: 1, Sequential: &s}
 }
+
+// CalibratedWarmup is the warmup of a comparison whose benchtime is a duration: none.
+// Its lanes' iteration counts are calibrated so that a sample takes about the benchtime
+// (pipeline.FixIterations), and go test calls the benchmark once at b.N = 1 right before
+// every sample, which runs its setup and warms its code; a warmup sample would add a
+// seventh of the process to time nothing (at 6 samples). A count benchtime keeps
+// DefaultProtocol's warmup sample: its samples may be short enough to run cold.
+const CalibratedWarmup = 0
 
 // Options say what to compare.
 type Options struct {
@@ -67,7 +76,7 @@ type Options struct {
 
 // Experiment returns the experiment a comparison runs, without lanes (Select adds them):
 // a gotest harness over the package, the base arm at the base commit and the cand arm at
-// the candidate, and DefaultProtocol.
+// the candidate, and DefaultProtocol (Overrides adjusts its warmup).
 func Experiment(o Options) *spec.Experiment {
 	bt := o.Benchtime
 	if bt == "" {
@@ -83,6 +92,16 @@ func Experiment(o Options) *spec.Experiment {
 		Arms:     []spec.Arm{{Name: spec.BaseArm, Ref: o.Base}, {Name: CandArm, Ref: o.Candidate}},
 		Protocol: DefaultProtocol(),
 	}
+}
+
+// Overrides returns the command line's overrides ov with the warmup a comparison of e
+// runs: CalibratedWarmup for a duration benchtime, unless ov sets a warmup.
+func Overrides(e *spec.Experiment, ov spec.Overrides) spec.Overrides {
+	if ov.Warmup == nil && lanekind.IsDuration(e.Harness.Benchtime) {
+		w := CalibratedWarmup
+		ov.Warmup = &w
+	}
+	return ov
 }
 
 // CandArm is the name of a comparison's candidate arm.

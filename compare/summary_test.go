@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/receipt"
 )
 
 func lane(v driftcheck.LaneVerdict, est, lo, hi float64) driftcheck.LaneSummary {
@@ -57,5 +58,22 @@ func TestNoteSaysWhyMediansDisagree(t *testing.T) {
 	r.Cand.Median = 720
 	if got := Note(r); got != "" {
 		t.Errorf("Note with agreeing medians = %q, want none", got)
+	}
+}
+
+func TestNoteSaysLaneStopped(t *testing.T) {
+	r := Row{Lane: "Seek", Effect: lane(driftcheck.LaneUndecided, 1, -9, 11), StoppedAfter: 3,
+		Stopped: &receipt.UndecidableLane{Lane: "Seek", Reach: 6, MaxPairs: 20, MDEPct: 12.14, FloorPct: 3, Stopped: true}}
+	want := "measured no more after round 3: it cannot be decided within the budget (6 rounds) at this noise (MDE 12.1% there, floor 3%)"
+	if got := Note(r); got != want {
+		t.Errorf("Note = %q\nwant   %q", got, want)
+	}
+	r.Stopped.Reach, r.Stopped.MDEPct = 20, 250
+	if got := Note(r); got != "measured no more after round 3: it cannot be decided within max-pairs (20 rounds) at this noise (MDE above 100% there, floor 3%)" {
+		t.Errorf("Note at max-pairs = %q", got)
+	}
+	r.Effect.Verdict = driftcheck.LaneNeutral // decided before it stopped: nothing to say
+	if got := Note(r); got != "" {
+		t.Errorf("Note of a decided lane = %q, want none", got)
 	}
 }

@@ -41,6 +41,11 @@ type Row struct {
 	// Memory holds the medians of the lane's B/op and allocs/op for base and cand, when
 	// the lane reported them.
 	Memory map[string][2]float64
+	// Stopped is set when a look found the lane cannot be decided within the budget at
+	// its noise and stopped measuring it (receipt.UndecidableLane), StoppedAfter the
+	// round of that look.
+	Stopped      *receipt.UndecidableLane
+	StoppedAfter int
 }
 
 // Rows computes the comparison of a receipt, one row per lane in plan order: the arms'
@@ -75,6 +80,13 @@ func Rows(d *report.Data) []Row {
 		r.Base, r.Cand = summarize(meds[base]), summarize(meds[cand])
 		for u, by := range mem {
 			r.Memory[u] = [2]float64{driftcheck.Median(by[base]), driftcheck.Median(by[cand])}
+		}
+		for _, look := range d.Looks {
+			for _, u := range look.Undecidable {
+				if u.Lane == l.Name && u.Stopped && r.Stopped == nil {
+					r.Stopped, r.StoppedAfter = &u, look.Round
+				}
+			}
 		}
 		if i := slices.IndexFunc(d.Analysis.Pooled, func(s driftcheck.LaneSummary) bool { return s.Lane == l.Name && s.Arm == cand }); i >= 0 {
 			r.Effect = d.Analysis.Pooled[i]
@@ -289,10 +301,19 @@ func Verdict(r Row) string {
 	return string(v) + ": needs more pairs"
 }
 
-// Note is what a row says beyond its cells: why a lane is not decided (its reason), and
-// when the medians and the effect disagree in sign, why.
+// Note is what a row says beyond its cells: that a lane was stopped as undecidable,
+// why a lane is not decided (its reason), and when the medians and the effect disagree
+// in sign, why.
 func Note(r Row) string {
 	var parts []string
+	if u := r.Stopped; u != nil && !r.Effect.Verdict.Decided() {
+		within := fmt.Sprintf("max-pairs (%d rounds)", u.MaxPairs)
+		if u.Reach < u.MaxPairs {
+			within = fmt.Sprintf("the budget (%s)", report.Count(u.Reach, "round", "rounds"))
+		}
+		parts = append(parts, fmt.Sprintf("measured no more after round %d: it cannot be decided within %s at this noise (MDE %s there, floor %s)",
+			r.StoppedAfter, within, mdeText(u.MDEPct), human.Num(u.FloorPct)+"%"))
+	}
 	if !r.Effect.Verdict.Decided() && r.Effect.Reason != "" {
 		parts = append(parts, human.Tidy(r.Effect.Reason))
 	}
@@ -300,6 +321,14 @@ func Note(r Row) string {
 		parts = append(parts, fmt.Sprintf("the medians differ the other way (%s): the change is from pair means, each pass's candidate against the base measured beside it, which drift between passes does not move", human.Delta(d)))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// mdeText writes an MDE: "12.1%", "above 100%" beyond it.
+func mdeText(pct float64) string {
+	if pct > 100 || math.IsInf(pct, 0) || math.IsNaN(pct) {
+		return "above 100%"
+	}
+	return fmt.Sprintf("%.1f%%", pct)
 }
 
 // medianDisagrees returns the change of the medians when its sign is the opposite of the
@@ -420,6 +449,8 @@ func stopWhy(d *report.Data, stop string) string {
 			return "the " + b.Budget.String() + " budget would be spent by another round"
 		}
 		return "budget spent"
+	case receipt.StopUndecidable:
+		return "the lanes left cannot be decided within the budget at their noise"
 	}
 	return stop
 }

@@ -315,6 +315,9 @@ type Budget struct {
 	// Rounds measured so far, and their measured wall time.
 	Rounds  int
 	Elapsed time.Duration
+	// PerRound is the time one more round takes (the last round's, for the lanes still
+	// measured); 0 means the mean round so far.
+	PerRound time.Duration
 	// The stopping rule's: at most MaxPairs rounds, no round started past Budget (0:
 	// none).
 	MaxPairs int
@@ -324,13 +327,20 @@ type Budget struct {
 }
 
 // Reach returns the rounds a run can measure in all: MaxPairs, or fewer when the budget
-// ends first at the time per round so far.
+// ends first at the time per round (PerRound, else the mean round so far).
 func (b Budget) Reach() int {
 	if b.Budget <= 0 || b.Rounds <= 0 || b.Elapsed <= 0 {
 		return b.MaxPairs
 	}
-	per := b.Elapsed / time.Duration(b.Rounds)
-	return max(min(b.MaxPairs, int(b.Budget/per)), b.Rounds)
+	per := b.PerRound
+	if per <= 0 {
+		per = b.Elapsed / time.Duration(b.Rounds)
+	}
+	more := 0
+	if left := b.Budget - b.Elapsed; left > 0 {
+		more = int(left / per)
+	}
+	return max(min(b.MaxPairs, b.Rounds+more), b.Rounds)
 }
 
 // BudgetOf returns the budget of a plan's sequential rule at look l.
@@ -343,23 +353,23 @@ func BudgetOf(plan *receipt.Plan, l receipt.Look) Budget {
 }
 
 // Undecidable returns the lanes of a look's evidence that cannot be decided within the
-// budget at their measured noise, and a sentence that says so ("" when there are none).
-// A lane is undecidable when it is not decided yet, the rounds the budget buys
-// (Budget.Reach) do not resolve its floor at its noise (driftcheck.PowerAt: its MDE
-// stays above the floor, it needs more pairs than that), and its interval at those
-// rounds, centred on its estimate, would still reach inside the floor: no verdict of
-// neutral or reproduced is in reach. Lanes without a noise estimate are left out. A lane undecidable for any
-// candidate is listed once.
-func Undecidable(rep driftcheck.Report, b Budget) ([]string, string) {
+// budget at their measured noise. A lane is undecidable when it is not decided yet, the
+// rounds the budget buys (Budget.Reach) do not resolve its floor at its noise
+// (driftcheck.PowerAt: its MDE stays above the floor, it needs more pairs than that),
+// and its interval at those rounds, centred on its estimate, would still reach inside
+// the floor: no verdict of neutral or reproduced is in reach. Lanes without a noise
+// estimate are left out. A lane undecidable for any candidate is listed once.
+func Undecidable(rep driftcheck.Report, b Budget) []receipt.UndecidableLane {
 	reach := b.Reach()
 	if reach < 1 || b.Collections < 1 {
-		return nil, ""
+		return nil
 	}
 	half := rep.Config
 	half.Power = 0.5 // the MDE at power 1/2 is the interval's half-width
-	var lanes, parts []string
+	var out []receipt.UndecidableLane
 	for _, s := range rep.Pooled {
-		if s.Verdict.Decided() || !s.Bounded || !(s.NoisePct > 0) || math.IsInf(s.NoisePct, 0) || slices.Contains(lanes, s.Lane) {
+		if s.Verdict.Decided() || !s.Bounded || !(s.NoisePct > 0) || math.IsInf(s.NoisePct, 0) ||
+			slices.ContainsFunc(out, func(u receipt.UndecidableLane) bool { return u.Lane == s.Lane }) {
 			continue
 		}
 		floor := s.FloorPct
@@ -378,25 +388,64 @@ func Undecidable(rep driftcheck.Report, b Budget) ([]string, string) {
 		if pw.PairsNeeded <= reach || math.Abs(s.EstimatePct)-hw > floor {
 			continue
 		}
-		lanes = append(lanes, s.Lane)
-		parts = append(parts, fmt.Sprintf("%s (MDE %s, floor %g%%)", s.Lane, mdeText(mde), floor))
+		out = append(out, receipt.UndecidableLane{Lane: s.Lane, Reach: reach, MaxPairs: b.MaxPairs, MDEPct: mde, FloorPct: floor})
 	}
-	if len(lanes) == 0 {
-		return nil, ""
+	return out
+}
+
+// UndecidableNote says in one line what a look found of lanes that cannot be decided
+// within the budget: "2 lanes cannot be decided within the budget (4 rounds) at this
+// noise: Scan (MDE 12.1%, floor 3%), ...; they are measured no more, ...", or, for lanes the
+// decision rule reads, that they go on being measured. "" for no lanes.
+func UndecidableNote(us []receipt.UndecidableLane) string {
+	if len(us) == 0 {
+		return ""
 	}
+	var stopped, kept []receipt.UndecidableLane
+	for _, u := range us {
+		if u.Stopped {
+			stopped = append(stopped, u)
+		} else {
+			kept = append(kept, u)
+		}
+	}
+	var parts []string
+	if len(stopped) > 0 {
+		they := map[bool]string{true: "it is", false: "they are"}[len(stopped) == 1]
+		parts = append(parts, undecidableList(stopped)+"; "+they+" measured no more, and the rounds go to the lanes that can still be decided")
+	}
+	if len(kept) > 0 {
+		what := "the decision rule reads them, so they go on"
+		if len(kept) == 1 {
+			what = "the decision rule reads it, so it goes on"
+		}
+		parts = append(parts, undecidableList(kept)+"; "+what+" being measured and will end undecided unless the noise drops")
+	}
+	return strings.Join(parts, "; ") + " (select fewer benchmarks, raise --budget or --samples)"
+}
+
+// undecidableList names undecidable lanes with their MDE and floor: "2 lanes cannot be
+// decided within the budget (4 rounds) at this noise: Scan (MDE 12.1%, floor 3%), ...".
+func undecidableList(us []receipt.UndecidableLane) string {
 	const show = 6
-	list := strings.Join(parts[:min(len(parts), show)], ", ")
-	if len(parts) > show {
-		list += fmt.Sprintf(" and %d more", len(parts)-show)
+	var parts []string
+	for _, u := range us[:min(len(us), show)] {
+		parts = append(parts, fmt.Sprintf("%s (MDE %s, floor %g%%)", u.Lane, mdeText(u.MDEPct), u.FloorPct))
 	}
-	what := "the budget"
-	if reach == b.MaxPairs {
-		what = fmt.Sprintf("max-pairs (%d rounds)", b.MaxPairs)
-	} else {
-		what = fmt.Sprintf("the budget (%d rounds)", reach)
+	list := strings.Join(parts, ", ")
+	if len(us) > show {
+		list += fmt.Sprintf(" and %d more", len(us)-show)
 	}
-	return lanes, fmt.Sprintf("%d lane%s cannot be decided within %s at this noise: %s; they will end undecided unless the noise drops (select fewer benchmarks, raise --budget or --samples)",
-		len(lanes), plural(len(lanes)), what, list)
+	return fmt.Sprintf("%d lane%s cannot be decided within %s at this noise: %s", len(us), plural(len(us)), reachText(us[0]), list)
+}
+
+// reachText says what bounds a run's rounds: "max-pairs (20 rounds)", "the budget (4
+// rounds)".
+func reachText(u receipt.UndecidableLane) string {
+	if u.Reach >= u.MaxPairs {
+		return fmt.Sprintf("max-pairs (%d rounds)", u.MaxPairs)
+	}
+	return fmt.Sprintf("the budget (%d round%s)", u.Reach, plural(u.Reach))
 }
 
 // plural returns "s" unless n is 1.

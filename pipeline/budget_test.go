@@ -25,12 +25,18 @@ func TestUndecidable(t *testing.T) {
 		summary("Unknown", driftcheck.LaneUndecided, 0, 0),   // no noise estimate
 	}}
 	b := Budget{Rounds: 2, Elapsed: 2 * time.Minute, MaxPairs: 20, Budget: time.Hour, Collections: 2}
-	lanes, sentence := Undecidable(rep, b)
+	lanes := laneNamesOf(Undecidable(rep, b))
 	if len(lanes) != 1 || lanes[0] != "Noisy" {
 		t.Errorf("undecidable %v, want [Noisy]", lanes)
 	}
-	if !strings.HasPrefix(sentence, "1 lane cannot be decided within max-pairs (20 rounds) at this noise: Noisy (MDE ") {
+	us := Undecidable(rep, b)
+	if sentence := UndecidableNote(us); !strings.HasPrefix(sentence, "1 lane cannot be decided within max-pairs (20 rounds) at this noise: Noisy (MDE ") ||
+		!strings.Contains(sentence, "the decision rule reads it, so it goes on being measured") {
 		t.Errorf("sentence %q", sentence)
+	}
+	us[0].Stopped = true
+	if sentence := UndecidableNote(us); !strings.Contains(sentence, "Noisy (MDE ") || !strings.Contains(sentence, "it is measured no more") {
+		t.Errorf("sentence of a stopped lane %q", sentence)
 	}
 
 	// A budget that buys 4 rounds makes a moderately noisy lane undecidable too: one
@@ -45,17 +51,27 @@ func TestUndecidable(t *testing.T) {
 		t.Fatal("no noise whose floor 20 rounds resolve and 4 do not")
 	}
 	rep.Pooled = append(rep.Pooled, summary("Moderate", driftcheck.LaneUndecided, moderate, 0))
-	if lanes, _ := Undecidable(rep, b); len(lanes) != 1 {
+	if lanes := Undecidable(rep, b); len(lanes) != 1 {
 		t.Errorf("at 20 rounds: %v, want only Noisy", lanes)
 	}
 	b.Budget = 4 * time.Minute // 1 minute a round so far
 	if b.Reach() != 4 {
 		t.Fatalf("reach %d, want 4", b.Reach())
 	}
-	lanes, sentence = Undecidable(rep, b)
+	us = Undecidable(rep, b)
+	lanes, sentence := laneNamesOf(us), UndecidableNote(us)
 	if len(lanes) != 2 || lanes[1] != "Moderate" || !strings.Contains(sentence, "within the budget (4 rounds)") {
 		t.Errorf("at 4 rounds: %v %q, want Noisy and Moderate within the budget", lanes, sentence)
 	}
+}
+
+// laneNamesOf returns the names of undecidable lanes.
+func laneNamesOf(us []receipt.UndecidableLane) []string {
+	var out []string
+	for _, u := range us {
+		out = append(out, u.Lane)
+	}
+	return out
 }
 
 func TestBudgetReach(t *testing.T) {
@@ -67,6 +83,8 @@ func TestBudgetReach(t *testing.T) {
 		{Budget{Rounds: 1, Elapsed: 7 * time.Minute, MaxPairs: 20, Budget: 10 * time.Minute}, 1},
 		{Budget{Rounds: 2, Elapsed: time.Minute, MaxPairs: 20, Budget: 10 * time.Minute}, 20},
 		{Budget{Rounds: 2, Elapsed: 2 * time.Minute, MaxPairs: 20, Budget: 10 * time.Minute}, 10},
+		// The next round is cheaper than the mean (lanes stopped): 2 rounds + 8m / 30s.
+		{Budget{Rounds: 2, Elapsed: 2 * time.Minute, PerRound: 30 * time.Second, MaxPairs: 40, Budget: 10 * time.Minute}, 18},
 	} {
 		if got := c.b.Reach(); got != c.want {
 			t.Errorf("%+v: reach %d, want %d", c.b, got, c.want)

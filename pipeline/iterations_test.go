@@ -16,10 +16,14 @@ import (
 
 // benchBinary answers gotest lane commands as a test binary would: a duration benchtime
 // runs the lane until a sample takes the benchtime, Nx runs N iterations; every
-// operation of arm takes perOp[arm] and every process takes start-up on top.
+// operation of arm takes perOp[arm], every sample setup outside the timer, and every
+// process start-up on top.
 type benchBinary struct {
 	perOp   map[string]time.Duration
 	startup time.Duration
+	setup   time.Duration
+	// untimed is time outside the timer per operation (a timer stopped inside the loop).
+	untimed time.Duration
 	seen    [][]string
 }
 
@@ -49,7 +53,7 @@ func (b *benchBinary) Start(_ context.Context, c harness.Command) harness.Proces
 		fmt.Fprintf(&out, "%s-2\t%d\t%d ns/op\n", name, n, op.Nanoseconds())
 	}
 	start := time.Unix(1000, 0)
-	wall := b.startup + time.Duration(count*n)*op
+	wall := b.startup + time.Duration(count*n)*(op+b.untimed) + time.Duration(count)*b.setup
 	return harness.Process{Stdout: []byte(out.String()), Started: start, Ended: start.Add(wall)}
 }
 
@@ -107,6 +111,9 @@ func TestFixIterations(t *testing.T) {
 			if len(cals) != 1 || cals[0].Overhead != 20*time.Millisecond {
 				t.Errorf("calibrations %+v, want one with 20ms overhead", cals)
 			}
+			if l.Lengthened != "" || cals[0].PerSample != 0 {
+				t.Errorf("lengthened %q, time outside the timer %s: want none", l.Lengthened, cals[0].PerSample)
+			}
 			// One calibration at the benchtime in base, one check at N in cand, both of
 			// exactly the lane's benchmark.
 			if len(bin.seen) != 2 {
@@ -122,6 +129,52 @@ func TestFixIterations(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A lane whose setup outside the timer takes more than a third of the benchtime per
+// sample gets longer samples: the setup is then a third of a sample, and a sample at
+// most 4x the benchtime.
+func TestFixIterationsLengthens(t *testing.T) {
+	clock := func() time.Time { return time.Unix(0, 0) }
+	for _, tc := range []struct {
+		setup, untimed time.Duration
+		wantN          int
+	}{
+		{20 * time.Millisecond, 0, 10_000},  // a fifth of the 100ms benchtime: kept
+		{60 * time.Millisecond, 0, 18_000},  // a 180ms sample makes it a third
+		{500 * time.Millisecond, 0, 40_000}, // at most 4 x 100ms
+		// Time outside the timer that grows with N: a longer sample does not spread it.
+		{0, 10 * time.Microsecond, 10_000},
+	} {
+		bin := &benchBinary{perOp: map[string]time.Duration{"base": 10 * time.Microsecond, "cand": 10 * time.Microsecond},
+			startup: 20 * time.Millisecond, setup: tc.setup, untimed: tc.untimed}
+		plan := gotestPlan("100ms", "Seek")
+		it, err := FixIterations(context.Background(), plan, bin, clock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := plan.Lanes[0]
+		if l.Iterations != tc.wantN || it.Lanes[0].PerSample != tc.setup+time.Duration(10_000)*tc.untimed {
+			t.Errorf("setup %s: %dx with %s outside the timer per sample, want %dx", tc.setup, l.Iterations, it.Lanes[0].PerSample, tc.wantN)
+		}
+		lengthened := tc.wantN != 10_000
+		if (l.Lengthened != "") != lengthened || strings.Contains(it.Note(), "samples lengthened for 1 of 1 lanes") != lengthened {
+			t.Errorf("setup %s: lengthened %q, note %q; want lengthened %v", tc.setup, l.Lengthened, it.Note(), lengthened)
+		}
+		// A calibration, a check, two processes that measure the time outside the timer
+		// (every case's overhead is above a third of the benchtime), and one at the
+		// longer N when it was considered.
+		if want := 4 + map[bool]int{true: 1}[lengthened || tc.untimed > 0]; len(bin.seen) != want {
+			t.Errorf("setup %s: %d processes, want %d", tc.setup, len(bin.seen), want)
+		}
+		if tc.untimed > 0 {
+			continue
+		}
+		// The forecast's process: start-up and one setup, then a setup per further sample.
+		if got, want := it.Lanes[0].ProcessTime("base", 6, 1), 20*time.Millisecond+tc.setup+7*time.Duration(tc.wantN)*10*time.Microsecond+6*tc.setup; got != want {
+			t.Errorf("setup %s: process time %s, want %s", tc.setup, got, want)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
+	"github.com/flipbench/flipbench/spec"
 )
 
 // PendingFunc returns the lanes that still need pairs, given the drift check of the data
@@ -18,8 +19,9 @@ import (
 type PendingFunc func(rep driftcheck.Report) []string
 
 // measure runs every unfinished run of the plan in dir: all of them for a fixed protocol,
-// round by round with a look after each for a sequential one.
-func measure(ctx context.Context, dir string, plan *receipt.Plan, job Job, opts Options) (harness.Outcome, []receipt.Look, error) {
+// round by round with a look after each for a sequential one (w, when set, shows what
+// each look implies).
+func measure(ctx context.Context, dir string, plan *receipt.Plan, job Job, opts Options, w *watch) (harness.Outcome, []receipt.Look, error) {
 	runner := &harness.Runner{Dir: dir, Plan: plan, Starter: opts.starter(), Events: opts.events(),
 		Now: opts.Now, Capture: opts.Capture, Others: opts.Others,
 		CheckArms: func() error {
@@ -49,7 +51,7 @@ func measure(ctx context.Context, dir string, plan *receipt.Plan, job Job, opts 
 			return decide.Pending(decide.Input{Spec: e, Plan: plan, Analysis: rep})
 		}
 	}
-	seq := &sequence{dir: dir, plan: plan, pending: pending, events: opts.events()}
+	seq := &sequence{dir: dir, plan: plan, pending: pending, events: opts.events(), watch: w}
 	if err := seq.load(); err != nil {
 		return harness.Outcome{}, nil, err
 	}
@@ -88,6 +90,8 @@ type sequence struct {
 	maxRound int
 	// elapsed measures the wall time of records; nil means elapsed (one machine).
 	elapsed func(recs []receipt.Record) time.Duration
+	// watch, when set, shows what each look implies (a forecast, undecidable lanes).
+	watch *watch
 }
 
 // load reads the looks a previous session wrote.
@@ -141,7 +145,11 @@ func (s *sequence) next(done []receipt.Record) []receipt.Run {
 	}
 }
 
-// look analyses the records of rounds 1..round and decides what comes next.
+// look analyses the records of rounds 1..round and decides what comes next: the lanes
+// the rule still needs (PendingFunc) less, when the plan's rule says so
+// (receipt.Sequential.StopUndecidable), the lanes that cannot be decided within the
+// budget at their noise and that the decision rule does not read; and whether the run
+// stops.
 func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 	var recs []receipt.Record
 	for _, r := range done {
@@ -176,14 +184,22 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 			}
 		}
 	}
+	next := nextRound(recs, round, l.Pending, measured)
 	switch {
 	case len(l.Pending) == 0:
 		l.Stop = receipt.StopDecided
 	case round >= seq.MaxPairs || round >= s.maxRound:
 		l.Stop = receipt.StopMaxPairs
-	case seq.Budget > 0 && l.Elapsed+perRound(l.Elapsed, round) > seq.Budget:
+	case seq.Budget > 0 && l.Elapsed+next > seq.Budget:
 		// The next round would end past the budget: stop before starting it.
 		l.Stop = receipt.StopBudget
+	case round >= max(seq.MinPairs, 2):
+		// Another round runs: of the lanes it would measure, those that cannot be decided
+		// within the budget are named, and stopped when the rule says so.
+		l.Undecidable, l.Pending = s.undecidable(rep, l, next)
+		if len(l.Pending) == 0 {
+			l.Stop = receipt.StopUndecidable
+		}
 	}
 	if l.Stop != "" {
 		l.Pending = []string{}
@@ -197,15 +213,87 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 	}
 	s.looks = append(s.looks, l)
 	s.events.Look(l)
+	if s.watch != nil {
+		s.watch.look(l, rep)
+	}
 	return l, true
 }
 
-// perRound estimates one more round's wall time from the rounds so far.
-func perRound(elapsed time.Duration, rounds int) time.Duration {
-	if rounds == 0 {
+// undecidable finds the pending lanes of look l that cannot be decided within the
+// budget at their noise (Undecidable, at next per round), leaving out lanes an earlier
+// look named; it returns them, marking those it stops, and the lanes still pending. A
+// lane is stopped when the plan's rule stops undecidable lanes and the decision rule
+// does not read it (RuleReads).
+func (s *sequence) undecidable(rep driftcheck.Report, l receipt.Look, next time.Duration) ([]receipt.UndecidableLane, []string) {
+	named := map[string]bool{}
+	for _, prev := range s.looks {
+		for _, u := range prev.Undecidable {
+			named[u.Lane] = true
+		}
+	}
+	rep.Pooled = slices.DeleteFunc(slices.Clone(rep.Pooled), func(p driftcheck.LaneSummary) bool {
+		return named[p.Lane] || !slices.Contains(l.Pending, p.Lane)
+	})
+	b := BudgetOf(s.plan, l)
+	b.PerRound = next
+	us := Undecidable(rep, b)
+	stop := s.plan.Protocol.Sequential.StopUndecidable
+	pending := l.Pending
+	for i := range us {
+		if stop && !RuleReads(s.plan, us[i].Lane) {
+			us[i].Stopped = true
+			pending = slices.DeleteFunc(slices.Clone(pending), func(n string) bool { return n == us[i].Lane })
+		}
+	}
+	return us, pending
+}
+
+// RuleReads reports whether the decision rule of plan's run reads lane: a primary, guard
+// or control of a run made from a page. A comparison with no page has no rule: its lanes
+// only show their verdicts.
+func RuleReads(plan *receipt.Plan, lane string) bool {
+	if plan.Page == "" {
+		return false
+	}
+	for _, l := range plan.Lanes {
+		if l.Name == lane {
+			return l.Role == spec.RolePrimary || l.Role == spec.RoleGuard || l.Role == spec.RoleControl
+		}
+	}
+	return false
+}
+
+// nextRound estimates the wall time of a round of the lanes pending after round: the
+// mean over rounds 1..round of each round's measured time (measured) times the share of
+// it the pending lanes took (their processes' wall time over all of the round's), so that
+// a round without the lanes that stopped is priced without them.
+func nextRound(recs []receipt.Record, round int, pending []string, measured func([]receipt.Record) time.Duration) time.Duration {
+	if round < 1 {
 		return 0
 	}
-	return elapsed / time.Duration(rounds)
+	byRound := make([][]receipt.Record, round+1)
+	for _, r := range recs {
+		if k := receipt.Round(r.Pass); k >= 1 && k <= round {
+			byRound[k] = append(byRound[k], r)
+		}
+	}
+	var total time.Duration
+	for _, rs := range byRound[1:] {
+		var all, kept time.Duration
+		for _, r := range rs {
+			d := r.Ended.Sub(r.Started)
+			all += d
+			if slices.Contains(pending, r.Lane) {
+				kept += d
+			}
+		}
+		t := measured(rs)
+		if all > 0 {
+			t = time.Duration(float64(t) * float64(kept) / float64(all))
+		}
+		total += t
+	}
+	return total / time.Duration(round)
 }
 
 // elapsed is the measured wall time of records: per round, from its first run's start to

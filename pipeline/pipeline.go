@@ -132,6 +132,11 @@ type Job struct {
 	// A profile of a short operation needs more than a measured run does: a CPU profile
 	// records one stack per 10ms of CPU time.
 	ProfileSamples int
+	// StopUndecidable, for a sequential run, stops measuring a lane once a look finds it
+	// cannot be decided within the budget at its noise, unless the decision rule reads it
+	// (RuleReads); it is recorded in the plan (receipt.Sequential.StopUndecidable), so a
+	// resumed or merged run stops the same lanes.
+	StopUndecidable bool
 	// SkipIdentical stops the run before anything is planned or measured when the built
 	// arms are identical (Identical): Result.Identical says so, and no receipt is written.
 	SkipIdentical bool
@@ -208,6 +213,9 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		Command: job.Command, Resolved: job.Resolved, Arms: arms,
 	})
 	plan.ProfileLanes, plan.ProfileSamples = job.ProfileLanes, job.ProfileSamples
+	if s := plan.Protocol.Sequential; s != nil && job.StopUndecidable {
+		s.StopUndecidable = true
+	}
 	if plan.ProfileLanes == profdiff.SelectNone {
 		plan.ProfileLanes = ""
 	}
@@ -244,7 +252,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		return nil, err
 	}
 	known := plan.Part() || showForecast(opts, job.Root, dir, plan, iters)
-	return measureAndFinish(ctx, dir, plan, job, watching(opts, dir, plan, known))
+	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, known))
 }
 
 // Resume finishes the interrupted run in receipt data folder dir: it measures what is
@@ -280,7 +288,7 @@ func Resume(ctx context.Context, dir string, job Job, opts Options) (*Result, er
 		return nil, err
 	}
 	defer release(lock)
-	return measureAndFinish(ctx, dir, plan, job, watching(opts, dir, plan, true))
+	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, true))
 }
 
 // takeLock takes the machine lock through opts.Lock.
@@ -298,11 +306,12 @@ func release(l *harness.Lock) {
 	}
 }
 
-// measureAndFinish measures the plan in dir, then profiles the lanes the plan asks for
-// (profileLanes), then measures the incidence suite, then writes the receipt.
-func measureAndFinish(ctx context.Context, dir string, plan *receipt.Plan, job Job, opts Options) (*Result, error) {
+// measureAndFinish measures the plan in dir (w, when set, shows what the looks imply),
+// then profiles the lanes the plan asks for (profileLanes), then measures the incidence
+// suite, then writes the receipt.
+func measureAndFinish(ctx context.Context, dir string, plan *receipt.Plan, job Job, opts Options, w *watch) (*Result, error) {
 	res := &Result{Dir: dir, Shard: plan.Shard}
-	out, looks, err := measure(ctx, dir, plan, job, opts)
+	out, looks, err := measure(ctx, dir, plan, job, opts, w)
 	res.Outcome, res.Looks = out, looks
 	if err != nil {
 		if errors.Is(err, context.Canceled) {

@@ -3,74 +3,42 @@ package pipeline
 import (
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/flipbench/flipbench/calibrate"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
 )
 
-// watch passes a run's events on and, for Events that implement PlanEvents, adds what
-// the looks imply: the forecast after round 1 when the one before it lacked the time per
-// round or a lane's noise, and a note when lanes cannot be decided within the budget.
+// watch shows what a sequential run's looks imply, for Events that implement
+// PlanEvents: the forecast after round 1 when the one before it lacked the time per
+// round or a lane's noise, and a note when a look finds lanes that cannot be decided
+// within the budget (receipt.Look.Undecidable). The sequence controller calls it with
+// each look and the analysis the look was made from, so nothing is analysed twice.
 type watch struct {
-	Events
 	show  PlanEvents
-	dir   string
 	plan  *receipt.Plan
-	known bool            // the forecast before round 1 had everything
-	told  map[string]bool // lanes already said to be undecidable
+	known bool // the forecast before round 1 had everything
 }
 
-// watching wraps opts.Events in a watch when they show plans.
-func watching(opts Options, dir string, plan *receipt.Plan, known bool) Options {
+// newWatch returns a watch for opts.Events when they show plans, else nil.
+func newWatch(opts Options, plan *receipt.Plan, known bool) *watch {
 	show, ok := opts.Events.(PlanEvents)
 	if !ok {
-		return opts
+		return nil
 	}
-	opts.Events = &watch{Events: opts.Events, show: show, dir: dir, plan: plan, known: known, told: map[string]bool{}}
-	return opts
+	return &watch{show: show, plan: plan, known: known}
 }
 
-// Look passes the look on, then shows what it implies.
-func (w *watch) Look(l receipt.Look) {
-	w.Events.Look(l)
-	if l.Stop != "" || w.plan.Protocol.Sequential == nil {
-		return // nothing more will be measured
+// look shows what look l, made from rep, implies.
+func (w *watch) look(l receipt.Look, rep driftcheck.Report) {
+	if note := UndecidableNote(l.Undecidable); note != "" {
+		w.show.Note(note)
 	}
-	if l.Round == 1 && w.known {
-		return
+	if l.Stop != "" || l.Round != 1 || w.known {
+		return // nothing more will be measured, or the plan said it all
 	}
-	rep, ok := w.analysis(l.Round)
-	if !ok {
-		return
-	}
-	if l.Round == 1 {
-		w.show.Forecast(forecast(w.plan, nil, 0, nil, &rep, 1, l.Elapsed))
-		return
-	}
-	// Say each lane once: judge only the lanes not said yet.
-	rep.Pooled = slices.DeleteFunc(slices.Clone(rep.Pooled), func(s driftcheck.LaneSummary) bool { return w.told[s.Lane] })
-	lanes, sentence := Undecidable(rep, BudgetOf(w.plan, l))
-	for _, n := range lanes {
-		w.told[n] = true
-	}
-	if len(lanes) > 0 {
-		w.show.Note(sentence)
-	}
-}
-
-// analysis analyses the records of rounds 1..round on disk.
-func (w *watch) analysis(round int) (driftcheck.Report, bool) {
-	recs, err := receipt.ReadRecords(w.dir)
-	if err != nil {
-		return driftcheck.Report{}, false
-	}
-	recs = slices.DeleteFunc(recs, func(r receipt.Record) bool { return receipt.Round(r.Pass) > round })
-	rep, err := driftcheck.Analyze(report.DriftInput(w.plan, recs), w.plan.Drift)
-	return rep, err == nil
+	w.show.Forecast(forecast(w.plan, nil, 0, nil, &rep, 1, l.Elapsed))
 }
 
 // showForecast shows the re-planned iteration counts and the forecast before round 1,

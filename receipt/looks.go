@@ -16,6 +16,9 @@ const (
 	StopDecided  = "decided"   // every lane the decision needs is decided
 	StopMaxPairs = "max-pairs" // the rule's max-pairs rounds ran
 	StopBudget   = "budget"    // the next round would end past the budget
+	// StopUndecidable: every lane left cannot be decided within the budget at its noise,
+	// and the rule stops such lanes (Sequential.StopUndecidable).
+	StopUndecidable = "undecidable"
 )
 
 // Look is one look of a sequential run, after a round: how far it got, each lane's pooled
@@ -31,9 +34,29 @@ type Look struct {
 	Lanes []LookLane `json:"lanes"`
 	// Pending are the lanes the next round runs; empty when the run stops.
 	Pending []string `json:"pending"`
-	// Stop is why the run stops after this look (StopDecided, StopMaxPairs, StopBudget),
-	// or "" when it goes on.
+	// Stop is why the run stops after this look (StopDecided, StopMaxPairs, StopBudget,
+	// StopUndecidable), or "" when it goes on.
 	Stop string `json:"stop,omitempty"`
+	// Undecidable are the lanes this look found cannot be decided within the budget at
+	// their noise, each named only at the first look that finds it.
+	Undecidable []UndecidableLane `json:"undecidable,omitempty"`
+}
+
+// UndecidableLane is a lane that a look found cannot be decided within the budget at its
+// noise: the rounds the run can reach do not bring its MDE to its floor, and its interval
+// there would still reach inside the floor.
+type UndecidableLane struct {
+	Lane string `json:"lane"`
+	// Reach is the rounds the run could measure in all at that look, and MaxPairs the
+	// rule's most (Reach < MaxPairs: the budget binds).
+	Reach    int `json:"reach"`
+	MaxPairs int `json:"max_pairs"`
+	// MDEPct is the lane's MDE at Reach rounds, FloorPct its floor.
+	MDEPct   float64 `json:"mde_pct"`
+	FloorPct float64 `json:"floor_pct"`
+	// Stopped says the lane is measured no more from the next round on
+	// (Sequential.StopUndecidable, for a lane the decision rule does not read).
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // LookLane is one lane's pooled evidence for one candidate at a look.

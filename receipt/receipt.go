@@ -191,6 +191,10 @@ type Sequential struct {
 	MinPairs int           `json:"min_pairs"`
 	MaxPairs int           `json:"max_pairs"`
 	Budget   time.Duration `json:"budget_ns"`
+	// StopUndecidable stops measuring a lane once a look finds it cannot be decided
+	// within the budget at its noise, unless the decision rule reads it (a primary,
+	// guard or control of a run with a page). flipbench compare sets it.
+	StopUndecidable bool `json:"stop_undecidable,omitempty"`
 }
 
 // Round returns the round of pass p (1-based within its collection): its pass pair.
@@ -247,6 +251,10 @@ type Lane struct {
 	// Replanned says why Iterations is not the base arm's calibration: a sample of
 	// another arm at that N took less than half or more than twice Benchtime.
 	Replanned string `json:"replanned,omitempty"`
+	// Lengthened says why a sample of Iterations takes longer than Benchtime: the time
+	// outside the timer per sample (the benchmark's setup, which go test runs at b.N = 1
+	// and again at N, and its collections) was more than a third of Benchtime.
+	Lengthened string `json:"lengthened,omitempty"`
 }
 
 // Counter says how the instructions of an instruction-count lane are counted (package

@@ -12,6 +12,7 @@ const (
 	// Version 3 added rule (the pre-registered decision rule beyond lanes and protocol).
 	PlanSchema = 3
 	// LookSchema is the version of a looks.jsonl line; a line without schema_version is
-	// version 1, the same fields.
-	LookSchema = 2
+	// version 1, the same fields. Version 3 added undecidable and the stop reason
+	// undecidable.
+	LookSchema = 3
 )

@@ -485,7 +485,8 @@ func runsText(d *Data) string {
 			len(d.Records), failed, Count(len(d.Looks), "round", "rounds"), s.MaxPairs)
 	}
 	why := map[string]string{receipt.StopDecided: "every lane the decision needs is decided", receipt.StopMaxPairs: "max-pairs reached",
-		receipt.StopBudget: "the " + s.Budget.String() + " budget would be spent by another round"}[last.Stop]
+		receipt.StopBudget:      "the " + s.Budget.String() + " budget would be spent by another round",
+		receipt.StopUndecidable: "the lanes left cannot be decided within the budget at their noise"}[last.Stop]
 	if why == "" {
 		why = last.Stop
 	}

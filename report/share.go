@@ -21,8 +21,10 @@ type LaneShare struct {
 	// Iterations is the lane's fixed b.N (0: none) and Benchtime its declared benchtime.
 	Iterations int
 	Benchtime  string
-	// Replanned says the iteration count was re-planned (receipt.Lane.Replanned).
-	Replanned bool
+	// Replanned says the iteration count was re-planned (receipt.Lane.Replanned),
+	// Lengthened that it was raised for a setup outside the timer
+	// (receipt.Lane.Lengthened).
+	Replanned, Lengthened bool
 	// SampleSec is the median time of one sample in each arm, seconds.
 	SampleSec map[string]float64
 	// Share is the measured share of process time, 0 to 1.
@@ -35,7 +37,7 @@ type LaneShare struct {
 func SampleShares(d *Data) []LaneShare {
 	var out []LaneShare
 	for _, l := range d.Plan.Lanes {
-		s := LaneShare{Lane: l.Name, Iterations: l.Iterations, Benchtime: l.Benchtime, Replanned: l.Replanned != "", SampleSec: map[string]float64{}}
+		s := LaneShare{Lane: l.Name, Iterations: l.Iterations, Benchtime: l.Benchtime, Replanned: l.Replanned != "", Lengthened: l.Lengthened != "", SampleSec: map[string]float64{}}
 		var sampled, wall float64
 		per := map[string][]float64{}
 		for _, r := range d.Records {
@@ -89,10 +91,15 @@ func SharesTable(w io.Writer, d *Data, shares []LaneShare) error {
 	for _, s := range shares {
 		iters := "b.N of go test"
 		switch {
-		case s.Iterations > 0 && s.Replanned:
-			iters = fmt.Sprintf("%dx (fixed for %s, re-planned)", s.Iterations, s.Benchtime)
 		case s.Iterations > 0:
-			iters = fmt.Sprintf("%dx (fixed for %s)", s.Iterations, s.Benchtime)
+			how := ""
+			if s.Replanned {
+				how += ", re-planned"
+			}
+			if s.Lengthened {
+				how += ", lengthened"
+			}
+			iters = fmt.Sprintf("%dx (fixed for %s%s)", s.Iterations, s.Benchtime, how)
 		case s.Benchtime != "":
 			iters = "benchtime " + s.Benchtime
 		}

@@ -113,6 +113,7 @@ failed (after the table and the receipt); 2 on a usage error.`,
 	f.StringVar(&opts.bench, "bench", "", "run only the benchmarks this go test -bench expression selects")
 	f.StringVar(&opts.benchtime, "benchtime", "", "each sample's -test.benchtime: a duration or a count like 1000x (default "+compare.DefaultBenchtime+")")
 	f.IntVar(&pf.samples, "samples", 0, "samples per process (default 6)")
+	f.IntVar(&pf.warmup, "warmup", 0, "warmup samples per process, run and dropped (default 0 for a duration benchtime, whose calibrated samples go test precedes with a call at b.N = 1; 1 for a count)")
 	f.IntVar(&pf.maxPairs, "max-pairs", 0, "the most rounds of pass pairs (default 20)")
 	f.DurationVar(&pf.budget, "budget", 0, "the measured wall time after which no round starts (default 10m)")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ at the repository root)")
@@ -248,11 +249,12 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, 
 		}
 	}
 	e := compare.Experiment(co)
+	ov := compare.Overrides(e, opts.overrides)
 	job := pipeline.Job{Spec: e, Root: root, Label: compare.Label, Results: resultsDir(root, opts.results), Command: opts.args,
 		Pending: compare.Pending, ProfileLanes: opts.profile.v, ProfileSamples: opts.profile.samples.n,
-		SkipIdentical: !opts.measureIdentical}
+		SkipIdentical: !opts.measureIdentical, StopUndecidable: true}
 	job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
-		exp, res, notes, err := compare.Select(ctx, e, arms, opts.bench, role, opts.overrides)
+		exp, res, notes, err := compare.Select(ctx, e, arms, opts.bench, role, ov)
 		for _, n := range notes {
 			fmt.Fprintf(s.Err, "flipbench: note: %s\n", n)
 		}
@@ -260,7 +262,7 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, 
 			return nil, spec.Resolved{}, err
 		}
 		if opts.roles.Set() {
-			if exp, res, err = assignRoles(exp, opts.roles, opts.overrides); err != nil {
+			if exp, res, err = assignRoles(exp, opts.roles, ov); err != nil {
 				return nil, spec.Resolved{}, err
 			}
 		}

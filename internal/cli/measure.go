@@ -77,6 +77,8 @@ func stopText(stop string) string {
 		return "the stopping rule's max-pairs rounds ran; the undecided lanes say their MDE"
 	case receipt.StopBudget:
 		return "the budget is spent; the undecided lanes say their MDE"
+	case receipt.StopUndecidable:
+		return "the lanes left cannot be decided within the budget at their noise; they say their MDE"
 	}
 	return stop
 }

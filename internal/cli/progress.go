@@ -32,6 +32,10 @@ type progress struct {
 	first int       // runs already done then (resumed)
 
 	budget time.Duration // a sequential run's budget (Forecast), 0 for none
+
+	// A sequential run's reach: the runs its budget can run (Forecast: the rounds it
+	// buys), updated after each look for the lanes still pending; 0 when unknown.
+	reach, rounds, perLane, done int
 }
 
 // setProtocol tells the progress the run's resolved protocol, before Begin: a sequential
@@ -78,6 +82,16 @@ func (p *progress) RunDone(n, total int, rec receipt.Record) {
 		p.bar.SetCurrent(int64(n))
 		return
 	}
+	p.mu.Lock()
+	p.done = n
+	reach := p.reach
+	p.mu.Unlock()
+	if reach > 0 && reach < total {
+		// Count against what the budget can run, not what max-pairs allows.
+		reach = max(reach, n)
+		fmt.Fprintf(p.w, "flipbench: run %d/~%d (%s): %s\n", n, reach, p.timing(n, reach), line)
+		return
+	}
 	fmt.Fprintf(p.w, "flipbench: run %d/%d (%s): %s\n", n, total, p.timing(n, total), line)
 }
 
@@ -118,6 +132,11 @@ func (p *progress) Look(l receipt.Look) {
 		next = "stop: " + l.Stop
 	}
 	p.note("look after round %d (%s measured): %s; %s", l.Round, l.Elapsed.Round(time.Second), strings.Join(parts, ", "), next)
+	p.mu.Lock()
+	if p.perLane > 0 {
+		p.reach = p.done + max(p.rounds-l.Round, 0)*len(l.Pending)*p.perLane
+	}
+	p.mu.Unlock()
 }
 
 // note prints a line above the live bar, or as a plain line.
@@ -161,6 +180,11 @@ func (p *progress) eta(n, total int) string {
 func (p *progress) Forecast(f pipeline.Forecast) {
 	p.mu.Lock()
 	p.budget = f.Budget
+	if f.Sequential && f.PerRound > 0 {
+		// A round is a pass pair of every lane in every collection, in every arm.
+		p.rounds, p.perLane = f.Rounds, 2*f.Arms*f.Collections
+		p.reach = p.done + max(f.Rounds-f.After, 0)*len(f.Lanes)*p.perLane
+	}
 	p.mu.Unlock()
 	for _, line := range f.Lines() {
 		p.note("%s", line)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/pipeline"
+	"github.com/flipbench/flipbench/receipt"
 )
 
 // TestProgressETA checks that a sequential run's ETA is at most what is left of its
@@ -26,5 +27,37 @@ func TestProgressETA(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "flipbench: plan: 0 lanes x 0 arms") {
 		t.Errorf("the forecast was not printed:\n%s", out.String())
+	}
+}
+
+// TestProgressCountsTheBudget checks that a sequential run's progress counts against the
+// runs its budget can run (the forecast's rounds, then the lanes each look leaves
+// pending), not against every run max-pairs allows.
+func TestProgressCountsTheBudget(t *testing.T) {
+	var out bytes.Buffer
+	p := &progress{w: &out, start: time.Now()}
+	lanes := []pipeline.LaneForecast{{Lane: "A"}, {Lane: "B"}, {Lane: "C"}}
+	// 3 lanes x 2 arms x 2 passes x 2 collections = 24 runs a round; the budget buys 2.
+	p.Forecast(pipeline.Forecast{Sequential: true, Budget: time.Minute, PerRound: 30 * time.Second, MaxPairs: 20, Rounds: 2,
+		Arms: 2, Collections: 2, Lanes: lanes})
+	p.RunDone(1, 480, receipt.Record{Lane: "A", Arm: "base"})
+	if !strings.Contains(out.String(), "flipbench: run 1/~48 (") {
+		t.Errorf("progress %q, want run 1/~48", out.String())
+	}
+	// After round 1 one lane is pending: one more round of it, 8 runs.
+	p.done = 24
+	p.Look(receipt.Look{Round: 1, Pending: []string{"B"}})
+	out.Reset()
+	p.RunDone(25, 480, receipt.Record{Lane: "B", Arm: "base"})
+	if !strings.Contains(out.String(), "flipbench: run 25/~32 (") {
+		t.Errorf("progress %q, want run 25/~32", out.String())
+	}
+	// Without a time per round the plan's total stands.
+	q := &progress{w: &out, start: time.Now()}
+	q.Forecast(pipeline.Forecast{Sequential: true, MaxPairs: 20, Rounds: 20, Arms: 2, Collections: 2, Lanes: lanes})
+	out.Reset()
+	q.RunDone(1, 480, receipt.Record{Lane: "A", Arm: "base"})
+	if !strings.Contains(out.String(), "flipbench: run 1/480 (") {
+		t.Errorf("progress %q, want run 1/480", out.String())
 	}
 }
