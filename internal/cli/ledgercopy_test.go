@@ -37,7 +37,7 @@ func TestLedgerCopy275(t *testing.T) {
 		code := Main(args, Streams{In: strings.NewReader(""), Out: &out, Err: &errs})
 		return code, out.String(), errs.String()
 	}
-	if code, out, errs := run("finalize", "275"); code != 0 || !strings.Contains(out, "inconclusive") {
+	if code, out, errs := run("finalize", "275"); code != 0 || !strings.Contains(out, "rejected (candA rejected: premise-refuted") {
 		t.Fatalf("finalize of the copy: exit %d\n%s%s", code, out, errs)
 	}
 	if code, out, errs := run("check"); code != 0 {
