@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
@@ -58,7 +57,7 @@ func ruleChanges(in Input, arm string) []string {
 			out = append(out, fmt.Sprintf("%s: %s on the page, %s when the run started: the rule changed after the run; restore it or rerun", field, page, run))
 		}
 	}
-	pd, rd := withDefaults(e.Drift), withDefaults(plan.Drift)
+	pd, rd := e.Drift.WithDefaults(), plan.Drift.WithDefaults()
 	changed("drift.effect-floor-pct", human.Num(pd.EffectFloorPct), human.Num(rd.EffectFloorPct))
 	changed("drift.clean-cv-pct", human.Num(pd.CleanCVPct), human.Num(rd.CleanCVPct))
 	changed("drift.cv-asymmetry", human.Num(pd.CVAsymmetry), human.Num(rd.CVAsymmetry))
@@ -128,31 +127,6 @@ func unfrozen(in Input, arm string) []string {
 		out = append(out, "arms."+arm+".reference")
 	}
 	return out
-}
-
-// withDefaults fills a drift configuration's unset thresholds and error rates with the
-// drift check's defaults, as the drift check reads them.
-func withDefaults(c driftcheck.Config) driftcheck.Config {
-	d := driftcheck.DefaultConfig()
-	if c.EffectFloorPct == 0 {
-		c.EffectFloorPct = d.EffectFloorPct
-	}
-	if c.CleanCVPct == 0 {
-		c.CleanCVPct = d.CleanCVPct
-	}
-	if c.CVAsymmetry == 0 {
-		c.CVAsymmetry = d.CVAsymmetry
-	}
-	if c.Alpha == 0 {
-		c.Alpha = d.Alpha
-	}
-	if c.Power == 0 {
-		c.Power = d.Power
-	}
-	if c.Spending == "" {
-		c.Spending = driftcheck.DefaultSpending
-	}
-	return c
 }
 
 // listText writes a list of names as the page would: "[First4, First8]", "none".

@@ -60,8 +60,9 @@ func (l layout) at(c, p, lane, arm int) int {
 	return ((c*l.passes+p)*l.lanes+lane)*l.arms + arm
 }
 
-// resolve fills zero fields with defaults and validates the result.
-func (c Config) resolve() (Config, error) {
+// WithDefaults returns the configuration with every unset threshold, error rate and the
+// spending function filled with DefaultConfig's, as Analyze reads them.
+func (c Config) WithDefaults() Config {
 	d := DefaultConfig()
 	if c.EffectFloorPct == 0 {
 		c.EffectFloorPct = d.EffectFloorPct
@@ -78,11 +79,17 @@ func (c Config) resolve() (Config, error) {
 	if c.Power == 0 {
 		c.Power = d.Power
 	}
-	if c.MaxPairs > 0 && c.MinPairs == 0 {
-		c.MinPairs = 1
-	}
 	if c.Spending == "" {
 		c.Spending = DefaultSpending
+	}
+	return c
+}
+
+// resolve fills zero fields with defaults and validates the result.
+func (c Config) resolve() (Config, error) {
+	c = c.WithDefaults()
+	if c.MaxPairs > 0 && c.MinPairs == 0 {
+		c.MinPairs = 1
 	}
 	switch {
 	case !finite(c.EffectFloorPct) || c.EffectFloorPct < 0:
