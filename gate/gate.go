@@ -118,6 +118,28 @@ type Result struct {
 	Findings     []Finding `json:"findings"`
 	// Failures lists the lanes and arms whose runs failed; any makes the outcome Broken.
 	Failures []Failure `json:"failures"`
+	// ContinuedRounds, for a run that continued earlier receipts' pairs (Rule.Anytime), is
+	// how many rounds came from them; its intervals are confidence sequences.
+	ContinuedRounds int `json:"continued_rounds,omitempty"`
+}
+
+// continued says, for a run that continued earlier receipts, how its intervals differ: ""
+// otherwise.
+func (r Result) continued() string {
+	if r.ContinuedRounds == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" This run continues %d earlier round%s of the same binaries: every interval (CS) is a confidence sequence, valid at any number of pairs, so pairs can be added until the lanes are decided.",
+		r.ContinuedRounds, plural(r.ContinuedRounds))
+}
+
+// interval names the kind of the findings' intervals: " CI", or " CS" for confidence
+// sequences.
+func (r Result) interval() string {
+	if r.ContinuedRounds > 0 {
+		return " CS"
+	}
+	return " CI"
 }
 
 // Failures returns the lanes and arms with failed runs among runs, in the order of their
@@ -153,28 +175,56 @@ func lastLine(s string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
+// Rule is what the gate judges lanes by.
+type Rule struct {
+	// ThresholdPct is the smallest slowdown that fails the build; LanePct gives lanes a
+	// threshold of their own (a lane counted in instructions is judged against a far
+	// smaller one than a timed lane).
+	ThresholdPct float64
+	LanePct      map[string]float64
+	// Anytime, when set, judges every interval as a confidence sequence: a gate run that
+	// continues an earlier receipt's pairs (driftcheck.SequenceCrit).
+	Anytime *Anytime
+}
+
+// Anytime is the rule of a continued gate run: every bound is a confidence sequence's,
+// valid at any number of pairs and looks, so pairs can be added to an undecided lane run
+// after run at one error rate instead of restarting its test.
+type Anytime struct {
+	// TunedRounds is the rounds (pairs per collection) the sequences are tightest at: the
+	// earlier receipts' rounds and this run's max-pairs.
+	TunedRounds int
+	// PriorRounds is how many of the rounds came from the earlier receipts.
+	PriorRounds int
+}
+
+// threshold is lane's threshold.
+func (r Rule) threshold(lane string) float64 {
+	if t := r.LanePct[lane]; t > 0 {
+		return t
+	}
+	return r.ThresholdPct
+}
+
 // Evaluate applies the gate rule to a drift check and the runs behind it. Per lane and
 // candidate:
 //
 //   - broken: a run of the lane failed, in the candidate or the base;
 //   - regression: reproduced slower in every collection, with every collection's estimate
-//     at or beyond thresholdPct and its interval above 0 at the family level (see the
+//     at or beyond the threshold and its interval above 0 at the family level (see the
 //     package doc);
-//   - pass: the pooled interval lies below +thresholdPct: a regression beyond the
-//     threshold is ruled out (a lane faster or unchanged passes this way);
+//   - pass: the pooled interval lies below +threshold: a regression beyond the threshold
+//     is ruled out (a lane faster or unchanged passes this way); at the rule's last look, a
+//     lane that shows no reproduced regression (the binding end);
 //   - rerun: anything else: the data cannot settle it yet; the finding says about how
 //     many more pairs would.
 //
 // The overall outcome is the worst lane's.
-func Evaluate(rep driftcheck.Report, runs []receipt.Record, thresholdPct float64) Result {
-	return EvaluateLanes(rep, runs, thresholdPct, nil)
-}
-
-// EvaluateLanes is Evaluate with a threshold of its own for the lanes in lanePct (a lane
-// counted in instructions is judged against a far smaller one than a timed lane); the
-// other lanes take thresholdPct.
-func EvaluateLanes(rep driftcheck.Report, runs []receipt.Record, thresholdPct float64, lanePct map[string]float64) Result {
-	res := Result{Outcome: Pass, ThresholdPct: thresholdPct, Failures: Failures(runs)}
+func Evaluate(rep driftcheck.Report, runs []receipt.Record, rule Rule) Result {
+	res := Result{Outcome: Pass, ThresholdPct: rule.ThresholdPct, Failures: Failures(runs)}
+	if rule.Anytime != nil {
+		res.ContinuedRounds = rule.Anytime.PriorRounds
+	}
 	type key struct{ lane, arm string }
 	var order []key
 	by := map[key][]driftcheck.LaneSummary{}
@@ -189,20 +239,20 @@ func EvaluateLanes(rep driftcheck.Report, runs []receipt.Record, thresholdPct fl
 	for _, l := range rep.Pooled {
 		pooled[key{l.Lane, l.Arm}] = l
 	}
-	// A pass reads each lane's own pooled interval (alpha 0); a regression needs every
-	// collection's replication test at its look's level divided over the lanes (family).
-	alpha, family := 0.0, float64(max(len(order), 1))
+	// A pass reads each lane's own pooled interval; a regression needs every collection's
+	// replication test at its level divided over the lanes (family).
+	family := float64(max(len(order), 1))
+	k := crits{anytime: rule.Anytime, alpha: rep.Config.Alpha, collections: max(rep.Collections, 1)}
+	if !(k.alpha > 0) {
+		k.alpha = driftcheck.DefaultConfig().Alpha
+	}
 	values := runValues(runs)
-	for _, k := range order {
-		thr := thresholdPct
-		if t := lanePct[k.lane]; t > 0 {
-			thr = t
+	for _, key := range order {
+		f := judge(key.lane, key.arm, by[key], pooled[key], rule.threshold(key.lane), family, rep.Config.MaxPairs, k)
+		if v := values[key.lane]; v != nil {
+			f.Unit, f.BaseValue, f.CandValue = v.unit, driftcheck.Median(v.by[rep.Base]), driftcheck.Median(v.by[key.arm])
 		}
-		f := judge(k.lane, k.arm, by[k], pooled[k], thr, alpha, family, rep.Config.MaxPairs)
-		if v := values[k.lane]; v != nil {
-			f.Unit, f.BaseValue, f.CandValue = v.unit, driftcheck.Median(v.by[rep.Base]), driftcheck.Median(v.by[k.arm])
-		}
-		if failed := failuresOf(res.Failures, k.lane, k.arm); len(failed) > 0 {
+		if failed := failuresOf(res.Failures, key.lane, key.arm); len(failed) > 0 {
 			f.Outcome = Broken
 			f.Reason = "runs failed: " + strings.Join(failed, "; ")
 		}
@@ -221,6 +271,34 @@ func EvaluateLanes(rep driftcheck.Report, runs []receipt.Record, thresholdPct fl
 	}
 	return res
 }
+
+// crits are the critical values, in standard errors, of the intervals the gate reads: the
+// look's (its group-sequential design) or, for a continued run, a confidence sequence's.
+type crits struct {
+	anytime     *Anytime
+	alpha       float64
+	collections int
+}
+
+// pooled is the critical value of a lane's pooled interval (the pass rule's).
+func (k crits) pooled(p driftcheck.LaneSummary) float64 {
+	if k.anytime == nil {
+		return p.Crit
+	}
+	return driftcheck.SequenceCrit(k.alpha, p.UsablePairs, k.anytime.TunedRounds*k.collections, p.DFUsed)
+}
+
+// collection is the critical value of one collection's one-sided replication test at the
+// family level (the regression rule's).
+func (k crits) collection(c driftcheck.LaneSummary, family float64) float64 {
+	if k.anytime == nil {
+		return driftcheck.TCritical(c.Tail/family, c.DFUsed)
+	}
+	return driftcheck.SequenceCrit(k.alpha/(2*family), c.UsablePairs, k.anytime.TunedRounds, c.DFUsed)
+}
+
+// bounded reports whether a summary has an interval to read.
+func bounded(s driftcheck.LaneSummary) bool { return s.Bounded && s.DFUsed > 0 }
 
 // laneValues are one lane's run medians by arm, and its unit.
 type laneValues struct {
@@ -247,14 +325,9 @@ func runValues(runs []receipt.Record) map[string]*laneValues {
 
 // Pending returns the lanes a sequential gate run still needs pairs for: those whose
 // outcome would be a rerun. A lane that passes, regressed or broke is settled.
-func Pending(rep driftcheck.Report, thresholdPct float64) []string {
-	return PendingLanes(rep, thresholdPct, nil)
-}
-
-// PendingLanes is Pending with the lane thresholds of EvaluateLanes.
-func PendingLanes(rep driftcheck.Report, thresholdPct float64, lanePct map[string]float64) []string {
+func Pending(rep driftcheck.Report, rule Rule) []string {
 	var out []string
-	for _, f := range EvaluateLanes(rep, nil, thresholdPct, lanePct).Findings {
+	for _, f := range Evaluate(rep, nil, rule).Findings {
 		if f.Outcome == Rerun && !slices.Contains(out, f.Lane) {
 			out = append(out, f.Lane)
 		}
@@ -276,35 +349,40 @@ func failuresOf(fs []Failure, lane, cand string) []string {
 
 // judge decides one lane of one candidate from its collection summaries and its pooled
 // summary.
-func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, threshold, alpha, family float64, maxPairs int) Finding {
+func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, threshold, family float64, maxPairs int, k crits) Finding {
 	f := Finding{Lane: lane, Arm: arm, Outcome: Rerun, Pairs: p.UsablePairs, ThresholdPct: threshold,
 		EstimatePct: p.EstimatePct, CILowPct: p.CILowPct, CIHighPct: p.CIHighPct, Bounded: p.Bounded}
-	slowAll := len(colls) > 0
-	slowAll = slowAll && p.EstimateLog >= driftcheck.FloorLog(threshold)
+	thr := driftcheck.FloorLog(threshold)
+	thrText := human.Num(threshold)
+	slowAll := len(colls) > 0 && p.EstimateLog >= thr
 	for _, c := range colls {
 		f.DeltaPct = append(f.DeltaPct, c.EstimatePct)
 		f.Verdicts = append(f.Verdicts, c.Verdict)
-		slowAll = slowAll && c.Verdict == driftcheck.LaneReproducedSlower && c.LowerAbove(0, 2*c.Tail/family)
+		slowAll = slowAll && c.Verdict == driftcheck.LaneReproducedSlower && bounded(c) && c.EstimateLog-k.collection(c, family)*c.SELog > 0
 	}
-	effect := human.DeltaCI(p.EstimatePct, p.CILowPct, p.CIHighPct)
+	pq := k.pooled(p)
+	lo, hi := p.EstimateLog-pq*p.SELog, p.EstimateLog+pq*p.SELog
+	if k.anytime != nil && bounded(p) {
+		// The interval shown is the confidence sequence's.
+		f.CILowPct, f.CIHighPct = driftcheck.LogToPct(lo), driftcheck.LogToPct(hi)
+	}
+	effect := human.DeltaCI(f.EstimatePct, f.CILowPct, f.CIHighPct)
 	if !p.Bounded {
 		effect = "no interval yet"
 	}
-	thr := driftcheck.FloorLog(threshold)
-	thrText := human.Num(threshold)
 	switch {
 	case slowAll:
 		f.Outcome = Regression
 		f.Reason = fmt.Sprintf("reproduced slower in every collection (%s) beyond the %s%% threshold, each interval above 0 at the family level; pooled %s",
 			formatDeltas(f.DeltaPct), thrText, effect)
-	case p.UpperBelow(threshold, alpha):
+	case bounded(p) && hi < thr:
 		f.Outcome = Pass
 		f.Reason = fmt.Sprintf("a regression beyond %s%% is ruled out: pooled effect %s", thrText, effect)
 		if p.Bounded && (p.OrderLowPct > 0 || p.OrderHighPct < 0) {
 			f.Reason += fmt.Sprintf("; an order effect of %s was measured (the host drifts, or the lane depends on which arm runs first), which the order-flipped pairs cancel",
 				human.DeltaCI(p.OrderEffectPct, p.OrderLowPct, p.OrderHighPct))
 		}
-	case p.Bounded && (maxPairs == 0 || p.Round >= maxPairs) && p.LowerAbove(threshold, 0):
+	case p.Bounded && (maxPairs == 0 || p.Round >= maxPairs) && bounded(p) && lo > thr:
 		// The binding end, with a slowdown the collections did not each reproduce: the gate
 		// fails only reproduced regressions (a pooled-only call would add its own false
 		// alarms), so it passes, and says loudly what it saw.
@@ -314,7 +392,7 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 	case p.Bounded && (maxPairs == 0 || p.Round >= maxPairs):
 		// The binding end: at the rule's last look a lane that shows no regression passes.
 		f.Outcome = Pass
-		f.CatchPct = 100 * catchRate(colls, p, 2*thr, thr, family)
+		f.CatchPct = 100 * catchRate(colls, p, 2*thr, thr, family, k)
 		f.Reason = fmt.Sprintf("passed at the rule's last look (round %d): a regression beyond %s%% is not shown (pooled effect %s); at this noise the gate catches a %s%% regression with probability %s",
 			max(p.Round, 1), thrText, effect, human.Num(2*threshold), human.Percent(f.CatchPct))
 	case !p.Bounded:
@@ -322,11 +400,11 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 		f.Reason = fmt.Sprintf("no interval yet (%s); run at least 2 pairs per collection", report.OrDash(p.Reason))
 	case p.EstimateLog >= thr:
 		// The estimate is past the threshold: more pairs would confirm the regression.
-		f.MorePairs = more(pairsToCatch(colls, p, p.EstimateLog, thr, family, morePower), p.UsablePairs)
+		f.MorePairs = more(pairsToCatch(colls, p, p.EstimateLog, thr, family, morePower, k), p.UsablePairs)
 		f.Reason = fmt.Sprintf("slower beyond the %s%% threshold (%s) but not reproduced in every collection (%s); about %d more pairs would settle it",
 			thrText, effect, verdictList(f.Verdicts), f.MorePairs)
 	default:
-		f.MorePairs = more(pairsToPass(p, thr, morePower), p.UsablePairs)
+		f.MorePairs = more(pairsToPass(p, thr, morePower, k), p.UsablePairs)
 		f.Reason = fmt.Sprintf("a regression beyond %s%% is not ruled out: pooled effect %s reaches past it; about %d more pairs would rule it out if the estimate holds",
 			thrText, effect, f.MorePairs)
 	}
@@ -337,15 +415,14 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 // slowdown is theta (log scale) at the noise and look of its summaries: every collection's
 // interval above 0 at its family level, and the pooled estimate past the threshold thr
 // (normal approximation; a lower bound, the events being positively correlated).
-func catchRate(colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, theta, thr, family float64) float64 {
+func catchRate(colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, theta, thr, family float64, k crits) float64 {
 	phi := func(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
 	rate := 1.0
 	for _, c := range colls {
 		if !c.Bounded || c.SELog <= 0 {
 			return 0
 		}
-		q := driftcheck.TCritical(c.Tail/family, c.DFUsed)
-		rate *= phi(theta/c.SELog - q)
+		rate *= phi(theta/c.SELog - k.collection(c, family))
 	}
 	if p.SELog > 0 {
 		rate *= phi((theta - thr) / p.SELog)
@@ -365,7 +442,7 @@ const maxMorePairs = 100_000
 // power: every collection's interval above 0 at its family level and the pooled estimate
 // past thr (catchRate), each standard error shrinking with the square root of the pairs.
 // It returns -1 without a noise estimate.
-func pairsToCatch(colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, theta, thr, family, power float64) int {
+func pairsToCatch(colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, theta, thr, family, power float64, k crits) int {
 	if !p.Bounded || p.SELog <= 0 || len(colls) == 0 {
 		return -1
 	}
@@ -373,11 +450,13 @@ func pairsToCatch(colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, thet
 		scaled := make([]driftcheck.LaneSummary, len(colls))
 		for i, c := range colls {
 			c.SELog *= math.Sqrt(float64(max(c.UsablePairs, 1)) / float64(perColl))
+			c.UsablePairs = perColl
 			scaled[i] = c
 		}
 		q := p
 		q.SELog *= math.Sqrt(float64(max(p.UsablePairs, 1)) / float64(perColl*len(colls)))
-		return catchRate(scaled, q, theta, thr, family)
+		q.UsablePairs = perColl * len(colls)
+		return catchRate(scaled, q, theta, thr, family, k)
 	}
 	lo, hi := 1, maxMorePairs/len(colls)
 	if at(hi) < power {
@@ -398,16 +477,17 @@ func pairsToCatch(colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, thet
 // a regression beyond thr (log scale) with probability power if the lane's effect were its
 // estimate: the pooled interval's upper end below thr. It returns -1 without a noise
 // estimate.
-func pairsToPass(p driftcheck.LaneSummary, thr, power float64) int {
+func pairsToPass(p driftcheck.LaneSummary, thr, power float64, k crits) int {
 	margin := thr - p.EstimateLog
-	if !p.Bounded || p.SELog <= 0 || p.Crit <= 0 {
+	crit := k.pooled(p)
+	if !p.Bounded || p.SELog <= 0 || !(crit > 0) || math.IsInf(crit, 1) {
 		return -1
 	}
 	if margin <= 0 {
 		return maxMorePairs
 	}
 	z := math.Sqrt2 * math.Erfinv(2*power-1)
-	n := float64(max(p.UsablePairs, 1)) * math.Pow(p.SELog*(p.Crit+z)/margin, 2)
+	n := float64(max(p.UsablePairs, 1)) * math.Pow(p.SELog*(crit+z)/margin, 2)
 	return int(math.Min(math.Ceil(n), maxMorePairs))
 }
 
@@ -476,12 +556,12 @@ func Markdown(w io.Writer, res Result, base, candidate, receiptPath, level strin
 		Broken:     "FAIL: runs failed, the build is broken",
 	}[res.Outcome]
 	fmt.Fprintf(w, "## flipbench gate: %s\n\n", title)
-	fmt.Fprintf(w, "Base `%s`, candidate `%s`; threshold %s%%. Positive effects are slower.\n\n", base, candidate, human.Num(res.ThresholdPct))
+	fmt.Fprintf(w, "Base `%s`, candidate `%s`; threshold %s%%. Positive effects are slower.%s\n\n", base, candidate, human.Num(res.ThresholdPct), res.continued())
 	rows := make([][]string, len(res.Findings))
 	for i, f := range res.Findings {
 		rows[i] = []string{f.Lane, f.Arm, f.valuesCell(), f.effectCell(), formatDeltas(f.DeltaPct), verdictList(f.Verdicts), fmt.Sprint(f.Pairs), string(f.Outcome), f.Reason}
 	}
-	if err := mdtable.Write(w, []string{"lane", "arm", "base -> candidate", "effect [" + level + " CI]", "effect per collection", "lane verdicts", "pairs", "outcome", "reason"}, rows); err != nil {
+	if err := mdtable.Write(w, []string{"lane", "arm", "base -> candidate", "effect [" + level + res.interval() + "]", "effect per collection", "lane verdicts", "pairs", "outcome", "reason"}, rows); err != nil {
 		return err
 	}
 	if len(res.Failures) > 0 {

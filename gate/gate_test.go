@@ -42,11 +42,11 @@ func TestBindingEnd(t *testing.T) {
 		return r
 	}
 	noop := end(report1(lane("a", 1, und, 1, 6), lane("a", 2, und, 0, 6), lane("a", 0, und, 0.5, 7)))
-	if res := Evaluate(noop, nil, 5); res.Outcome != Pass || !strings.Contains(res.Findings[0].Reason, "passed at the rule's last look") || !strings.Contains(res.Findings[0].Reason, "catches a 10% regression with probability") {
+	if res := Evaluate(noop, nil, Rule{ThresholdPct: 5}); res.Outcome != Pass || !strings.Contains(res.Findings[0].Reason, "passed at the rule's last look") || !strings.Contains(res.Findings[0].Reason, "catches a 10% regression with probability") {
 		t.Errorf("undecided at the end: %s %q", res.Outcome, res.Findings[0].Reason)
 	}
 	split := end(report1(lane("a", 1, slow, 20, 4), lane("a", 2, und, 8, 9), lane("a", 0, und, 14, 3)))
-	if res := Evaluate(split, nil, 5); res.Outcome != Pass || !strings.Contains(res.Findings[0].Reason, "but look at it: the pooled interval lies above the 5% threshold") {
+	if res := Evaluate(split, nil, Rule{ThresholdPct: 5}); res.Outcome != Pass || !strings.Contains(res.Findings[0].Reason, "but look at it: the pooled interval lies above the 5% threshold") {
 		t.Errorf("pooled regression at the end: %s %q", res.Outcome, res.Findings[0].Reason)
 	}
 }
@@ -81,7 +81,7 @@ func TestEvaluate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := Evaluate(tt.rep, nil, 5)
+			res := Evaluate(tt.rep, nil, Rule{ThresholdPct: 5})
 			if res.Outcome != tt.want {
 				t.Fatalf("outcome %s, want %s (%+v)", res.Outcome, tt.want, res.Findings)
 			}
@@ -97,24 +97,24 @@ func TestEvaluate(t *testing.T) {
 	rep := report1(lane("a", 1, neutral, 0, 1), lane("a", 2, neutral, 0, 1), lane("a", 0, neutral, 0, 1))
 	b := report1(lane("b", 1, slow, 30, 4), lane("b", 2, slow, 30, 4), lane("b", 0, slow, 30, 3))
 	rep.Lanes, rep.Pooled = append(rep.Lanes, b.Lanes...), append(rep.Pooled, b.Pooled...)
-	if res := Evaluate(rep, nil, 5); res.Outcome != Regression {
+	if res := Evaluate(rep, nil, Rule{ThresholdPct: 5}); res.Outcome != Regression {
 		t.Errorf("worst lane: %s", res.Outcome)
 	}
 }
 
 // A lane with a threshold of its own is judged against it; the others against the gate's.
-func TestEvaluateLanes(t *testing.T) {
+func TestEvaluateLaneThresholds(t *testing.T) {
 	const slow = driftcheck.LaneReproducedSlower
 	rep := report1(lane("a", 1, slow, 1, 0.1), lane("a", 2, slow, 1, 0.1), lane("a", 0, slow, 1, 0.05))
-	if res := Evaluate(rep, nil, 5); res.Outcome != Pass || res.Findings[0].ThresholdPct != 5 {
+	if res := Evaluate(rep, nil, Rule{ThresholdPct: 5}); res.Outcome != Pass || res.Findings[0].ThresholdPct != 5 {
 		t.Errorf("against 5%%: %s, %+v", res.Outcome, res.Findings)
 	}
-	res := EvaluateLanes(rep, nil, 5, map[string]float64{"a": 0.5})
+	res := Evaluate(rep, nil, Rule{ThresholdPct: 5, LanePct: map[string]float64{"a": 0.5}})
 	if res.Outcome != Regression || res.Findings[0].ThresholdPct != 0.5 || !strings.Contains(res.Findings[0].Reason, "beyond the 0.5% threshold") {
 		t.Errorf("against its own 0.5%%: %s, %+v", res.Outcome, res.Findings)
 	}
-	if got := PendingLanes(rep, 5, map[string]float64{"a": 0.5}); len(got) != 0 {
-		t.Errorf("PendingLanes = %v, want none (decided)", got)
+	if got := Pending(rep, Rule{ThresholdPct: 5, LanePct: map[string]float64{"a": 0.5}}); len(got) != 0 {
+		t.Errorf("Pending = %v, want none (decided)", got)
 	}
 }
 
@@ -124,7 +124,7 @@ func TestFamily(t *testing.T) {
 	wide := func(name string) driftcheck.Report {
 		return report1(lane(name, 1, driftcheck.LaneReproducedSlower, 20, 15), lane(name, 2, driftcheck.LaneReproducedSlower, 20, 15), lane(name, 0, driftcheck.LaneReproducedSlower, 20, 10))
 	}
-	if res := Evaluate(wide("a"), nil, 5); res.Outcome != Regression {
+	if res := Evaluate(wide("a"), nil, Rule{ThresholdPct: 5}); res.Outcome != Regression {
 		t.Fatalf("one lane: %s, want regression", res.Outcome)
 	}
 	rep := wide("a")
@@ -132,7 +132,7 @@ func TestFamily(t *testing.T) {
 		q := report1(lane(n, 1, driftcheck.LaneNeutral, 0, 1), lane(n, 2, driftcheck.LaneNeutral, 0, 1), lane(n, 0, driftcheck.LaneNeutral, 0, 1))
 		rep.Lanes, rep.Pooled = append(rep.Lanes, q.Lanes...), append(rep.Pooled, q.Pooled...)
 	}
-	res := Evaluate(rep, nil, 5)
+	res := Evaluate(rep, nil, Rule{ThresholdPct: 5})
 	if res.Outcome != Rerun || res.Findings[0].Outcome != Rerun {
 		t.Fatalf("six lanes: %s (%+v), want rerun", res.Outcome, res.Findings[0])
 	}
@@ -162,7 +162,7 @@ func TestEvaluateFailures(t *testing.T) {
 		run("c", "base", "timed out after 1m0s"), run("c", "cand", ""),
 		run("c", "base", ""), run("c", "cand", ""),
 	}
-	res := Evaluate(rep, runs, 5)
+	res := Evaluate(rep, runs, Rule{ThresholdPct: 5})
 	if res.Outcome != Broken {
 		t.Fatalf("outcome %s, want %s", res.Outcome, Broken)
 	}
@@ -184,12 +184,12 @@ func TestEvaluateFailures(t *testing.T) {
 		t.Errorf("reason %q, want %q", got, want)
 	}
 	// A lane that the drift check has nothing on still shows up.
-	res = Evaluate(driftcheck.Report{}, []receipt.Record{run("x", "cand", "exited with status 2")}, 5)
+	res = Evaluate(driftcheck.Report{}, []receipt.Record{run("x", "cand", "exited with status 2")}, Rule{ThresholdPct: 5})
 	if res.Outcome != Broken || len(res.Findings) != 1 || res.Findings[0].Lane != "x" {
 		t.Fatalf("got %+v", res)
 	}
 	// No failures, no Broken.
-	if res := Evaluate(rep, runs[4:6], 5); res.Outcome != Regression || len(res.Failures) != 0 {
+	if res := Evaluate(rep, runs[4:6], Rule{ThresholdPct: 5}); res.Outcome != Regression || len(res.Failures) != 0 {
 		t.Fatalf("got %+v", res)
 	}
 }
@@ -233,11 +233,11 @@ func TestMorePairs(t *testing.T) {
 	thr := driftcheck.FloorLog(3)
 	// Pass: n = 8 (SE (crit + z0.8) / margin)^2.
 	want := int(math.Ceil(8 * math.Pow(pooled.SELog*(2.1+0.8416212335729143)/(thr-0.01), 2)))
-	if got := pairsToPass(pooled, thr, 0.8); got != want {
+	if got := pairsToPass(pooled, thr, 0.8, crits{}); got != want {
 		t.Errorf("pairsToPass = %d, want %d", got, want)
 	}
 	theta := 2 * thr
-	n := pairsToCatch(colls, pooled, theta, thr, 3, 0.8)
+	n := pairsToCatch(colls, pooled, theta, thr, 3, 0.8, crits{})
 	if n <= 0 || n%2 != 0 {
 		t.Fatalf("pairsToCatch = %d, want a positive count over 2 collections", n)
 	}
@@ -248,7 +248,7 @@ func TestMorePairs(t *testing.T) {
 		}
 		p := pooled
 		p.SELog = pooled.SELog * math.Sqrt(8/float64(2*perColl))
-		return catchRate(cs, p, theta, thr, 3)
+		return catchRate(cs, p, theta, thr, 3, crits{})
 	}
 	if r := rate(n / 2); r < 0.8 {
 		t.Errorf("at %d pairs per collection the catch rate is %.2f, want >= 0.8", n/2, r)
@@ -256,7 +256,49 @@ func TestMorePairs(t *testing.T) {
 	if r := rate(n/2 - 1); n > 2 && r >= 0.8 {
 		t.Errorf("one pair fewer per collection already catches %.2f", r)
 	}
-	if got := pairsToPass(driftcheck.LaneSummary{}, thr, 0.8); got != -1 {
+	if got := pairsToPass(driftcheck.LaneSummary{}, thr, 0.8, crits{}); got != -1 {
 		t.Errorf("no interval: %d, want -1", got)
+	}
+}
+
+// TestAnytime checks the rule of a continued run: its intervals are confidence sequences,
+// wider than the look's, so evidence that passes or fails at a look may not when it was
+// collected over continued runs; and the summary says so.
+func TestAnytime(t *testing.T) {
+	// A lane 1% slower with a pooled interval of +-1.6% at its look: a pass at a 3% threshold.
+	coll := driftcheck.LaneSummary{Lane: "a", Arm: "cand", Collection: 1, Bounded: true, SELog: 0.011, UsablePairs: 6, Tail: 0.0125, DFUsed: 10,
+		EstimateLog: 0.01, Verdict: driftcheck.LaneUndecided}
+	c2 := coll
+	c2.Collection = 2
+	pooled := coll
+	pooled.Collection, pooled.SELog, pooled.UsablePairs, pooled.Crit, pooled.DFUsed, pooled.Round = 0, 0.008, 12, 2.0, 20, 6
+	rep := driftcheck.Report{Base: "base", Collections: 2, Config: driftcheck.Config{Alpha: 0.05, MaxPairs: 20}, Lanes: []driftcheck.LaneSummary{coll, c2},
+		Pooled: []driftcheck.LaneSummary{pooled}}
+	if res := Evaluate(rep, nil, Rule{ThresholdPct: 3}); res.Outcome != Pass {
+		t.Fatalf("at the look: %s (%s), want pass", res.Outcome, res.Findings[0].Reason)
+	}
+	any := Rule{ThresholdPct: 3, Anytime: &Anytime{TunedRounds: 20, PriorRounds: 4}}
+	res := Evaluate(rep, nil, any)
+	if res.Outcome != Rerun || res.ContinuedRounds != 4 {
+		t.Fatalf("continued: %s, %d rounds continued (%s), want a rerun: the sequence's interval reaches past 3%%", res.Outcome, res.ContinuedRounds, res.Findings[0].Reason)
+	}
+	f := res.Findings[0]
+	if f.CIHighPct-f.CILowPct <= pooled.CIHighPct-pooled.CILowPct || f.CIHighPct < 3 {
+		t.Errorf("continued interval [%.2f%%, %.2f%%]: want the sequence's, wider than the look's and past the threshold", f.CILowPct, f.CIHighPct)
+	}
+	var md strings.Builder
+	if err := Markdown(&md, res, "b", "c", "r", "95%"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"This run continues 4 earlier rounds", "effect [95% CS]"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, md.String())
+		}
+	}
+	// With four times the noise's precision, the sequence passes it too.
+	pooled.SELog, pooled.UsablePairs = 0.002, 200
+	rep.Pooled = []driftcheck.LaneSummary{pooled}
+	if res := Evaluate(rep, nil, any); res.Outcome != Pass {
+		t.Errorf("continued with 200 pairs: %s (%s), want pass", res.Outcome, res.Findings[0].Reason)
 	}
 }

@@ -26,8 +26,8 @@ func Text(w io.Writer, res Result, base, candidate, receiptPath, level string, w
 		Broken:     "FAIL: runs failed, the build is broken",
 	}[res.Outcome]
 	fmt.Fprintf(ew, "flipbench gate: %s\n", title)
-	for _, l := range texttable.Wrap(fmt.Sprintf("Base %s, candidate %s; threshold %s%%. Positive effects are slower; the effect is pooled over collections, with its %s interval.",
-		base, candidate, human.Num(res.ThresholdPct), level), width) {
+	for _, l := range texttable.Wrap(fmt.Sprintf("Base %s, candidate %s; threshold %s%%. Positive effects are slower; the effect is pooled over collections, with its %s interval.%s",
+		base, candidate, human.Num(res.ThresholdPct), level, res.continued()), width) {
 		fmt.Fprintln(ew, l)
 	}
 	fmt.Fprintln(ew)
@@ -36,7 +36,7 @@ func Text(w io.Writer, res Result, base, candidate, receiptPath, level string, w
 	for _, f := range res.Findings {
 		arms[f.Arm] = true
 	}
-	header := []string{"lane", "arm", "base -> candidate", "effect [" + level + " CI]", "outcome", ""}
+	header := []string{"lane", "arm", "base -> candidate", "effect [" + level + res.interval() + "]", "outcome", ""}
 	if len(arms) == 1 {
 		header = slices.Delete(header, 1, 2)
 	}

@@ -54,6 +54,8 @@ type Forecast struct {
 	// ("" when the lanes were not calibrated), and ShorterRound the time per round at it.
 	Shorter      string
 	ShorterRound time.Duration
+	// Drift is the run's drift configuration, whose power the MDEs are at.
+	Drift driftcheck.Config
 	// Lanes has one line per lane.
 	Lanes []LaneForecast
 	// Advice says what would buy a better answer, one line each.
@@ -82,15 +84,17 @@ type LaneForecast struct {
 
 // Known reports whether the forecast has the time per round and every lane's noise.
 func (f Forecast) Known() bool {
-	if f.PerRound <= 0 {
-		return false
-	}
+	return f.PerRound > 0 && f.NoiseKnown()
+}
+
+// NoiseKnown reports whether the forecast has every lane's noise (and so its MDE).
+func (f Forecast) NoiseKnown() bool {
 	for _, l := range f.Lanes {
 		if l.NoisePct <= 0 {
 			return false
 		}
 	}
-	return true
+	return len(f.Lanes) > 0
 }
 
 // shorterBy is how much shorter a sample the advice proposes when the budget binds.
@@ -108,7 +112,7 @@ type noiseSource struct {
 func forecast(plan *receipt.Plan, cals []LaneCalibration, calibrated time.Duration, host *calibrate.File, rep *driftcheck.Report, after int, elapsed time.Duration) Forecast {
 	p := plan.Protocol
 	f := Forecast{After: after, Arms: len(plan.Arms), Collections: p.Collections, Samples: p.Samples, Warmup: p.Warmup,
-		Calibrated: calibrated, MaxPairs: p.Passes / 2}
+		Calibrated: calibrated, MaxPairs: p.Passes / 2, Drift: plan.Drift}
 	if s := p.Sequential; s != nil {
 		f.Budget, f.MaxPairs, f.Sequential = s.Budget, s.MaxPairs, true
 	}

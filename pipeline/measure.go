@@ -51,7 +51,11 @@ func measure(ctx context.Context, dir string, plan *receipt.Plan, job Job, opts 
 			return decide.Pending(decide.Input{Spec: e, Plan: plan, Analysis: rep})
 		}
 	}
-	seq := &sequence{dir: dir, plan: plan, pending: pending, events: opts.events(), watch: w}
+	prior, err := PriorOf(dir, plan)
+	if err != nil {
+		return harness.Outcome{}, nil, err
+	}
+	seq := &sequence{dir: dir, plan: plan, pending: pending, events: opts.events(), watch: w, prior: prior}
 	if err := seq.load(); err != nil {
 		return harness.Outcome{}, nil, err
 	}
@@ -92,6 +96,9 @@ type sequence struct {
 	elapsed func(recs []receipt.Record) time.Duration
 	// watch, when set, shows what each look implies (a forecast, undecidable lanes).
 	watch *watch
+	// prior, when set, is the earlier receipts the run continues: every look analyses
+	// their runs with this run's.
+	prior *Prior
 }
 
 // load reads the looks a previous session wrote.
@@ -157,7 +164,13 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 			recs = append(recs, r)
 		}
 	}
-	rep, err := driftcheck.Analyze(report.DriftInput(s.plan, recs), s.plan.Drift)
+	var rep driftcheck.Report
+	var err error
+	if s.prior != nil {
+		rep, _, err = s.prior.Analyze(s.plan, recs)
+	} else {
+		rep, err = driftcheck.Analyze(report.DriftInput(s.plan, recs), s.plan.Drift)
+	}
 	if err != nil {
 		s.err = fmt.Errorf("look after round %d: %w", round, err)
 		return receipt.Look{}, false
@@ -214,7 +227,10 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 	s.looks = append(s.looks, l)
 	s.events.Look(l)
 	if s.watch != nil {
-		s.watch.look(l, rep)
+		if err := s.watch.look(l, rep); err != nil {
+			s.err = err
+			return l, false
+		}
 	}
 	return l, true
 }

@@ -145,6 +145,16 @@ type Job struct {
 	// Resolved: flipbench compare lists the benchmarks of the built binaries to choose its
 	// lanes.
 	Select func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error)
+	// Continue, when set, is the earlier receipts this run continues (LoadPrior): the run
+	// must measure the same binaries and protocol (Prior.Check), keeps their iteration
+	// counts, and its looks analyse their runs with its own (docs/gate.md, "Continuing an
+	// undecided gate").
+	Continue *Prior
+	// Reach, when set, is called with each forecast that knows every lane's noise: before
+	// round 1 when the host calibration has it, and after round 1 when it did not. An
+	// error stops the run there (a *ReachError carrying it); what was measured stays in the
+	// receipt folder. The gate uses it to check that its threshold is within reach.
+	Reach func(Forecast) error
 }
 
 // Result is what a run produced.
@@ -226,6 +236,15 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		}
 		folder += shardSuffix(plan.Shard)
 	}
+	if p := job.Continue; p != nil {
+		if job.Shard != nil {
+			return nil, fmt.Errorf("a shard cannot continue another receipt")
+		}
+		if err := p.Check(plan); err != nil {
+			return nil, err
+		}
+		p.Carry(plan)
+	}
 	var iters Iterations
 	if job.Shard == nil {
 		// Shards would each pick their own iteration counts: they keep the benchtime.
@@ -242,6 +261,9 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		return nil, err
 	}
 	plan.Stamp = stamp
+	if job.Continue != nil {
+		plan.Continues = job.Continue.From(dir)
+	}
 	if lock != nil {
 		lock.SetDir(dir)
 	}
@@ -251,8 +273,13 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	if err := receipt.AppendWarnings(dir, buildWarnings...); err != nil {
 		return nil, err
 	}
-	known := plan.Part() || showForecast(opts, job.Root, dir, plan, iters)
-	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, known))
+	known := true
+	if !plan.Part() {
+		if known, err = planForecast(opts, job.Root, dir, plan, iters, job.Reach); err != nil {
+			return &Result{Dir: dir}, err
+		}
+	}
+	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, known, job.Reach))
 }
 
 // Resume finishes the interrupted run in receipt data folder dir: it measures what is
@@ -288,7 +315,7 @@ func Resume(ctx context.Context, dir string, job Job, opts Options) (*Result, er
 		return nil, err
 	}
 	defer release(lock)
-	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, true))
+	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, true, nil))
 }
 
 // takeLock takes the machine lock through opts.Lock.
@@ -314,6 +341,10 @@ func measureAndFinish(ctx context.Context, dir string, plan *receipt.Plan, job J
 	out, looks, err := measure(ctx, dir, plan, job, opts, w)
 	res.Outcome, res.Looks = out, looks
 	if err != nil {
+		var refused *ReachError
+		if errors.As(err, &refused) {
+			return res, refused
+		}
 		if errors.Is(err, context.Canceled) {
 			return res, fmt.Errorf("%w after %d runs; nothing finished is lost: flipbench ab --resume %s", ErrInterrupted, out.Resumed+out.Ran, dir)
 		}

@@ -107,7 +107,7 @@ func gateJob(t testing.TB, dir string, build func(context.Context, *spec.Experim
 	}
 	th := g.Threshold()
 	return Job{Spec: e, Root: dir, Resolved: res, Label: "gate", Results: dir, Build: build,
-		Pending: func(rep driftcheck.Report) []string { return gate.Pending(rep, th) }}, th
+		Pending: func(rep driftcheck.Report) []string { return gate.Pending(rep, gate.Rule{ThresholdPct: th}) }}, th
 }
 
 // runGate runs one gate trial and returns its outcome and the pairs it used.
@@ -126,7 +126,7 @@ func runGate(t testing.TB, st *fakeStarter, build func(context.Context, *spec.Ex
 	if err != nil {
 		t.Fatal(err)
 	}
-	return gate.Evaluate(rep, recs, th).Outcome, res.Looks[len(res.Looks)-1].Round
+	return gate.Evaluate(rep, recs, gate.Rule{ThresholdPct: th}).Outcome, res.Looks[len(res.Looks)-1].Round
 }
 
 // TestGateTrials runs the whole pipeline, without processes, for 100 seeded gate runs of

@@ -13,47 +13,79 @@ import (
 // watch shows what a sequential run's looks imply, for Events that implement
 // PlanEvents: the forecast after round 1 when the one before it lacked the time per
 // round or a lane's noise, and a note when a look finds lanes that cannot be decided
-// within the budget (receipt.Look.Undecidable). The sequence controller calls it with
-// each look and the analysis the look was made from, so nothing is analysed twice.
+// within the budget (receipt.Look.Undecidable). It also hands that forecast to the job's
+// Reach, whose error stops the run. The sequence controller calls it with each look and
+// the analysis the look was made from, so nothing is analysed twice.
 type watch struct {
-	show  PlanEvents
+	show  PlanEvents // nil: the events show no plans
+	reach func(Forecast) error
 	plan  *receipt.Plan
 	known bool // the forecast before round 1 had everything
 }
 
-// newWatch returns a watch for opts.Events when they show plans, else nil.
-func newWatch(opts Options, plan *receipt.Plan, known bool) *watch {
-	show, ok := opts.Events.(PlanEvents)
-	if !ok {
+// newWatch returns a watch for opts.Events when they show plans or for reach when it is
+// set, else nil.
+func newWatch(opts Options, plan *receipt.Plan, known bool, reach func(Forecast) error) *watch {
+	show, _ := opts.Events.(PlanEvents)
+	if show == nil && reach == nil {
 		return nil
 	}
-	return &watch{show: show, plan: plan, known: known}
+	return &watch{show: show, reach: reach, plan: plan, known: known}
 }
 
-// look shows what look l, made from rep, implies.
-func (w *watch) look(l receipt.Look, rep driftcheck.Report) {
-	if note := UndecidableNote(l.Undecidable); note != "" {
+// look shows what look l, made from rep, implies; an error is Reach's refusal, and stops
+// the run.
+func (w *watch) look(l receipt.Look, rep driftcheck.Report) error {
+	if note := UndecidableNote(l.Undecidable); note != "" && w.show != nil {
 		w.show.Note(note)
 	}
 	if l.Stop != "" || l.Round != 1 || w.known {
-		return // nothing more will be measured, or the plan said it all
+		return nil // nothing more will be measured, or the plan said it all
 	}
-	w.show.Forecast(forecast(w.plan, nil, 0, nil, &rep, 1, l.Elapsed))
+	f := forecast(w.plan, nil, 0, nil, &rep, 1, l.Elapsed)
+	if w.show != nil {
+		w.show.Forecast(f)
+	}
+	return checkReach(w.reach, f)
 }
 
-// showForecast shows the re-planned iteration counts and the forecast before round 1,
-// when opts.Events show plans, and reports whether it had everything (the time per round and every lane's noise).
-func showForecast(opts Options, root, dir string, plan *receipt.Plan, iters Iterations) bool {
-	show, ok := opts.Events.(PlanEvents)
-	if !ok {
-		return true
+// checkReach calls reach, when set, with a forecast that knows every lane's noise; its
+// error comes back as a *ReachError.
+func checkReach(reach func(Forecast) error, f Forecast) error {
+	if reach == nil || !f.NoiseKnown() {
+		return nil
 	}
-	if note := iters.Note(); note != "" {
-		show.Note(note)
+	if err := reach(f); err != nil {
+		return &ReachError{Err: err}
+	}
+	return nil
+}
+
+// ReachError is a Job.Reach refusal: the run stopped because its decision is out of reach.
+// Its message is Err's; the plan, and the runs of round 1 when the refusal came after it,
+// stay in the receipt folder.
+type ReachError struct{ Err error }
+
+func (e *ReachError) Error() string { return e.Err.Error() }
+func (e *ReachError) Unwrap() error { return e.Err }
+
+// planForecast makes the forecast before round 1, shows it and the re-planned iteration
+// counts when opts.Events show plans, and hands it to reach (an error stops the run before
+// anything is measured). known reports whether it had everything (the time per round and
+// every lane's noise), so that no forecast follows round 1.
+func planForecast(opts Options, root, dir string, plan *receipt.Plan, iters Iterations, reach func(Forecast) error) (known bool, err error) {
+	show, _ := opts.Events.(PlanEvents)
+	if show == nil && reach == nil {
+		return true, nil
 	}
 	f := forecast(plan, iters.Lanes, iters.Took, hostCalibration(opts, root, dir), nil, 0, 0)
-	show.Forecast(f)
-	return f.Known()
+	if show != nil {
+		if note := iters.Note(); note != "" {
+			show.Note(note)
+		}
+		show.Forecast(f)
+	}
+	return f.Known(), checkReach(reach, f)
 }
 
 // hostCalibration reads the calibration of this host under the ledger root, or nil.

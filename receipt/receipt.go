@@ -143,6 +143,10 @@ type Plan struct {
 	// which did not record it.
 	Rule *Rule `json:"rule,omitempty"`
 	Runs []Run `json:"runs"` // the schedule, in execution order
+	// Continues, for a run that continues an earlier receipt's pairs (flipbench gate
+	// --continue), is that receipt's folder: relative to this folder's parent when they
+	// share it, else absolute.
+	Continues string `json:"continues,omitempty"`
 	// Shard is the part of the run this receipt holds when the run is spread over
 	// machines (a shard, or a merge of shards); nil for a run on one machine.
 	Shard *Shard `json:"shard,omitempty"`

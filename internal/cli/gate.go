@@ -39,6 +39,10 @@ type gateOptions struct {
 	format          string
 	// measureIdentical measures base and candidate even when their binaries are identical.
 	measureIdentical bool
+	// strict refuses to measure when a lane's threshold is out of reach within the budget.
+	strict bool
+	// cont is the receipt folder of an earlier gate run whose pairs this one continues.
+	cont string
 }
 
 // worktreeRef is the candidate ref that means "the uncommitted working tree".
@@ -103,6 +107,8 @@ flipbench compare's does; --json prints the decision as JSON instead.`,
 	f.StringVar(&opts.bench, "bench", "", "gate on the harness's benchmarks that this go test -bench expression selects, listed from the built arms (gotest; the default when the spec lists no lanes)")
 	f.StringVar(&opts.overrides.Lanes, "lanes", "", "run only the lanes (or listed benchmarks) matching this regular expression")
 	f.BoolVar(&opts.json, "json", false, "print the decision as JSON")
+	f.StringVar(&opts.cont, "continue", "", "add this run's pairs to an earlier gate receipt of the same base and candidate binaries (a receipt folder), judged by confidence sequences, instead of starting over")
+	f.BoolVar(&opts.strict, "strict", false, "refuse to run on (exit 2) when a lane's threshold is out of reach within the budget at its noise: before round 1 from the host calibration (flipbench calibrate), else after round 1")
 	f.BoolVar(&opts.measureIdentical, "measure-identical", false, "measure even when base and candidate binaries are identical (the gate passes them at once otherwise)")
 	f.StringVar(&opts.format, "format", "", "stdout's summary: markdown (the default off a terminal) or text (the default on one: wrapped to its width)")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ beside experiments/)")
@@ -157,9 +163,20 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 		return err
 	}
 	exp := gateExperiment(gs, base, opts)
+	rule := gate.Rule{ThresholdPct: threshold, LanePct: gs.LaneThresholds()}
+	var prior *pipeline.Prior
+	if opts.cont != "" {
+		if prior, err = pipeline.LoadPrior(opts.cont); err != nil {
+			return usageError("--continue %s: %v", opts.cont, err)
+		}
+		rule.Anytime = &gate.Anytime{PriorRounds: prior.Rounds, TunedRounds: prior.Rounds + max(res.Protocol.Passes/2, 1)}
+		fmt.Fprintf(s.Err, "flipbench: continuing %s from %s (%d rounds): its pairs and this run's are judged together by confidence sequences\n",
+			report.Count(len(prior.Dirs), "receipt", "receipts"), relPath(opts.cont), prior.Rounds)
+	}
 	job := pipeline.Job{Spec: exp, Root: root, Resolved: res, Label: "gate", Results: resultsDir(root, opts.results), Command: opts.args,
-		Pending:       func(rep driftcheck.Report) []string { return gate.PendingLanes(rep, threshold, gs.LaneThresholds()) },
-		SkipIdentical: !opts.measureIdentical}
+		Pending:       func(rep driftcheck.Report) []string { return gate.Pending(rep, rule) },
+		SkipIdentical: !opts.measureIdentical, Continue: prior}
+	job.Reach = gateReach(s, opts.strict, threshold, gs.LaneThresholds(), prior)
 	if discover {
 		job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
 			e, res, notes, err := compare.Select(ctx, exp, arms, opts.bench, spec.RoleGuard, opts.overrides)
@@ -179,19 +196,15 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	if out.Identical {
 		return gateIdentical(s, opts, base, out.Arms)
 	}
-	var rep driftcheck.Report
-	if err := receipt.ReadJSON(filepath.Join(out.Dir, receipt.AnalysisFile), &rep); err != nil {
-		return err
-	}
-	runs, err := receipt.ReadRecords(out.Dir)
+	rep, runs, err := gateData(out.Dir, prior)
 	if err != nil {
 		return err
 	}
-	decision := gate.EvaluateLanes(rep, runs, threshold, gs.LaneThresholds())
+	decision := gate.Evaluate(rep, runs, rule)
 	m := struct{ md string }{out.Page}
 
 	var summary bytes.Buffer
-	if err := gate.Markdown(&summary, decision, receipt.ShortHash(base)+" (merge base of "+opts.base+")", opts.candidate, relPath(m.md), gateLevel(rep)); err != nil {
+	if err := gate.Markdown(&summary, decision, receipt.ShortHash(base)+" (merge base of "+opts.base+")", opts.candidate, relPath(m.md), gateLevel(rep, prior != nil)); err != nil {
 		return err
 	}
 	if path := s.getenv("GITHUB_STEP_SUMMARY"); path != "" {
@@ -212,7 +225,7 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 			return err
 		}
 	} else if gateFormat(s, opts) == formatText {
-		if err := gate.Text(s.Out, decision, receipt.ShortHash(base)+" (merge base of "+opts.base+")", opts.candidate, relPath(m.md), gateLevel(rep), terminalWidth(s)); err != nil {
+		if err := gate.Text(s.Out, decision, receipt.ShortHash(base)+" (merge base of "+opts.base+")", opts.candidate, relPath(m.md), gateLevel(rep, prior != nil), terminalWidth(s)); err != nil {
 			return err
 		}
 	} else if _, err := s.Out.Write(summary.Bytes()); err != nil {
@@ -237,7 +250,7 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 		fmt.Fprintf(s.Err, "flipbench: gate failed: reproduced regression in %s\n", strings.Join(lanes, ", "))
 		return silentExit(ExitRegression)
 	case gate.Rerun:
-		fmt.Fprintln(s.Err, "flipbench: gate inconclusive: rerun advised (drift or too little data); the build is not failed")
+		fmt.Fprintf(s.Err, "flipbench: gate inconclusive: rerun advised (drift or too little data); the build is not failed; a rerun can add its pairs to these: --continue %s\n", relPath(out.Dir))
 		return silentExit(ExitInconclusive)
 	}
 	return nil
@@ -274,6 +287,63 @@ func appendFile(path string, data []byte) error {
 	return f.Close()
 }
 
+// gateData reads the analysis and the runs a gate decides from: the receipt's in dir,
+// or, for a run that continues earlier receipts (prior), theirs and its own analysed
+// together.
+func gateData(dir string, prior *pipeline.Prior) (driftcheck.Report, []receipt.Record, error) {
+	runs, err := receipt.ReadRecords(dir)
+	if err != nil {
+		return driftcheck.Report{}, nil, err
+	}
+	if prior != nil {
+		plan, err := receipt.ReadPlan(dir)
+		if err != nil {
+			return driftcheck.Report{}, nil, err
+		}
+		return prior.Analyze(plan, runs)
+	}
+	var rep driftcheck.Report
+	err = receipt.ReadJSON(filepath.Join(dir, receipt.AnalysisFile), &rep)
+	return rep, runs, err
+}
+
+// gateReach checks, with each forecast that knows the lanes' noise (pipeline.Job.Reach),
+// that every lane's threshold is within reach of the rounds the budget buys, with those of
+// the receipts a continued run continues (prior): a lane out of reach gets a note, or with
+// strict the run stops with a usage error that says what would reach it.
+func gateReach(s Streams, strict bool, threshold float64, lanePct map[string]float64, prior *pipeline.Prior) func(pipeline.Forecast) error {
+	return func(f pipeline.Forecast) error {
+		if prior != nil {
+			f.Rounds += prior.Rounds // a continued run's forecast counts its own rounds
+		}
+		var out []string
+		for _, l := range f.Lanes {
+			thr := threshold
+			if t := lanePct[l.Lane]; t > 0 {
+				thr = t
+			}
+			if r := gate.LaneReach(l.Lane, l.NoisePct, l.NoiseFrom, thr, f.Rounds, max(f.Collections, 1), f.Drift); r.Out() {
+				out = append(out, r.Advice(f.PerRound))
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		if strict {
+			when := "before round 1"
+			if f.After > 0 {
+				when = fmt.Sprintf("after round %d (its runs are kept in the receipt folder)", f.After)
+			}
+			return usageError("--strict: the threshold of %s is out of reach within the budget, so the gate stopped %s: %s",
+				report.Count(len(out), "lane", "lanes"), when, strings.Join(out, "; "))
+		}
+		for _, a := range out {
+			fmt.Fprintf(s.Err, "flipbench: note: threshold out of reach: %s; the gate still ends pass or fail at its last look, but may miss a regression at the threshold (--strict refuses to run)\n", a)
+		}
+		return nil
+	}
+}
+
 // gateExperiment is the experiment the gate runs: the gate spec's, with a fixed protocol
 // when --passes asks for one and the spec has no stopping rule of its own.
 func gateExperiment(gs *spec.Gate, base string, opts *gateOptions) *spec.Experiment {
@@ -296,8 +366,16 @@ func gateFormat(s Streams, opts *gateOptions) string {
 	return formatMarkdown
 }
 
-// gateLevel is the level of the pooled intervals ("95%"), stated once in the table.
-func gateLevel(rep driftcheck.Report) string {
+// gateLevel is the level of the pooled intervals ("95%"), stated once in the table: the
+// look's, or for a continued run (continued) the confidence sequences' 1 - alpha.
+func gateLevel(rep driftcheck.Report, continued bool) string {
+	if continued {
+		alpha := rep.Config.Alpha
+		if !(alpha > 0) {
+			alpha = driftcheck.DefaultConfig().Alpha
+		}
+		return human.Num(math.Round((1-alpha)*1000)/10) + "%"
+	}
 	for _, p := range rep.Pooled {
 		if p.Confidence > 0 {
 			return human.Num(math.Round(p.Confidence*1000)/10) + "%"

@@ -35,8 +35,8 @@ type GateResult struct {
 }
 
 // EvaluateGate runs trials of w through the real gate: the gate spec's resolved drift
-// configuration, driftcheck after every round, gate.PendingLanes to stop the lanes that
-// passed or failed, and gate.EvaluateLanes at the end.
+// configuration, driftcheck after every round, gate.Pending to stop the lanes that
+// passed or failed, and gate.Evaluate at the end.
 func EvaluateGate(w GateWorld, trials int, seed uint64) (GateResult, error) {
 	var page strings.Builder
 	fmt.Fprintf(&page, "harness: {kind: exec, build: [go, build, -o, \"{out}\", ./lane], command: [\"{bin}\", \"{lane}\"]}\nthreshold-pct: %g\nprotocol:\n  sequential: {min-pairs: 2, max-pairs: %d, budget: 10h}\nlanes:\n", w.ThresholdPct, w.MaxPairs)
@@ -97,12 +97,12 @@ func EvaluateGate(w GateWorld, trials int, seed uint64) (GateResult, error) {
 				return out, err
 			}
 			running = map[string]bool{}
-			for _, l := range gate.PendingLanes(rep, w.ThresholdPct, nil) {
+			for _, l := range gate.Pending(rep, gate.Rule{ThresholdPct: w.ThresholdPct}) {
 				running[l] = true
 			}
 		}
 		out.Rounds += round
-		r := gate.EvaluateLanes(rep, nil, w.ThresholdPct, nil)
+		r := gate.Evaluate(rep, nil, gate.Rule{ThresholdPct: w.ThresholdPct})
 		switch r.Outcome {
 		case gate.Pass:
 			out.Pass++
