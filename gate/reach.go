@@ -42,7 +42,9 @@ func LaneReach(lane string, noisePct float64, from string, thresholdPct float64,
 	if r.RoundsNeeded > 0 {
 		r.RoundsNeeded = min(r.RoundsNeeded, maxMorePairs)
 		// The smallest threshold these rounds reach, to a tenth of a percent or so.
-		reaches := func(t float64) bool { return driftcheck.PowerAt(noisePct, t, rounds, collections, cfg).PairsNeeded == 0 }
+		reaches := func(t float64) bool {
+			return driftcheck.PowerAt(noisePct, t, rounds, collections, cfg).PairsNeeded == 0
+		}
 		lo, hi := thresholdPct, 2*thresholdPct
 		for !reaches(hi) && hi < 1e6 {
 			lo, hi = hi, 2*hi
