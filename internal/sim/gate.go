@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 
 	"github.com/flipbench/flipbench/driftcheck"
@@ -70,26 +71,7 @@ func EvaluateGate(w GateWorld, trials int, seed uint64) (GateResult, error) {
 		round := 0
 		for round < w.MaxPairs && len(running) > 0 {
 			round++
-			for c := 1; c <= colls; c++ {
-				for i, l := range lanes {
-					if !running[l.Name] {
-						continue
-					}
-					for _, p := range []int{2*round - 1, 2 * round} {
-						for _, arm := range []string{Base, Cand} {
-							level := math.Exp(w.Between * rng.NormFloat64())
-							if arm == Cand && i == 0 {
-								level *= 1 + w.Regression
-							}
-							xs := make([]float64, samples)
-							for j := range xs {
-								xs[j] = 100 * level * (1 + w.Within*rng.NormFloat64())
-							}
-							in.Observations = append(in.Observations, driftcheck.Observation{Collection: c, Pass: p, Lane: l.Name, Arm: arm, Samples: xs})
-						}
-					}
-				}
-			}
+			w.measureRound(&in, rng, running, round, samples)
 			if round < cfg.MinPairs {
 				continue
 			}
@@ -127,6 +109,146 @@ func EvaluateGate(w GateWorld, trials int, seed uint64) (GateResult, error) {
 		out.StatedCatchPct /= float64(out.stated)
 	}
 	return out, nil
+}
+
+// measureRound appends one round of pass pairs, in every collection, of the running lanes
+// to in: each process at a level drawn from the noise between processes (the first lane's
+// candidate slower by Regression), each sample with the noise within.
+func (w GateWorld) measureRound(in *driftcheck.Input, rng *rand.Rand, running map[string]bool, round, samples int) {
+	for c := 1; c <= in.Collections; c++ {
+		for i, l := range in.Lanes {
+			if !running[l.Name] {
+				continue
+			}
+			for _, p := range []int{2*round - 1, 2 * round} {
+				for _, arm := range []string{Base, Cand} {
+					level := math.Exp(w.Between * rng.NormFloat64())
+					if arm == Cand && i == 0 {
+						level *= 1 + w.Regression
+					}
+					xs := make([]float64, samples)
+					for j := range xs {
+						xs[j] = 100 * level * (1 + w.Within*rng.NormFloat64())
+					}
+					in.Observations = append(in.Observations, driftcheck.Observation{Collection: c, Pass: p, Lane: l.Name, Arm: arm, Samples: xs})
+				}
+			}
+		}
+	}
+}
+
+// ContinuedResult is what trials of a gate cut short and then continued ended with.
+type ContinuedResult struct {
+	World GateWorld
+	// Cut is the rounds of the first run (its budget's), Continuations the most reruns
+	// that continue it, each of up to World.MaxPairs rounds.
+	Cut, Continuations, Trials int
+	// FirstRerun counts the first runs that ended undecided; Pass, Regression and Rerun
+	// the final outcomes over the first run and its continuations.
+	FirstRerun              int
+	Pass, Regression, Rerun int
+	// Rounds is the mean rounds in all, over trials.
+	Rounds float64
+}
+
+// EvaluateContinuedGate runs trials of a gate whose first run is cut short after cut
+// rounds (a budget spent early), then continued (flipbench gate --continue) up to
+// continuations times, each continuation adding up to w.MaxPairs rounds and judging all
+// the data with the real gate code under gate.Anytime, until a run ends pass or fail.
+func EvaluateContinuedGate(w GateWorld, cut, continuations, trials int, seed uint64) (ContinuedResult, error) {
+	out := ContinuedResult{World: w, Cut: cut, Continuations: continuations, Trials: trials}
+	base := driftcheck.DefaultConfig()
+	base.MinPairs = 2
+	var lanes []driftcheck.Lane
+	for i := range w.Lanes {
+		lanes = append(lanes, driftcheck.Lane{Name: LaneName(i)})
+	}
+	const samples, colls = 10, 2
+	rule := gate.Rule{ThresholdPct: w.ThresholdPct}
+	designFor := func(maxPairs int) (driftcheck.Config, error) {
+		cfg := base
+		cfg.MaxPairs = maxPairs
+		d, err := driftcheck.NewDesign(cfg, colls)
+		cfg.Design = d
+		return cfg, err
+	}
+	totalRounds := 0
+	for t := range trials {
+		rng := NewRand(seed + uint64(t))
+		in := driftcheck.Input{Base: Base, Candidates: []string{Cand}, Lanes: lanes, Collections: colls}
+		running := map[string]bool{}
+		for _, l := range lanes {
+			running[l.Name] = true
+		}
+		// The first run: the default rule to w.MaxPairs, cut after cut rounds.
+		cfg, err := designFor(w.MaxPairs)
+		if err != nil {
+			return out, err
+		}
+		in.Passes = 2 * w.MaxPairs
+		var res gate.Result
+		round := 0
+		for round < cut && len(running) > 0 {
+			round++
+			w.measureRound(&in, rng, running, round, samples)
+			if round < cfg.MinPairs {
+				continue
+			}
+			rep, err := driftcheck.Analyze(in, cfg)
+			if err != nil {
+				return out, err
+			}
+			res = gate.Evaluate(rep, nil, rule)
+			running = pendingOf(res)
+		}
+		if len(running) > 0 {
+			out.FirstRerun++
+		}
+		// Continuations, each up to w.MaxPairs more rounds, judged by confidence sequences.
+		for k := 0; k < continuations && len(running) > 0; k++ {
+			prior := round
+			if cfg, err = designFor(prior + w.MaxPairs); err != nil {
+				return out, err
+			}
+			in.Passes = 2 * (prior + w.MaxPairs)
+			anytime := gate.Rule{ThresholdPct: w.ThresholdPct, Anytime: &gate.Anytime{PriorRounds: prior, TunedRounds: prior + w.MaxPairs}}
+			for _, l := range lanes { // a continued run measures every lane again
+				running[l.Name] = true
+			}
+			for round < prior+w.MaxPairs && len(running) > 0 {
+				round++
+				w.measureRound(&in, rng, running, round, samples)
+				rep, err := driftcheck.Analyze(in, cfg)
+				if err != nil {
+					return out, err
+				}
+				res = gate.Evaluate(rep, nil, anytime)
+				running = pendingOf(res)
+			}
+		}
+		totalRounds += round
+		switch res.Outcome {
+		case gate.Pass:
+			out.Pass++
+		case gate.Regression:
+			out.Regression++
+		default:
+			out.Rerun++
+		}
+	}
+	out.Rounds = float64(totalRounds) / float64(max(trials, 1))
+	return out, nil
+}
+
+// pendingOf returns the lanes a gate result leaves undecided.
+func pendingOf(r gate.Result) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range r.Findings {
+		if f.Outcome == gate.Rerun {
+			out[f.Lane] = true
+		}
+	}
+	return out
 }
 
 // GateGrid is the seeded grid behind docs/gate.md's table: 1, 5 and 20 lanes at a 3%
