@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -198,14 +199,30 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 		}
 	}
 	next := nextRound(recs, round, l.Pending, measured)
+	if fit := s.fitBudget(round, l.Elapsed); fit > 0 {
+		if err := s.fitLastLook(fit); err != nil {
+			s.err = err
+			return l, false
+		}
+		l.LastLook = fit
+	}
 	switch {
 	case len(l.Pending) == 0:
 		l.Stop = receipt.StopDecided
 	case round >= seq.MaxPairs || round >= s.maxRound:
 		l.Stop = receipt.StopMaxPairs
 	case seq.Budget > 0 && l.Elapsed+next > seq.Budget:
-		// The next round would end past the budget: stop before starting it.
+		// The next round would end past the budget: stop before starting it. A plan fitted
+		// to its budget makes this look its last, so that its lanes are passed or failed
+		// here (rounds slower than round 1 spent the budget early).
 		l.Stop = receipt.StopBudget
+		if seq.FitBudget && round >= max(seq.MinPairs, 2) && round < seq.MaxPairs {
+			if err := s.fitLastLook(round); err != nil {
+				s.err = err
+				return l, false
+			}
+			l.LastLook = round
+		}
 	case round >= max(seq.MinPairs, 2):
 		// Another round runs: of the lanes it would measure, those that cannot be decided
 		// within the budget are named, and stopped when the rule says so.
@@ -233,6 +250,39 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 		}
 	}
 	return l, true
+}
+
+// fitBudget returns the round the rule's last look moves to after round (0: it stays):
+// for a plan that fits its rule to the budget (receipt.Sequential.FitBudget), after round
+// 1, the rounds the budget buys at round 1's time when that is fewer than max-pairs and
+// at least the first look's round. Round 1 takes no decision (min-pairs is at least 2
+// wherever a decision is read), so moving the last look spends no error rate twice.
+func (s *sequence) fitBudget(round int, elapsed time.Duration) int {
+	seq := s.plan.Protocol.Sequential
+	if !seq.FitBudget || round != 1 || seq.Budget <= 0 || elapsed <= 0 {
+		return 0
+	}
+	fit := int(seq.Budget / elapsed)
+	if fit >= seq.MaxPairs || fit < max(seq.MinPairs, 2) {
+		return 0
+	}
+	return fit
+}
+
+// fitLastLook moves the rule's last look to round fit, in the plan and on disk, so that
+// every later look, a resumed run and the receipt's analysis use the same rule. Moved
+// after looks that took decisions (a budget spent early), the earlier looks spent less of
+// the error rate than the fitted design assumes they did, so its last boundary is
+// conservative.
+func (s *sequence) fitLastLook(fit int) error {
+	seq := s.plan.Protocol.Sequential
+	if seq.PlannedMaxPairs == 0 {
+		seq.PlannedMaxPairs = seq.MaxPairs
+	}
+	seq.MaxPairs = fit
+	s.plan.Drift.MaxPairs = fit
+	s.plan.Drift.Design = nil
+	return receipt.WriteJSON(filepath.Join(s.dir, receipt.PlanFile), s.plan)
 }
 
 // undecidable finds the pending lanes of look l that cannot be decided within the

@@ -137,6 +137,10 @@ type Job struct {
 	// (RuleReads); it is recorded in the plan (receipt.Sequential.StopUndecidable), so a
 	// resumed or merged run stops the same lanes.
 	StopUndecidable bool
+	// FitBudget, for a sequential run, moves the rule's last look to the rounds the budget
+	// buys once round 1 has measured a round's time (receipt.Sequential.FitBudget): the
+	// gate's binding end then comes within the budget.
+	FitBudget bool
 	// SkipIdentical stops the run before anything is planned or measured when the built
 	// arms are identical (Identical): Result.Identical says so, and no receipt is written.
 	SkipIdentical bool
@@ -225,6 +229,9 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	plan.ProfileLanes, plan.ProfileSamples = job.ProfileLanes, job.ProfileSamples
 	if s := plan.Protocol.Sequential; s != nil && job.StopUndecidable {
 		s.StopUndecidable = true
+	}
+	if s := plan.Protocol.Sequential; s != nil && job.FitBudget {
+		s.FitBudget = true
 	}
 	if plan.ProfileLanes == profdiff.SelectNone {
 		plan.ProfileLanes = ""

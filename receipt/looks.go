@@ -40,6 +40,9 @@ type Look struct {
 	// Undecidable are the lanes this look found cannot be decided within the budget at
 	// their noise, each named only at the first look that finds it.
 	Undecidable []UndecidableLane `json:"undecidable,omitempty"`
+	// LastLook, set at the look that fitted the rule to the budget
+	// (Sequential.FitBudget), is the round the rule's last look moved to.
+	LastLook int `json:"last_look,omitempty"`
 }
 
 // UndecidableLane is a lane that a look found cannot be decided within the budget at its

@@ -199,6 +199,12 @@ type Sequential struct {
 	// within the budget at its noise, unless the decision rule reads it (a primary,
 	// guard or control of a run with a page). flipbench compare sets it.
 	StopUndecidable bool `json:"stop_undecidable,omitempty"`
+	// FitBudget moves the rule's last look to the rounds the budget buys, once round 1
+	// has measured the time of a round (flipbench gate sets it): MaxPairs becomes that
+	// many rounds in the plan, and PlannedMaxPairs keeps the one planned. A gate then ends
+	// pass or fail within its budget instead of running out of it undecided.
+	FitBudget       bool `json:"fit_budget,omitempty"`
+	PlannedMaxPairs int  `json:"planned_max_pairs,omitempty"`
 }
 
 // Round returns the round of pass p (1-based within its collection): its pass pair.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -175,7 +176,7 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	}
 	job := pipeline.Job{Spec: exp, Root: root, Resolved: res, Label: "gate", Results: resultsDir(root, opts.results), Command: opts.args,
 		Pending:       func(rep driftcheck.Report) []string { return gate.Pending(rep, rule) },
-		SkipIdentical: !opts.measureIdentical, Continue: prior}
+		SkipIdentical: !opts.measureIdentical, Continue: prior, FitBudget: true}
 	job.Reach = gateReach(s, opts.strict, threshold, gs.LaneThresholds(), prior)
 	if discover {
 		job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
@@ -250,7 +251,12 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 		fmt.Fprintf(s.Err, "flipbench: gate failed: reproduced regression in %s\n", strings.Join(lanes, ", "))
 		return silentExit(ExitRegression)
 	case gate.Rerun:
-		fmt.Fprintf(s.Err, "flipbench: gate inconclusive: rerun advised (drift or too little data); the build is not failed; a rerun can add its pairs to these: --continue %s\n", relPath(out.Dir))
+		why := "drift or too little data"
+		if n := len(out.Looks); n > 0 && out.Looks[n-1].Stop == receipt.StopBudget && out.Looks[n-1].Round < 2 {
+			why = fmt.Sprintf("the budget was spent after round 1 (%s), and the rule decides from round 2: raise --budget to at least %s or gate fewer lanes (--lanes, --bench)",
+				out.Looks[n-1].Elapsed.Round(time.Second), (3 * out.Looks[n-1].Elapsed).Round(time.Second))
+		}
+		fmt.Fprintf(s.Err, "flipbench: gate inconclusive: rerun advised (%s); the build is not failed; a rerun can add its pairs to these: --continue %s\n", why, relPath(out.Dir))
 		return silentExit(ExitInconclusive)
 	}
 	return nil
@@ -406,6 +412,10 @@ func gateIdentical(s Streams, opts *gateOptions, base string, arms []receipt.Arm
 			Base      string `json:"base"`
 			Candidate string `json:"candidate"`
 		}{gate.SchemaVersion, gate.Result{Outcome: gate.Pass, Findings: []gate.Finding{}, Failures: []gate.Failure{}}, true, base, opts.candidate})
+	}
+	if gateFormat(s, opts) == formatText {
+		_, err := fmt.Fprintf(s.Out, "flipbench gate: pass: %s\nBase %s (merge base of %s), candidate %s.\n", why, receipt.ShortHash(base), opts.base, opts.candidate)
+		return err
 	}
 	_, err := fmt.Fprint(s.Out, md)
 	return err

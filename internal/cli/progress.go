@@ -132,6 +132,16 @@ func (p *progress) Look(l receipt.Look) {
 		next = "stop: " + l.Stop
 	}
 	p.note("look after round %d (%s measured): %s; %s", l.Round, l.Elapsed.Round(time.Second), strings.Join(parts, ", "), next)
+	if l.LastLook > 0 {
+		if l.Round == 1 {
+			p.note("the budget buys %d rounds at round 1's time: the rule's last look, where every lane is passed or failed, moves to round %d", l.LastLook, l.LastLook)
+		} else {
+			p.note("the budget is spent: this look, round %d, becomes the rule's last, where every lane is passed or failed", l.LastLook)
+		}
+		p.mu.Lock()
+		p.rounds = min(p.rounds, l.LastLook)
+		p.mu.Unlock()
+	}
 	p.mu.Lock()
 	if p.perLane > 0 {
 		p.reach = p.done + max(p.rounds-l.Round, 0)*len(l.Pending)*p.perLane
