@@ -195,16 +195,8 @@ func Analyze(in Input, cfg Config) (Report, error) {
 	}
 	rep.SetAside = setAside(in, cfg, runs, lay)
 	rep.Config.Design = nil
-	var lanes []*laneData
-	for ci, cand := range in.Candidates {
-		for l, lane := range in.Lanes {
-			lanes = append(lanes, prepareLane(in, cfg, runs, lay, l, ci+1, lane, cand))
-		}
-	}
-	for l := range in.Lanes {
-		_, co := fitCarryover(in, cfg, runs, lay, l)
-		rep.Carryover = append(rep.Carryover, co)
-	}
+	lanes, carry := prepareLanes(in, cfg, runs, lay)
+	rep.Carryover = append(rep.Carryover, carry...)
 	priors := fitPriors(in, cfg, runs, lay, lanes, &rep)
 	for _, ld := range lanes {
 		ld.summarize(&rep, in, cfg, runs, lay, priors[ld.lane.Group][ld.round])

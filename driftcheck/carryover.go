@@ -262,7 +262,7 @@ func fitCarryover(in Input, cfg Config, runs []run, lay layout, l int) (*carryFi
 	}
 	s, ok := solved{}, false
 	model := CarryPlaceAndAfter
-	if known && k >= 2 {
+	if known {
 		s, ok = solve(true)
 	}
 	// The previous process's effect is taken out only where the fit shows one: correcting

@@ -44,7 +44,7 @@ type laneData struct {
 // prepareLane computes the pass deltas of lane l for the candidate with arm index a in
 // every collection, and groups them into measured and usable pairs. A pair with a run set
 // aside (on the base or this candidate) is measured but not usable.
-func prepareLane(in Input, cfg Config, runs []run, lay layout, l, a int, lane Lane, cand string) *laneData {
+func prepareLane(in Input, cfg Config, runs []run, lay layout, l, a int, lane Lane, cand string, fit *carryFit, co Carryover) *laneData {
 	ld := &laneData{lane: lane, l: l, a: a, cand: cand, floorPct: cfg.EffectFloorPct}
 	if lane.FloorPct > 0 {
 		ld.floorPct = lane.FloorPct
@@ -52,7 +52,6 @@ func prepareLane(in Input, cfg Config, runs []run, lay layout, l, a int, lane La
 	ld.fl = floorLog(ld.floorPct)
 	ld.colls = make([]collPairs, in.Collections)
 	ld.byColl = make([][]pairStat, in.Collections)
-	fit, co := fitCarryover(in, cfg, runs, lay, l)
 	if fit != nil && fit.confounded != nil {
 		ld.confounded, ld.carryNote = fit.confounded[a], co.Reason
 	}
@@ -341,13 +340,26 @@ func lanesAt(in Input, cfg Config, runs []run, lay layout, round int) []*laneDat
 		}
 	}
 	setAside(in, cfg, early, lay)
+	out, _ := prepareLanes(in, cfg, early, lay)
+	return out
+}
+
+// prepareLanes prepares every lane and candidate from runs, fitting each lane's carryover
+// model once for all its candidates, and returns the lanes (candidates in order, each
+// with every lane) and each lane's carryover.
+func prepareLanes(in Input, cfg Config, runs []run, lay layout) ([]*laneData, []Carryover) {
+	fits := make([]*carryFit, len(in.Lanes))
+	cos := make([]Carryover, len(in.Lanes))
+	for l := range in.Lanes {
+		fits[l], cos[l] = fitCarryover(in, cfg, runs, lay, l)
+	}
 	var out []*laneData
 	for ci, cand := range in.Candidates {
 		for l, lane := range in.Lanes {
-			out = append(out, prepareLane(in, cfg, early, lay, l, ci+1, lane, cand))
+			out = append(out, prepareLane(in, cfg, runs, lay, l, ci+1, lane, cand, fits[l], cos[l]))
 		}
 	}
-	return out
+	return out, cos
 }
 
 // summarize judges the lane in every collection and pooled, with its noise moderated by

@@ -80,7 +80,10 @@ type Finding struct {
 	// which the gate would have failed a regression of twice the threshold at this noise:
 	// what the pass is worth. 0 otherwise.
 	CatchPct float64 `json:"catch_pct,omitempty"`
-	Reason   string  `json:"reason"`
+	// LastLook says the lane was passed at the rule's last look (the binding end) without
+	// a shown regression, rather than by ruling one out.
+	LastLook bool   `json:"last_look,omitempty"`
+	Reason   string `json:"reason"`
 	// Unit is the lane's unit, and BaseValue and CandValue each arm's value in it: the
 	// median over the arm's successful runs of each run's median (0 without runs).
 	Unit      string  `json:"unit,omitempty"`
@@ -131,6 +134,23 @@ func (r Result) continued() string {
 	}
 	return fmt.Sprintf(" This run continues %d earlier round%s of the same binaries: every interval (CS) is a confidence sequence, valid at any number of pairs, so pairs can be added until the lanes are decided.",
 		r.ContinuedRounds, plural(r.ContinuedRounds))
+}
+
+// weak says, when lanes were passed at the rule's last look with less than an even chance
+// of catching a regression of twice the threshold, how many, in one sentence ("" when none
+// were): such a pass is worth little, and the summary says so above the table.
+func (r Result) weak() string {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Outcome == Pass && f.LastLook && f.CatchPct < 50 {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d lanes passed only at the rule's last look, where at their noise the gate would have caught a regression of twice the threshold less than half the time: for them the budget bought too few rounds to rule much out (raise --budget, or gate fewer lanes).",
+		n, len(r.Findings))
 }
 
 // interval names the kind of the findings' intervals: " CI", or " CS" for confidence
@@ -391,7 +411,7 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 			max(p.Round, 1), thrText, effect, verdictList(f.Verdicts))
 	case p.Bounded && (maxPairs == 0 || p.Round >= maxPairs):
 		// The binding end: at the rule's last look a lane that shows no regression passes.
-		f.Outcome = Pass
+		f.Outcome, f.LastLook = Pass, true
 		f.CatchPct = 100 * catchRate(colls, p, 2*thr, thr, family, k)
 		f.Reason = fmt.Sprintf("passed at the rule's last look (round %d): a regression beyond %s%% is not shown (pooled effect %s); at this noise the gate catches a %s%% regression with probability %s",
 			max(p.Round, 1), thrText, effect, human.Num(2*threshold), human.Percent(f.CatchPct))
@@ -557,6 +577,9 @@ func Markdown(w io.Writer, res Result, base, candidate, receiptPath, level strin
 	}[res.Outcome]
 	fmt.Fprintf(w, "## flipbench gate: %s\n\n", title)
 	fmt.Fprintf(w, "Base `%s`, candidate `%s`; threshold %s%%. Positive effects are slower.%s\n\n", base, candidate, human.Num(res.ThresholdPct), res.continued())
+	if weak := res.weak(); weak != "" {
+		fmt.Fprintf(w, "**%s**\n\n", weak)
+	}
 	rows := make([][]string, len(res.Findings))
 	for i, f := range res.Findings {
 		rows[i] = []string{f.Lane, f.Arm, f.valuesCell(), f.effectCell(), formatDeltas(f.DeltaPct), verdictList(f.Verdicts), fmt.Sprint(f.Pairs), string(f.Outcome), f.Reason}

@@ -45,6 +45,22 @@ func TestBindingEnd(t *testing.T) {
 	if res := Evaluate(noop, nil, Rule{ThresholdPct: 5}); res.Outcome != Pass || !strings.Contains(res.Findings[0].Reason, "passed at the rule's last look") || !strings.Contains(res.Findings[0].Reason, "catches a 10% regression with probability") {
 		t.Errorf("undecided at the end: %s %q", res.Outcome, res.Findings[0].Reason)
 	}
+	// A pass at the last look that would miss most regressions of twice the threshold is
+	// counted above the table.
+	res := Evaluate(noop, nil, Rule{ThresholdPct: 5})
+	f := res.Findings[0]
+	var md strings.Builder
+	if err := Markdown(&md, res, "b", "c", "r", "95%"); err != nil {
+		t.Fatal(err)
+	}
+	weak := strings.Contains(md.String(), "1 of 1 lanes passed only at the rule's last look")
+	if !f.LastLook || weak != (f.CatchPct < 50) {
+		t.Errorf("last look %v, catch %.1f%%: summary counts it weak: %v\n%s", f.LastLook, f.CatchPct, weak, md.String())
+	}
+	ruled := Evaluate(report1(lane("a", 1, und, 0, 20), lane("a", 2, und, 0, 20), lane("a", 0, und, 0, 20)), nil, Rule{ThresholdPct: 50})
+	if ruled.Findings[0].LastLook {
+		t.Errorf("a lane whose regression is ruled out is not a last-look pass: %+v", ruled.Findings[0])
+	}
 	split := end(report1(lane("a", 1, slow, 20, 4), lane("a", 2, und, 8, 9), lane("a", 0, und, 14, 3)))
 	if res := Evaluate(split, nil, Rule{ThresholdPct: 5}); res.Outcome != Pass || !strings.Contains(res.Findings[0].Reason, "but look at it: the pooled interval lies above the 5% threshold") {
 		t.Errorf("pooled regression at the end: %s %q", res.Outcome, res.Findings[0].Reason)

@@ -30,6 +30,11 @@ func Text(w io.Writer, res Result, base, candidate, receiptPath, level string, w
 		base, candidate, human.Num(res.ThresholdPct), level, res.continued()), width) {
 		fmt.Fprintln(ew, l)
 	}
+	if weak := res.weak(); weak != "" {
+		for _, l := range texttable.Wrap(weak, width) {
+			fmt.Fprintln(ew, l)
+		}
+	}
 	fmt.Fprintln(ew)
 	// One candidate arm (the gate's usual case) needs no arm column.
 	arms := map[string]bool{}

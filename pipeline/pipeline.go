@@ -154,8 +154,9 @@ type Job struct {
 	// counts, and its looks analyse their runs with its own (docs/gate.md, "Continuing an
 	// undecided gate").
 	Continue *Prior
-	// Reach, when set, is called with each forecast that knows every lane's noise: before
-	// round 1 when the host calibration has it, and after round 1 when it did not. An
+	// Reach, when set, is called with each forecast that knows every lane's noise or the
+	// time per round: before round 1 (the host calibration, the iteration calibration),
+	// and after round 1 when the first forecast lacked something. An
 	// error stops the run there (a *ReachError carrying it); what was measured stays in the
 	// receipt folder. The gate uses it to check that its threshold is within reach.
 	Reach func(Forecast) error

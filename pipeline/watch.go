@@ -49,10 +49,10 @@ func (w *watch) look(l receipt.Look, rep driftcheck.Report) error {
 	return checkReach(w.reach, f)
 }
 
-// checkReach calls reach, when set, with a forecast that knows every lane's noise; its
-// error comes back as a *ReachError.
+// checkReach calls reach, when set, with a forecast that knows every lane's noise or the
+// time per round; its error comes back as a *ReachError.
 func checkReach(reach func(Forecast) error, f Forecast) error {
-	if reach == nil || !f.NoiseKnown() {
+	if reach == nil || !f.NoiseKnown() && f.PerRound <= 0 {
 		return nil
 	}
 	if err := reach(f); err != nil {

@@ -320,10 +320,22 @@ func gateData(dir string, prior *pipeline.Prior) (driftcheck.Report, []receipt.R
 func gateReach(s Streams, strict bool, threshold float64, lanePct map[string]float64, prior *pipeline.Prior) func(pipeline.Forecast) error {
 	return func(f pipeline.Forecast) error {
 		if prior != nil {
-			f.Rounds += prior.Rounds // a continued run's forecast counts its own rounds
+			f.Rounds += prior.Rounds // the earlier receipts' rounds count too
+		}
+		if f.PerRound > 0 && f.Rounds < 2 {
+			msg := fmt.Sprintf("the %s budget buys %d round at about %s a round (%s), and the rule decides from round 2: unless the rounds run faster, the gate ends undecided (exit 4); raise --budget to at least %s or gate fewer lanes (--lanes, --bench)",
+				f.Budget, f.Rounds, f.PerRound.Round(time.Second), f.From, (5 * f.PerRound / 2).Round(time.Second))
+			if strict {
+				return usageError("--strict: %s", msg)
+			}
+			fmt.Fprintf(s.Err, "flipbench: note: %s\n", msg)
+			return nil
 		}
 		var out []string
 		for _, l := range f.Lanes {
+			if l.NoisePct <= 0 {
+				continue // known after round 1
+			}
 			thr := threshold
 			if t := lanePct[l.Lane]; t > 0 {
 				thr = t
