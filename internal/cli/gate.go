@@ -56,16 +56,23 @@ func newGateCmd(s Streams) *cobra.Command {
 		Use:   "gate --base REF",
 		Short: "CI gate: fail only on a regression that reproduces across order-flipped pass pairs",
 		Long: `gate builds the merge base of --base and the candidate, runs the gate spec's guard
-lanes in rounds of order-flipped pass pairs until every lane passes or fails, or the budget
-(10 minutes unless the gate spec or --budget says otherwise) is spent, and decides:
+lanes in rounds of order-flipped pass pairs until every lane passes or fails, and decides
+within the budget (10 minutes unless the gate spec or --budget says otherwise): after round
+1 the rule's last look, where every lane is passed or failed, moves to the rounds the budget
+buys. Identical base and candidate binaries pass at once, measuring nothing.
 
   exit 0  no reproduced regression
   exit 3  a regression beyond the threshold reproduced in every collection (lanes named)
-  exit 4  not decided within the budget (the summary says how many more pairs would decide):
-          rerun, do not fail
+  exit 4  not decided: the budget was spent in round 1, before the rule could decide (it
+          says what budget would): rerun, do not fail; --continue RECEIPT adds the rerun's
+          pairs to these, judged by confidence sequences
   exit 1  error: a build failure (with the compiler output), or failed runs (a lane that
           crashes, hangs or prints bad output: the build is broken; lanes and arms named,
           after the receipt is written); exit 2 usage
+
+Once the lanes' noise is known (the host calibration, else round 1) the gate notes each
+lane whose threshold is out of reach of the rounds the budget buys, with the threshold or
+budget that would reach it; --strict refuses to run on instead (exit 2).
 
 The lanes come from experiments/gate.yaml, or --spec FILE (a gate.yaml, or an experiment
 page whose guard lanes are used). A gotest gate spec may leave its lanes out: the gate
