@@ -105,3 +105,32 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return lines[len(lines)-1]
 }
+
+// TestContinuedRows recomputes the cheapest rows of docs/gate.md's table of continued gates
+// (one lane at 2% process noise, a no-op and a regression) with the seeds and trial count
+// simtables used, and checks that the page shows them.
+func TestContinuedRows(t *testing.T) {
+	b, err := os.ReadFile("../../docs/gate.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := sim.Block(string(b), "continued")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials := leadingCount(t, table, `^(\d+) seeded gates per row`)
+	rows := tableLines(table)
+	worlds := sim.ContinuedGrid()
+	if len(rows) != len(worlds) {
+		t.Fatalf("the continued-gate table has %d rows, the grid %d worlds", len(rows), len(worlds))
+	}
+	for i, w := range worlds[:2] {
+		r, err := sim.EvaluateContinuedGate(w, 3, 3, trials, uint64(i)*3_000_017+11) // simtables' seed for row i
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := lastLine(sim.ContinuedMarkdown([]sim.ContinuedResult{r})); got != rows[i] {
+			t.Errorf("continued-gate row %d is stale; run make sim\npage:       %s\nrecomputed: %s", i+1, rows[i], got)
+		}
+	}
+}

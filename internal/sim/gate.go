@@ -288,3 +288,33 @@ func GateMarkdown(results []GateResult) string {
 	}
 	return b.String()
 }
+
+// ContinuedGrid is the seeded grid behind docs/gate.md's table of continued gates: 1 and 5
+// lanes at a 3% threshold, 2% and 4% process noise, each a no-op and with the first lane
+// twice the threshold slower, every first run cut after 3 of 20 rounds.
+func ContinuedGrid() []GateWorld {
+	var out []GateWorld
+	for _, n := range []int{1, 5} {
+		for _, between := range []float64{0.02, 0.04} {
+			for _, reg := range []float64{0, 0.06} {
+				name := "no-op"
+				if reg > 0 {
+					name = "first lane +6%"
+				}
+				out = append(out, GateWorld{Name: name, Lanes: n, ThresholdPct: 3, MaxPairs: 20, Within: 0.02, Between: between, Regression: reg})
+			}
+		}
+	}
+	return out
+}
+
+// ContinuedMarkdown renders continued gates as a markdown table.
+func ContinuedMarkdown(results []ContinuedResult) string {
+	var b strings.Builder
+	b.WriteString("| lanes | process noise | change | trials | first run undecided | pass | regression (exit 3) | rerun (exit 4) | mean rounds in all |\n|---:|---:|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range results {
+		fmt.Fprintf(&b, "| %d | %.0f%% | %s | %d | %s | %s | %s | %s | %.1f |\n", r.World.Lanes, 100*r.World.Between, r.World.Name, r.Trials,
+			pct(Rate{r.FirstRerun, r.Trials}), pct(Rate{r.Pass, r.Trials}), pct(Rate{r.Regression, r.Trials}), pct(Rate{r.Rerun, r.Trials}), r.Rounds)
+	}
+	return b.String()
+}

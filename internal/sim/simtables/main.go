@@ -19,7 +19,7 @@ func main() {
 	gateDoc := flag.String("gate-doc", "docs/gate.md", "the page of the gate's table")
 	trials := flag.Int("trials", 1000, "seeded experiments per cell and outcome")
 	quick := flag.Bool("quick", false, "the quick grid only")
-	only := flag.String("tables", "", "comma-separated tables to rewrite (error-rates, sequential, rule, carryover, gate); empty: all")
+	only := flag.String("tables", "", "comma-separated tables to rewrite (error-rates, sequential, rule, carryover, gate, continued); empty: all")
 	sentences := flag.Bool("sentences", false, "rewrite only the sentences that state the tables' numbers, from the tables in the page (no simulation)")
 	flag.Parse()
 	var err error
@@ -87,6 +87,17 @@ func tables() []table {
 			}
 			return fmt.Sprintf("%d seeded gate runs per row.\n\n", ruleTrials(trials)) + sim.GateMarkdown(results), nil
 		}},
+		{name: "continued", gate: true, make: func(trials int, _ bool) (string, error) {
+			var results []sim.ContinuedResult
+			for i, w := range sim.ContinuedGrid() {
+				r, err := sim.EvaluateContinuedGate(w, 3, 3, ruleTrials(trials), uint64(i)*3_000_017+11)
+				if err != nil {
+					return "", err
+				}
+				results = append(results, r)
+			}
+			return fmt.Sprintf("%d seeded gates per row, each first run cut after 3 of 20 rounds and continued up to 3 times.\n\n", ruleTrials(trials)) + sim.ContinuedMarkdown(results), nil
+		}},
 	}
 }
 
@@ -137,7 +148,7 @@ func run(doc, gateDoc string, trials int, quick bool, only string) error {
 	}
 	for n := range want {
 		if !known[n] {
-			return fmt.Errorf("-tables: no table %q (error-rates, sequential, rule, carryover, gate)", n)
+			return fmt.Errorf("-tables: no table %q (error-rates, sequential, rule, carryover, gate, continued)", n)
 		}
 	}
 	return nil
