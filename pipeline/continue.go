@@ -75,9 +75,9 @@ func ContinuedDir(dir string, plan *receipt.Plan) string {
 
 // Check reports whether the run planned in plan may continue p: its arms run the same
 // binaries with the same arguments, environment and commands, and it measures the same
-// lanes with the same samples, warmup, collections, schedule and iteration counts. Pairs
-// of different binaries or protocols would not estimate one effect. The error names the
-// first difference.
+// lanes with the same samples, warmup, collections and schedule (Carry gives it the same
+// iteration counts). Pairs of different binaries or protocols would not estimate one
+// effect. The error names the first difference.
 func (p *Prior) Check(plan *receipt.Plan) error {
 	old := p.Plan
 	where := "--continue " + p.Dirs[len(p.Dirs)-1]
@@ -86,8 +86,7 @@ func (p *Prior) Check(plan *receipt.Plan) error {
 	}
 	for i, a := range plan.Arms {
 		o := old.Arms[i]
-		if o.Name != a.Name || o.SHA256 != a.SHA256 || !slices.Equal(o.Args, a.Args) || !slices.Equal(sorted(o.Env), sorted(a.Env)) ||
-			!slices.Equal(o.Command, a.Command) || o.Kind != a.Kind {
+		if o.Name != a.Name || !sameProgram(o, a) {
 			return fmt.Errorf("%s: arm %s ran another binary or command (sha256 %s, now %s): only the same base and candidate binaries can be continued",
 				where, a.Name, receipt.ShortHash(o.SHA256), receipt.ShortHash(a.SHA256))
 		}

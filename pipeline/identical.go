@@ -25,12 +25,18 @@ func Identical(arms []receipt.Arm) bool {
 	}
 	base := arms[0]
 	for _, a := range arms[1:] {
-		if a.SHA256 == "" || a.SHA256 != base.SHA256 || !slices.Equal(a.Args, base.Args) || !slices.Equal(sorted(a.Env), sorted(base.Env)) ||
-			!slices.Equal(a.Command, base.Command) || a.Kind != base.Kind || !sameData(a.Dir, base.Dir) {
+		if !sameProgram(a, base) || !sameData(a.Dir, base.Dir) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameProgram reports whether two arms run the same binary (by sha256) with the same
+// arguments, environment, lane command and harness kind.
+func sameProgram(a, b receipt.Arm) bool {
+	return a.SHA256 != "" && a.SHA256 == b.SHA256 && slices.Equal(a.Args, b.Args) && slices.Equal(sorted(a.Env), sorted(b.Env)) &&
+		slices.Equal(a.Command, b.Command) && a.Kind == b.Kind
 }
 
 // sameData reports whether the lane processes of two arms see the same files: the same
