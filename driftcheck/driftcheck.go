@@ -10,8 +10,9 @@ package driftcheck
 // intervals, so a version 4 analysis is not what today's drift check computes; version 6
 // reads each run's order, place and predecessor, estimates what they cost (Carryover) and
 // corrects the pair means by it; version 7 lets a lane far noisier than its group's prior
-// keep its own noise.
-const SchemaVersion = 7
+// keep its own noise; version 8 gives no interval to a lane whose noise has less than one
+// degree of freedom (minBoundedDF).
+const SchemaVersion = 8
 
 // Config holds the thresholds and error rates of the drift check. Zero fields take the
 // DefaultConfig value, so an unset threshold in a spec means the default.

@@ -266,13 +266,19 @@ func (p *power) pairsNeeded(theta float64, have int) int {
 	return hi
 }
 
+// minBoundedDF is the fewest degrees of freedom of a lane's noise estimate that give it an
+// interval: below one (a lane with a single usable pair, its noise drawn only from a weak
+// prior of the run's other lanes) a t interval spans from -100% to factors of a million,
+// which says nothing; the lane says how many pairs it needs instead.
+const minBoundedDF = 1.0
+
 // newEvidence computes the estimate, its interval at the nominal one-sided error tail, the
 // order effect's interval and the rule's power from k usable pairs with mean pair mean m and
 // mean order effect o, given the lane's noise. round is the look the lane is judged at
 // (pairs per collection).
 func newEvidence(k int, m, o float64, nz noise, pw power, tail float64, round int) evidence {
 	ev := evidence{k: k, est: m, order: o, df: nz.df, pairsNeeded: -1, perColl: round, tail: tail}
-	if k == 0 || nz.df == 0 {
+	if k == 0 || nz.df < minBoundedDF {
 		return ev
 	}
 	ev.se = math.Sqrt(nz.sigma*nz.sigma/(2*float64(k)) + nz.adjVar)

@@ -415,6 +415,12 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 		f.CatchPct = 100 * catchRate(colls, p, 2*thr, thr, family, k)
 		f.Reason = fmt.Sprintf("passed at the rule's last look (round %d): a regression beyond %s%% is not shown (pooled effect %s); at this noise the gate catches a %s%% regression with probability %s",
 			max(p.Round, 1), thrText, effect, human.Num(2*threshold), human.Percent(f.CatchPct))
+	case !p.Bounded && p.UsablePairs > 0 && maxPairs > 0 && p.Round >= maxPairs:
+		// The binding end holds for a lane without an interval too: its runs were too few
+		// or too often set aside to estimate its noise, so the pass says it rules nothing out.
+		f.Outcome, f.LastLook = Pass, true
+		f.Reason = fmt.Sprintf("passed at the rule's last look (round %d) with no interval: %d usable pair%s cannot estimate the noise (%s), so this pass rules nothing out",
+			p.Round, p.UsablePairs, plural(p.UsablePairs), report.OrDash(p.Reason))
 	case !p.Bounded:
 		f.MorePairs = -1
 		f.Reason = fmt.Sprintf("no interval yet (%s); run at least 2 pairs per collection", report.OrDash(p.Reason))

@@ -57,6 +57,13 @@ func TestBindingEnd(t *testing.T) {
 	if !f.LastLook || weak != (f.CatchPct < 50) {
 		t.Errorf("last look %v, catch %.1f%%: summary counts it weak: %v\n%s", f.LastLook, f.CatchPct, weak, md.String())
 	}
+	// A lane without an interval at the last look (its pairs too few to estimate its noise)
+	// passes too, saying it rules nothing out: the binding end leaves no lane undecided.
+	bare := end(report1(lane("a", 1, driftcheck.LaneInsufficient, 0, 9), lane("a", 2, driftcheck.LaneInsufficient, 0, 9), lane("a", 0, driftcheck.LaneInsufficient, 0, 9)))
+	bare.Pooled[0].Round, bare.Pooled[0].UsablePairs = 3, 1
+	if res := Evaluate(bare, nil, Rule{ThresholdPct: 5}); res.Outcome != Pass || !res.Findings[0].LastLook || !strings.Contains(res.Findings[0].Reason, "with no interval: 1 usable pair cannot estimate the noise") {
+		t.Errorf("no interval at the last look: %s %q", res.Outcome, res.Findings[0].Reason)
+	}
 	ruled := Evaluate(report1(lane("a", 1, und, 0, 20), lane("a", 2, und, 0, 20), lane("a", 0, und, 0, 20)), nil, Rule{ThresholdPct: 50})
 	if ruled.Findings[0].LastLook {
 		t.Errorf("a lane whose regression is ruled out is not a last-look pass: %+v", ruled.Findings[0])
