@@ -36,6 +36,11 @@ type progress struct {
 	// A sequential run's reach: the runs its budget can run (Forecast: the rounds it
 	// buys), updated after each look for the lanes still pending; 0 when unknown.
 	reach, rounds, perLane, done int
+	// maxPairs is the rule's last round; lastElapsed and lastLanes the measured time and
+	// the lanes of the rounds before the latest look, which size the rounds left.
+	maxPairs    int
+	lastElapsed time.Duration
+	lastLanes   int
 }
 
 // setProtocol tells the progress the run's resolved protocol, before Begin: a sequential
@@ -138,15 +143,32 @@ func (p *progress) Look(l receipt.Look) {
 		} else {
 			p.note("the budget is spent: this look, round %d, becomes the rule's last, where every lane is passed or failed", l.LastLook)
 		}
-		p.mu.Lock()
-		p.rounds = min(p.rounds, l.LastLook)
-		p.mu.Unlock()
 	}
 	p.mu.Lock()
-	if p.perLane > 0 {
-		p.reach = p.done + max(p.rounds-l.Round, 0)*len(l.Pending)*p.perLane
+	if l.LastLook > 0 {
+		p.rounds, p.maxPairs = min(p.rounds, l.LastLook), l.LastLook
 	}
+	if p.perLane > 0 {
+		p.reach = p.done + p.roundsLeft(l)*len(l.Pending)*p.perLane
+	}
+	p.lastElapsed, p.lastLanes = l.Elapsed, len(l.Pending)
 	p.mu.Unlock()
+}
+
+// roundsLeft is how many more rounds the run can measure after look l: to the rule's
+// last round, or fewer when the budget ends first at the latest round's time per lane for
+// the lanes still pending (later rounds measure fewer lanes, so the forecast's rounds
+// undercount them). It expects p.mu held.
+func (p *progress) roundsLeft(l receipt.Look) int {
+	if l.Stop != "" || len(l.Pending) == 0 {
+		return 0
+	}
+	d := l.Elapsed - p.lastElapsed
+	if p.budget <= 0 || d <= 0 || p.lastLanes <= 0 || p.maxPairs <= 0 {
+		return max(p.rounds-l.Round, 0) // the forecast's rounds
+	}
+	perRound := d * time.Duration(len(l.Pending)) / time.Duration(p.lastLanes)
+	return min(max(p.maxPairs-l.Round, 0), max(int((p.budget-l.Elapsed)/perRound), 0))
 }
 
 // note prints a line above the live bar, or as a plain line.
@@ -192,8 +214,11 @@ func (p *progress) Forecast(f pipeline.Forecast) {
 	p.budget = f.Budget
 	if f.Sequential && f.PerRound > 0 {
 		// A round is a pass pair of every lane in every collection, in every arm.
-		p.rounds, p.perLane = f.Rounds, 2*f.Arms*f.Collections
+		p.rounds, p.perLane, p.maxPairs = f.Rounds, 2*f.Arms*f.Collections, f.MaxPairs
 		p.reach = p.done + max(f.Rounds-f.After, 0)*len(f.Lanes)*p.perLane
+	}
+	if f.After == 0 {
+		p.lastLanes = len(f.Lanes) // round 1 measures every lane
 	}
 	p.mu.Unlock()
 	for _, line := range f.Lines() {

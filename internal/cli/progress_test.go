@@ -44,13 +44,23 @@ func TestProgressCountsTheBudget(t *testing.T) {
 	if !strings.Contains(out.String(), "flipbench: run 1/~48 (") {
 		t.Errorf("progress %q, want run 1/~48", out.String())
 	}
-	// After round 1 one lane is pending: one more round of it, 8 runs.
+	// After round 1 (30s) one lane is pending: at its share of round 1 (10s a round) the
+	// 30s left buy 3 rounds of it, 24 runs.
 	p.done = 24
-	p.Look(receipt.Look{Round: 1, Pending: []string{"B"}})
+	p.Look(receipt.Look{Round: 1, Elapsed: 30 * time.Second, Pending: []string{"B"}})
 	out.Reset()
 	p.RunDone(25, 480, receipt.Record{Lane: "B", Arm: "base"})
-	if !strings.Contains(out.String(), "flipbench: run 25/~32 (") {
-		t.Errorf("progress %q, want run 25/~32", out.String())
+	if !strings.Contains(out.String(), "flipbench: run 25/~48 (") {
+		t.Errorf("progress %q, want run 25/~48", out.String())
+	}
+	// After round 2 (10s for lane B, 40s of the 60s budget spent) the budget still buys 2
+	// rounds of B, 16 runs, where the forecast's 2 rounds would leave none.
+	p.done = 32
+	p.Look(receipt.Look{Round: 2, Elapsed: 40 * time.Second, Pending: []string{"B"}})
+	out.Reset()
+	p.RunDone(33, 480, receipt.Record{Lane: "B", Arm: "base"})
+	if !strings.Contains(out.String(), "flipbench: run 33/~48 (") {
+		t.Errorf("progress %q, want run 33/~48", out.String())
 	}
 	// Without a time per round the plan's total stands.
 	q := &progress{w: &out, start: time.Now()}
