@@ -320,6 +320,10 @@ func gateData(dir string, prior *pipeline.Prior) (driftcheck.Report, []receipt.R
 	return rep, runs, err
 }
 
+// maxReachNotes is how many lanes out of reach the gate names one line each; the rest
+// are counted in one line.
+const maxReachNotes = 5
+
 // gateReach checks, with each forecast that knows the lanes' noise (pipeline.Job.Reach),
 // that every lane's threshold is within reach of the rounds the budget buys, with those of
 // the receipts a continued run continues (prior): a lane out of reach gets a note, or with
@@ -339,6 +343,7 @@ func gateReach(s Streams, strict bool, threshold float64, lanePct map[string]flo
 			return nil
 		}
 		var out []string
+		reachable := 0.0 // the smallest threshold every lane out of reach reaches
 		for _, l := range f.Lanes {
 			if l.NoisePct <= 0 {
 				continue // known after round 1
@@ -349,6 +354,7 @@ func gateReach(s Streams, strict bool, threshold float64, lanePct map[string]flo
 			}
 			if r := gate.LaneReach(l.Lane, l.NoisePct, l.NoiseFrom, thr, f.Rounds, max(f.Collections, 1), f.Drift); r.Out() {
 				out = append(out, r.Advice(f.PerRound))
+				reachable = max(reachable, r.ReachablePct)
 			}
 		}
 		if len(out) == 0 {
@@ -362,8 +368,12 @@ func gateReach(s Streams, strict bool, threshold float64, lanePct map[string]flo
 			return usageError("--strict: the threshold of %s is out of reach within the budget, so the gate stopped %s: %s",
 				report.Count(len(out), "lane", "lanes"), when, strings.Join(out, "; "))
 		}
-		for _, a := range out {
+		for _, a := range out[:min(len(out), maxReachNotes)] {
 			fmt.Fprintf(s.Err, "flipbench: note: threshold out of reach: %s; the gate still ends pass or fail at its last look, but may miss a regression at the threshold (--strict refuses to run)\n", a)
+		}
+		if n := len(out) - maxReachNotes; n > 0 {
+			fmt.Fprintf(s.Err, "flipbench: note: threshold out of reach for %s (%d of %d in all): a threshold of %s%% is within reach of every lane at these rounds\n",
+				report.Count(n, "more lane", "more lanes"), len(out), len(f.Lanes), human.Num(reachable))
 		}
 		return nil
 	}

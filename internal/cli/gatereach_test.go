@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,20 @@ func TestGateReach(t *testing.T) {
 		if !errors.As(err, &ee) || ee.code != ExitUsage || !strings.Contains(err.Error(), "--strict: ") || !strings.Contains(err.Error(), tc.want) || errs.Len() != 0 {
 			t.Errorf("%s: with --strict: %v (stderr %q), want a usage error with %q", tc.name, err, errs.String(), tc.want)
 		}
+	}
+	// Many lanes out of reach: five named, the rest counted, with a threshold all reach.
+	var many []pipeline.LaneForecast
+	for i := range 8 {
+		many = append(many, pipeline.LaneForecast{Lane: fmt.Sprintf("L%d", i), NoisePct: 9 + float64(i), NoiseFrom: "round 1"})
+	}
+	var lots strings.Builder
+	wide := noisy
+	wide.Lanes = many
+	if err := gateReach(Streams{Err: &lots}, false, 5, nil, nil)(wide); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(lots.String(), "\n"); got != 6 || !strings.Contains(lots.String(), "threshold out of reach for 3 more lanes (8 of 8 in all): a threshold of ") {
+		t.Errorf("8 lanes out of reach: %d lines\n%s", got, lots.String())
 	}
 	// Within reach: nothing said, nothing refused.
 	var errs strings.Builder
