@@ -132,8 +132,8 @@ func (r Result) continued() string {
 	if r.ContinuedRounds == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" This run continues %d earlier round%s of the same binaries: every interval (CS) is a confidence sequence, valid at any number of pairs, so pairs can be added until the lanes are decided.",
-		r.ContinuedRounds, plural(r.ContinuedRounds))
+	return fmt.Sprintf(" This run continues %s of the same binaries: every interval (CS) is a confidence sequence, valid at any number of pairs, so pairs can be added until the lanes are decided.",
+		report.Count(r.ContinuedRounds, "earlier round", "earlier rounds"))
 }
 
 // weak says, when lanes were passed at the rule's last look with less than an even chance
@@ -346,8 +346,13 @@ func runValues(runs []receipt.Record) map[string]*laneValues {
 // Pending returns the lanes a sequential gate run still needs pairs for: those whose
 // outcome would be a rerun. A lane that passes, regressed or broke is settled.
 func Pending(rep driftcheck.Report, rule Rule) []string {
+	return Evaluate(rep, nil, rule).Pending()
+}
+
+// Pending returns the lanes the result leaves to a rerun, once each.
+func (r Result) Pending() []string {
 	var out []string
-	for _, f := range Evaluate(rep, nil, rule).Findings {
+	for _, f := range r.Findings {
 		if f.Outcome == Rerun && !slices.Contains(out, f.Lane) {
 			out = append(out, f.Lane)
 		}
@@ -419,8 +424,8 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 		// The binding end holds for a lane without an interval too: its runs were too few
 		// or too often set aside to estimate its noise, so the pass says it rules nothing out.
 		f.Outcome, f.LastLook = Pass, true
-		f.Reason = fmt.Sprintf("passed at the rule's last look (round %d) with no interval: %d usable pair%s cannot estimate the noise (%s), so this pass rules nothing out",
-			p.Round, p.UsablePairs, plural(p.UsablePairs), report.OrDash(p.Reason))
+		f.Reason = fmt.Sprintf("passed at the rule's last look (round %d) with no interval: %s cannot estimate the noise (%s), so this pass rules nothing out",
+			p.Round, report.Count(p.UsablePairs, "usable pair", "usable pairs"), report.OrDash(p.Reason))
 	case !p.Bounded:
 		f.MorePairs = -1
 		f.Reason = fmt.Sprintf("no interval yet (%s); run at least 2 pairs per collection", report.OrDash(p.Reason))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
+	"github.com/flipbench/flipbench/report"
 )
 
 // Reach is whether a lane's threshold is within reach of the rounds a gate run can
@@ -70,32 +71,16 @@ func (r Reach) Out() bool { return r.RoundsNeeded > 0 }
 // power, MDE 4.2%: raise the threshold to 2.5% (--threshold), or allow about 1190 rounds
 // (--max-pairs 1190, --budget 2h11m0s)".
 func (r Reach) Advice(perRound time.Duration) string {
-	msg := fmt.Sprintf("%s: %d round%s at noise %s%% (from %s) cannot tell a no-op from a %s%% regression (twice the %s%% threshold) with the rule's power, MDE %s%%: raise the threshold to %s%% (--threshold)",
-		r.Lane, r.Rounds, plural(r.Rounds), human.Num(r.NoisePct), r.NoiseFrom, human.Num(2*r.ThresholdPct), human.Num(r.ThresholdPct),
+	msg := fmt.Sprintf("%s: %s at noise %s%% (from %s) cannot tell a no-op from a %s%% regression (twice the %s%% threshold) with the rule's power, MDE %s%%: raise the threshold to %s%% (--threshold)",
+		r.Lane, report.Count(r.Rounds, "round", "rounds"), human.Num(r.NoisePct), r.NoiseFrom, human.Num(2*r.ThresholdPct), human.Num(r.ThresholdPct),
 		human.Num(r.MDEPct), human.Num(r.ReachablePct))
 	switch {
 	case r.RoundsNeeded >= maxMorePairs:
 		msg += "; no number of rounds reaches the threshold at this noise"
 	case perRound > 0:
-		msg += fmt.Sprintf(", or allow about %d rounds (--max-pairs %d, --budget %s)", r.RoundsNeeded, r.RoundsNeeded, budgetFor(perRound*time.Duration(r.RoundsNeeded)))
+		msg += fmt.Sprintf(", or allow about %d rounds (--max-pairs %d, --budget %s)", r.RoundsNeeded, r.RoundsNeeded, human.RoundUp(perRound*time.Duration(r.RoundsNeeded)))
 	default:
 		msg += fmt.Sprintf(", or allow about %d rounds (--max-pairs %d)", r.RoundsNeeded, r.RoundsNeeded)
 	}
 	return msg
-}
-
-// budgetFor rounds a budget up: to whole seconds below ten minutes, else to minutes.
-func budgetFor(d time.Duration) time.Duration {
-	if d < 10*time.Minute {
-		return d.Truncate(time.Second) + time.Second
-	}
-	return d.Truncate(time.Minute) + time.Minute
-}
-
-// plural is "s" unless n is 1.
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flipbench/flipbench/calibrate"
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/receipt"
 )
 
@@ -223,7 +224,7 @@ func advice(f Forecast) []string {
 	if f.Budget > 0 && f.PerRound > 0 && f.Rounds < f.MaxPairs {
 		out = append(out, fmt.Sprintf("the %s budget buys %d of %d rounds: select fewer benchmarks (--bench; each lane costs about %s a round) or raise the budget (--budget %s runs all %d)",
 			f.Budget, f.Rounds, f.MaxPairs, (f.PerRound/time.Duration(max(len(f.Lanes), 1))).Round(time.Millisecond),
-			roundUp(f.PerRound*time.Duration(f.MaxPairs)), f.MaxPairs))
+			human.RoundUp(f.PerRound*time.Duration(f.MaxPairs)), f.MaxPairs))
 	}
 	if f.Budget > 0 && f.Rounds < f.MaxPairs && f.Shorter != "" && f.ShorterRound > 0 && f.ShorterRound < f.PerRound*2/3 {
 		out = append(out, fmt.Sprintf("a benchtime of %s (--benchtime, harness.benchtime) makes a round about %s, so the budget buys %d rounds; every arm still runs one N, at more noise within a process",
@@ -232,7 +233,7 @@ func advice(f Forecast) []string {
 	if len(short) > 0 && f.PerRound > 0 {
 		msg := fmt.Sprintf("%d of %d lanes cannot reach their floor in %d rounds at this noise", len(short), len(f.Lanes), f.Rounds)
 		if need > f.Rounds {
-			msg += fmt.Sprintf("; the noisiest of them would need about %d rounds (%s)", need, roundUp(f.PerRound*time.Duration(need)))
+			msg += fmt.Sprintf("; the noisiest of them would need about %d rounds (%s)", need, human.RoundUp(f.PerRound*time.Duration(need)))
 		}
 		out = append(out, msg)
 	}
@@ -259,7 +260,7 @@ func (f Forecast) Lines() []string {
 			f.PerRound.Round(100*time.Millisecond), f.From, f.Budget, f.Rounds, f.MaxPairs))
 	case f.PerRound > 0:
 		out = append(out, fmt.Sprintf("about %s per round (%s); %d rounds, about %s", f.PerRound.Round(100*time.Millisecond), f.From, f.Rounds,
-			roundUp(f.PerRound*time.Duration(f.Rounds))))
+			human.RoundUp(f.PerRound*time.Duration(f.Rounds))))
 	default:
 		out = append(out, fmt.Sprintf("time per round unknown until round 1 ends; at most %d rounds", f.MaxPairs))
 	}
@@ -466,13 +467,4 @@ func names(ls []string) string {
 		return strings.Join(ls, ", ")
 	}
 	return strings.Join(ls[:5], ", ") + fmt.Sprintf(" and %d more", len(ls)-5)
-}
-
-// roundUp rounds a duration up to whole seconds (minutes beyond ten minutes).
-func roundUp(d time.Duration) time.Duration {
-	unit := time.Second
-	if d > 10*time.Minute {
-		unit = time.Minute
-	}
-	return (d + unit - 1).Truncate(unit)
 }

@@ -102,24 +102,14 @@ func (p *Prior) Check(plan *receipt.Plan) error {
 	case (op.Sequential == nil) != (np.Sequential == nil):
 		return fmt.Errorf("%s: one of the runs is sequential and the other is not", where)
 	}
-	if len(old.Lanes) != len(plan.Lanes) {
-		return fmt.Errorf("%s: it measured lanes %s, this run %s", where, laneList(old.Lanes), laneList(plan.Lanes))
+	same := len(old.Lanes) == len(plan.Lanes)
+	for i := 0; same && i < len(plan.Lanes); i++ {
+		same = old.Lanes[i].Name == plan.Lanes[i].Name && old.Lanes[i].Metric == plan.Lanes[i].Metric
 	}
-	for i, l := range plan.Lanes {
-		if o := old.Lanes[i]; o.Name != l.Name || o.Metric != l.Metric {
-			return fmt.Errorf("%s: it measured lanes %s, this run %s", where, laneList(old.Lanes), laneList(plan.Lanes))
-		}
+	if !same {
+		return fmt.Errorf("%s: it measured lanes %s, this run %s", where, names(lanesOf(old)), names(lanesOf(plan)))
 	}
 	return nil
-}
-
-// laneList names a plan's lanes.
-func laneList(ls []receipt.Lane) string {
-	out := make([]string, len(ls))
-	for i, l := range ls {
-		out[i] = l.Name
-	}
-	return names(out)
 }
 
 // Carry gives plan the earlier receipts' fixed iteration counts, so that both runs time
@@ -147,8 +137,11 @@ func (p *Prior) From(dir string) string {
 
 // Combine returns the plan and records of one analysis over p's runs and recs, the runs
 // of the run planned in plan: this run's passes numbered after p's, and its stopping rule
-// extended by p's rounds.
+// extended by p's rounds. A nil p continues nothing: plan and recs come back as they are.
 func (p *Prior) Combine(plan *receipt.Plan, recs []receipt.Record) (*receipt.Plan, []receipt.Record) {
+	if p == nil {
+		return plan, recs
+	}
 	c := *plan
 	c.Protocol.Passes += 2 * p.Rounds
 	if c.Drift.MaxPairs > 0 { // a sequential rule's last look moves by p's rounds
@@ -167,7 +160,7 @@ func (p *Prior) Combine(plan *receipt.Plan, recs []receipt.Record) (*receipt.Pla
 	return &c, out
 }
 
-// Analyze analyses p's runs and recs as one data set (Combine).
+// Analyze analyses p's runs and recs as one data set (Combine; recs alone for a nil p).
 func (p *Prior) Analyze(plan *receipt.Plan, recs []receipt.Record) (driftcheck.Report, []receipt.Record, error) {
 	c, all := p.Combine(plan, recs)
 	rep, err := driftcheck.Analyze(report.DriftInput(c, all), c.Drift)

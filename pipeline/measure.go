@@ -11,7 +11,6 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -165,13 +164,7 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 			recs = append(recs, r)
 		}
 	}
-	var rep driftcheck.Report
-	var err error
-	if s.prior != nil {
-		rep, _, err = s.prior.Analyze(s.plan, recs)
-	} else {
-		rep, err = driftcheck.Analyze(report.DriftInput(s.plan, recs), s.plan.Drift)
-	}
+	rep, _, err := s.prior.Analyze(s.plan, recs)
 	if err != nil {
 		s.err = fmt.Errorf("look after round %d: %w", round, err)
 		return receipt.Look{}, false
@@ -199,13 +192,7 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 		}
 	}
 	next := nextRound(recs, round, l.Pending, measured)
-	if fit := s.fitBudget(round, l.Elapsed); fit > 0 {
-		if err := s.fitLastLook(fit); err != nil {
-			s.err = err
-			return l, false
-		}
-		l.LastLook = fit
-	}
+	fit := s.fitBudget(round, l.Elapsed)
 	switch {
 	case len(l.Pending) == 0:
 		l.Stop = receipt.StopDecided
@@ -217,11 +204,7 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 		// here (rounds slower than round 1 spent the budget early).
 		l.Stop = receipt.StopBudget
 		if seq.FitBudget && round >= max(seq.MinPairs, 2) && round < seq.MaxPairs {
-			if err := s.fitLastLook(round); err != nil {
-				s.err = err
-				return l, false
-			}
-			l.LastLook = round
+			fit = round
 		}
 	case round >= max(seq.MinPairs, 2):
 		// Another round runs: of the lanes it would measure, those that cannot be decided
@@ -230,6 +213,13 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 		if len(l.Pending) == 0 {
 			l.Stop = receipt.StopUndecidable
 		}
+	}
+	if fit > 0 {
+		if err := s.fitLastLook(fit); err != nil {
+			s.err = err
+			return l, false
+		}
+		l.LastLook = fit
 	}
 	if l.Stop != "" {
 		l.Pending = []string{}

@@ -228,11 +228,8 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		Command: job.Command, Resolved: job.Resolved, Arms: arms,
 	})
 	plan.ProfileLanes, plan.ProfileSamples = job.ProfileLanes, job.ProfileSamples
-	if s := plan.Protocol.Sequential; s != nil && job.StopUndecidable {
-		s.StopUndecidable = true
-	}
-	if s := plan.Protocol.Sequential; s != nil && job.FitBudget {
-		s.FitBudget = true
+	if s := plan.Protocol.Sequential; s != nil {
+		s.StopUndecidable, s.FitBudget = job.StopUndecidable, job.FitBudget
 	}
 	if plan.ProfileLanes == profdiff.SelectNone {
 		plan.ProfileLanes = ""

@@ -40,34 +40,28 @@ func TestProgressCountsTheBudget(t *testing.T) {
 	// 3 lanes x 2 arms x 2 passes x 2 collections = 24 runs a round; the budget buys 2.
 	p.Forecast(pipeline.Forecast{Sequential: true, Budget: time.Minute, PerRound: 30 * time.Second, MaxPairs: 20, Rounds: 2,
 		Arms: 2, Collections: 2, Lanes: lanes})
-	p.RunDone(1, 480, receipt.Record{Lane: "A", Arm: "base"})
-	if !strings.Contains(out.String(), "flipbench: run 1/~48 (") {
-		t.Errorf("progress %q, want run 1/~48", out.String())
+	// run checks the progress line of run n of 480 after look l (none: nil).
+	run := func(q *progress, l *receipt.Look, done, n int, want string) {
+		t.Helper()
+		if l != nil {
+			q.done = done
+			q.Look(*l)
+		}
+		out.Reset()
+		q.RunDone(n, 480, receipt.Record{Lane: "B", Arm: "base"})
+		if !strings.Contains(out.String(), "flipbench: run "+want+" (") {
+			t.Errorf("progress %q, want run %s", out.String(), want)
+		}
 	}
+	run(p, nil, 0, 1, "1/~48")
 	// After round 1 (30s) one lane is pending: at its share of round 1 (10s a round) the
 	// 30s left buy 3 rounds of it, 24 runs.
-	p.done = 24
-	p.Look(receipt.Look{Round: 1, Elapsed: 30 * time.Second, Pending: []string{"B"}})
-	out.Reset()
-	p.RunDone(25, 480, receipt.Record{Lane: "B", Arm: "base"})
-	if !strings.Contains(out.String(), "flipbench: run 25/~48 (") {
-		t.Errorf("progress %q, want run 25/~48", out.String())
-	}
+	run(p, &receipt.Look{Round: 1, Elapsed: 30 * time.Second, Pending: []string{"B"}}, 24, 25, "25/~48")
 	// After round 2 (10s for lane B, 40s of the 60s budget spent) the budget still buys 2
 	// rounds of B, 16 runs, where the forecast's 2 rounds would leave none.
-	p.done = 32
-	p.Look(receipt.Look{Round: 2, Elapsed: 40 * time.Second, Pending: []string{"B"}})
-	out.Reset()
-	p.RunDone(33, 480, receipt.Record{Lane: "B", Arm: "base"})
-	if !strings.Contains(out.String(), "flipbench: run 33/~48 (") {
-		t.Errorf("progress %q, want run 33/~48", out.String())
-	}
+	run(p, &receipt.Look{Round: 2, Elapsed: 40 * time.Second, Pending: []string{"B"}}, 32, 33, "33/~48")
 	// Without a time per round the plan's total stands.
 	q := &progress{w: &out, start: time.Now()}
 	q.Forecast(pipeline.Forecast{Sequential: true, MaxPairs: 20, Rounds: 20, Arms: 2, Collections: 2, Lanes: lanes})
-	out.Reset()
-	q.RunDone(1, 480, receipt.Record{Lane: "A", Arm: "base"})
-	if !strings.Contains(out.String(), "flipbench: run 1/480 (") {
-		t.Errorf("progress %q, want run 1/480", out.String())
-	}
+	run(q, nil, 0, 1, "1/480")
 }

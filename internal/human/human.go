@@ -24,6 +24,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/perf/benchunit"
 )
@@ -301,4 +302,14 @@ func Spread(v, lo, hi float64, unit string, bounded bool) string {
 		return s + " ±" + strconv.FormatFloat(w, 'f', 1, 64) + "%"
 	}
 	return s + " ±" + strconv.FormatFloat(w, 'f', 0, 64) + "%"
+}
+
+// RoundUp rounds a duration up for a person: to whole seconds, to whole minutes beyond ten
+// minutes (a budget to ask for, a time a run would take).
+func RoundUp(d time.Duration) time.Duration {
+	unit := time.Second
+	if d > 10*time.Minute {
+		unit = time.Minute
+	}
+	return (d + unit - 1).Truncate(unit)
 }

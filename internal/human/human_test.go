@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValue(t *testing.T) {
@@ -174,6 +175,19 @@ func TestNoENotation(t *testing.T) {
 					t.Errorf("%g: %q is a negative zero", x, s)
 				}
 			}
+		}
+	}
+}
+
+func TestRoundUp(t *testing.T) {
+	for _, tc := range []struct{ in, want time.Duration }{
+		{1500 * time.Millisecond, 2 * time.Second},
+		{3 * time.Second, 3 * time.Second},
+		{10 * time.Minute, 10 * time.Minute},
+		{10*time.Minute + time.Second, 11 * time.Minute},
+	} {
+		if got := RoundUp(tc.in); got != tc.want {
+			t.Errorf("RoundUp(%s) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
 }

@@ -39,52 +39,20 @@ type GateResult struct {
 // configuration, driftcheck after every round, gate.Pending to stop the lanes that
 // passed or failed, and gate.Evaluate at the end.
 func EvaluateGate(w GateWorld, trials int, seed uint64) (GateResult, error) {
-	var page strings.Builder
-	fmt.Fprintf(&page, "harness: {kind: exec, build: [go, build, -o, \"{out}\", ./lane], command: [\"{bin}\", \"{lane}\"]}\nthreshold-pct: %g\nprotocol:\n  sequential: {min-pairs: 2, max-pairs: %d, budget: 10h}\nlanes:\n", w.ThresholdPct, w.MaxPairs)
-	var lanes []driftcheck.Lane
-	for i := range w.Lanes {
-		fmt.Fprintf(&page, "  - name: %s\n", LaneName(i))
-		lanes = append(lanes, driftcheck.Lane{Name: LaneName(i)})
-	}
-	g, err := spec.ParseGate("sim-gate.yaml", []byte(page.String()))
+	g, err := w.setup(w.MaxPairs)
 	if err != nil {
-		return GateResult{}, err
-	}
-	res, err := g.Experiment("base", "cand").Resolve(spec.Overrides{})
-	if err != nil {
-		return GateResult{}, err
-	}
-	cfg := res.Drift
-	if cfg.Design, err = driftcheck.NewDesign(cfg, res.Protocol.Collections); err != nil {
 		return GateResult{}, err
 	}
 	out := GateResult{World: w, Trials: trials}
-	samples, colls := res.Protocol.Samples, res.Protocol.Collections
+	rule := gate.Rule{ThresholdPct: w.ThresholdPct}
 	for t := range trials {
 		rng := NewRand(seed + uint64(t))
-		in := driftcheck.Input{Base: Base, Candidates: []string{Cand}, Lanes: lanes, Collections: colls, Passes: 2 * w.MaxPairs}
-		running := map[string]bool{}
-		for _, l := range lanes {
-			running[l.Name] = true
-		}
-		var rep driftcheck.Report
-		round := 0
-		for round < w.MaxPairs && len(running) > 0 {
-			round++
-			w.measureRound(&in, rng, running, round, samples)
-			if round < cfg.MinPairs {
-				continue
-			}
-			if rep, err = driftcheck.Analyze(in, cfg); err != nil {
-				return out, err
-			}
-			running = map[string]bool{}
-			for _, l := range gate.Pending(rep, gate.Rule{ThresholdPct: w.ThresholdPct}) {
-				running[l] = true
-			}
+		in := g.input(w.MaxPairs)
+		rep, r, round, err := g.rounds(&in, rng, w, allLanes(in), 0, w.MaxPairs, rule)
+		if err != nil {
+			return out, err
 		}
 		out.Rounds += round
-		r := gate.Evaluate(rep, nil, gate.Rule{ThresholdPct: w.ThresholdPct})
 		switch r.Outcome {
 		case gate.Pass:
 			out.Pass++
@@ -100,7 +68,7 @@ func EvaluateGate(w GateWorld, trials int, seed uint64) (GateResult, error) {
 			}
 		}
 		for _, p := range rep.Pooled {
-			if p.Lane == lanes[0].Name {
+			if p.Lane == in.Lanes[0].Name {
 				out.MDEMaxPct += p.MDEMaxPct / float64(trials)
 			}
 		}
@@ -109,6 +77,86 @@ func EvaluateGate(w GateWorld, trials int, seed uint64) (GateResult, error) {
 		out.StatedCatchPct /= float64(out.stated)
 	}
 	return out, nil
+}
+
+// simGate is a simulated gate's resolved protocol and drift configuration: the gate
+// spec's defaults, as flipbench gate resolves them, for a world's lanes and threshold.
+type simGate struct {
+	lanes                      []driftcheck.Lane
+	samples, collections, minP int
+	cfg                        driftcheck.Config // its Design for the rule's last look
+}
+
+// setup resolves the gate spec of w (its lanes, threshold and max-pairs) and designs its
+// rule for a last look at round maxPairs.
+func (w GateWorld) setup(maxPairs int) (*simGate, error) {
+	var page strings.Builder
+	fmt.Fprintf(&page, "harness: {kind: exec, build: [go, build, -o, \"{out}\", ./lane], command: [\"{bin}\", \"{lane}\"]}\nthreshold-pct: %g\nprotocol:\n  sequential: {min-pairs: 2, max-pairs: %d, budget: 10h}\nlanes:\n", w.ThresholdPct, w.MaxPairs)
+	g := &simGate{}
+	for i := range w.Lanes {
+		fmt.Fprintf(&page, "  - name: %s\n", LaneName(i))
+		g.lanes = append(g.lanes, driftcheck.Lane{Name: LaneName(i)})
+	}
+	gs, err := spec.ParseGate("sim-gate.yaml", []byte(page.String()))
+	if err != nil {
+		return nil, err
+	}
+	res, err := gs.Experiment("base", "cand").Resolve(spec.Overrides{})
+	if err != nil {
+		return nil, err
+	}
+	g.samples, g.collections, g.cfg = res.Protocol.Samples, res.Protocol.Collections, res.Drift
+	g.minP = g.cfg.MinPairs
+	return g, g.design(maxPairs)
+}
+
+// design sets the rule's last look at round maxPairs.
+func (g *simGate) design(maxPairs int) error {
+	g.cfg.MaxPairs = maxPairs
+	d, err := driftcheck.NewDesign(g.cfg, g.collections)
+	g.cfg.Design = d
+	return err
+}
+
+// input is an empty drift check input for rounds up to maxPairs.
+func (g *simGate) input(maxPairs int) driftcheck.Input {
+	return driftcheck.Input{Base: Base, Candidates: []string{Cand}, Lanes: g.lanes, Collections: g.collections, Passes: 2 * maxPairs}
+}
+
+// allLanes is every lane of in, all running.
+func allLanes(in driftcheck.Input) map[string]bool {
+	out := map[string]bool{}
+	for _, l := range in.Lanes {
+		out[l.Name] = true
+	}
+	return out
+}
+
+// rounds measures rounds from+1 to to of the running lanes of world w into in, with a
+// look from the rule's first look on (or from from+1, for a continued run, whose earlier
+// rounds looked already), until no lane is pending; it returns the last look's analysis
+// and decision, and the rounds measured in all.
+func (g *simGate) rounds(in *driftcheck.Input, rng *rand.Rand, w GateWorld, running map[string]bool, from, to int, rule gate.Rule) (driftcheck.Report, gate.Result, int, error) {
+	var rep driftcheck.Report
+	var res gate.Result
+	round := from
+	for round < to && len(running) > 0 {
+		round++
+		w.measureRound(in, rng, running, round, g.samples)
+		if from == 0 && round < g.minP {
+			continue
+		}
+		var err error
+		if rep, err = driftcheck.Analyze(*in, g.cfg); err != nil {
+			return rep, res, round, err
+		}
+		res = gate.Evaluate(rep, nil, rule)
+		running = map[string]bool{}
+		for _, l := range res.Pending() {
+			running[l] = true
+		}
+	}
+	return rep, res, round, nil
 }
 
 // measureRound appends one round of pass pairs, in every collection, of the running lanes
@@ -157,73 +205,36 @@ type ContinuedResult struct {
 // the data with the real gate code under gate.Anytime, until a run ends pass or fail.
 func EvaluateContinuedGate(w GateWorld, cut, continuations, trials int, seed uint64) (ContinuedResult, error) {
 	out := ContinuedResult{World: w, Cut: cut, Continuations: continuations, Trials: trials}
-	base := driftcheck.DefaultConfig()
-	base.MinPairs = 2
-	var lanes []driftcheck.Lane
-	for i := range w.Lanes {
-		lanes = append(lanes, driftcheck.Lane{Name: LaneName(i)})
-	}
-	const samples, colls = 10, 2
-	rule := gate.Rule{ThresholdPct: w.ThresholdPct}
-	designFor := func(maxPairs int) (driftcheck.Config, error) {
-		cfg := base
-		cfg.MaxPairs = maxPairs
-		d, err := driftcheck.NewDesign(cfg, colls)
-		cfg.Design = d
-		return cfg, err
+	g, err := w.setup(w.MaxPairs)
+	if err != nil {
+		return out, err
 	}
 	totalRounds := 0
 	for t := range trials {
 		rng := NewRand(seed + uint64(t))
-		in := driftcheck.Input{Base: Base, Candidates: []string{Cand}, Lanes: lanes, Collections: colls}
-		running := map[string]bool{}
-		for _, l := range lanes {
-			running[l.Name] = true
+		// The first run: the gate's rule to w.MaxPairs, cut after cut rounds.
+		if err := g.design(w.MaxPairs); err != nil {
+			return out, err
 		}
-		// The first run: the default rule to w.MaxPairs, cut after cut rounds.
-		cfg, err := designFor(w.MaxPairs)
+		in := g.input(w.MaxPairs)
+		_, res, round, err := g.rounds(&in, rng, w, allLanes(in), 0, cut, gate.Rule{ThresholdPct: w.ThresholdPct})
 		if err != nil {
 			return out, err
 		}
-		in.Passes = 2 * w.MaxPairs
-		var res gate.Result
-		round := 0
-		for round < cut && len(running) > 0 {
-			round++
-			w.measureRound(&in, rng, running, round, samples)
-			if round < cfg.MinPairs {
-				continue
-			}
-			rep, err := driftcheck.Analyze(in, cfg)
-			if err != nil {
-				return out, err
-			}
-			res = gate.Evaluate(rep, nil, rule)
-			running = pendingOf(res)
-		}
-		if len(running) > 0 {
+		if len(res.Pending()) > 0 {
 			out.FirstRerun++
 		}
-		// Continuations, each up to w.MaxPairs more rounds, judged by confidence sequences.
-		for k := 0; k < continuations && len(running) > 0; k++ {
+		// Continuations, each up to w.MaxPairs more rounds of every lane, judged by
+		// confidence sequences over all the data.
+		for k := 0; k < continuations && len(res.Pending()) > 0; k++ {
 			prior := round
-			if cfg, err = designFor(prior + w.MaxPairs); err != nil {
+			if err := g.design(prior + w.MaxPairs); err != nil {
 				return out, err
 			}
 			in.Passes = 2 * (prior + w.MaxPairs)
 			anytime := gate.Rule{ThresholdPct: w.ThresholdPct, Anytime: &gate.Anytime{PriorRounds: prior, TunedRounds: prior + w.MaxPairs}}
-			for _, l := range lanes { // a continued run measures every lane again
-				running[l.Name] = true
-			}
-			for round < prior+w.MaxPairs && len(running) > 0 {
-				round++
-				w.measureRound(&in, rng, running, round, samples)
-				rep, err := driftcheck.Analyze(in, cfg)
-				if err != nil {
-					return out, err
-				}
-				res = gate.Evaluate(rep, nil, anytime)
-				running = pendingOf(res)
+			if _, res, round, err = g.rounds(&in, rng, w, allLanes(in), prior, prior+w.MaxPairs, anytime); err != nil {
+				return out, err
 			}
 		}
 		totalRounds += round
@@ -240,25 +251,20 @@ func EvaluateContinuedGate(w GateWorld, cut, continuations, trials int, seed uin
 	return out, nil
 }
 
-// pendingOf returns the lanes a gate result leaves undecided.
-func pendingOf(r gate.Result) map[string]bool {
-	out := map[string]bool{}
-	for _, f := range r.Findings {
-		if f.Outcome == gate.Rerun {
-			out[f.Lane] = true
-		}
-	}
-	return out
-}
-
 // GateGrid is the seeded grid behind docs/gate.md's table: 1, 5 and 20 lanes at a 3%
 // threshold, the process noise chosen so that the MDE at the last look (20 rounds) runs
 // from about half the threshold to three times it, each with a no-op change and with the
 // first lane twice the threshold slower.
 func GateGrid() []GateWorld {
+	return gateWorlds([]int{1, 5, 20}, []float64{0.01, 0.02, 0.04, 0.06, 0.09})
+}
+
+// gateWorlds is every combination of lanes and process noise at a 3% threshold, 2% sample
+// noise and 20 rounds, each a no-op and with the first lane twice the threshold slower.
+func gateWorlds(lanes []int, betweens []float64) []GateWorld {
 	var out []GateWorld
-	for _, n := range []int{1, 5, 20} {
-		for _, between := range []float64{0.01, 0.02, 0.04, 0.06, 0.09} {
+	for _, n := range lanes {
+		for _, between := range betweens {
 			for _, reg := range []float64{0, 0.06} {
 				name := "no-op"
 				if reg > 0 {
@@ -293,19 +299,7 @@ func GateMarkdown(results []GateResult) string {
 // lanes at a 3% threshold, 2% and 4% process noise, each a no-op and with the first lane
 // twice the threshold slower, every first run cut after 3 of 20 rounds.
 func ContinuedGrid() []GateWorld {
-	var out []GateWorld
-	for _, n := range []int{1, 5} {
-		for _, between := range []float64{0.02, 0.04} {
-			for _, reg := range []float64{0, 0.06} {
-				name := "no-op"
-				if reg > 0 {
-					name = "first lane +6%"
-				}
-				out = append(out, GateWorld{Name: name, Lanes: n, ThresholdPct: 3, MaxPairs: 20, Within: 0.02, Between: between, Regression: reg})
-			}
-		}
-	}
-	return out
+	return gateWorlds([]int{1, 5}, []float64{0.02, 0.04})
 }
 
 // ContinuedMarkdown renders continued gates as a markdown table.
