@@ -1,8 +1,10 @@
 package driftcheck
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -168,6 +170,11 @@ func Analyze(in Input, cfg Config) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	full := in
+	in, replaced, chosen, err := attempts(in)
+	if err != nil {
+		return Report{}, err
+	}
 	lay := layout{in.Collections, in.Passes, len(in.Lanes), 1 + len(in.Candidates)}
 	runs := make([]run, lay.collections*lay.passes*lay.lanes*lay.arms)
 	rep := Report{
@@ -194,15 +201,92 @@ func Analyze(in Input, cfg Config) (Report, error) {
 		}
 	}
 	rep.SetAside = setAside(in, cfg, runs, lay)
+	for i := range rep.SetAside {
+		a := &rep.SetAside[i]
+		a.Attempt = chosen[passKey{a.Collection, a.Pass, a.Lane}]
+	}
+	rep.SetAside = append(replaced, rep.SetAside...)
+	slices.SortStableFunc(rep.SetAside, func(x, y SetAside) int {
+		return cmp.Or(cmp.Compare(x.Collection, y.Collection), cmp.Compare(laneIdx[x.Lane], laneIdx[y.Lane]), cmp.Compare(x.Pass, y.Pass),
+			cmp.Compare(x.Attempt, y.Attempt), cmp.Compare(armIdx[x.Arm], armIdx[y.Arm]))
+	})
 	rep.Config.Design = nil
 	lanes, carry := prepareLanes(in, cfg, runs, lay)
 	rep.Carryover = append(rep.Carryover, carry...)
-	priors := fitPriors(in, cfg, runs, lay, lanes, &rep)
+	at := func(round int) []run { return runsAt(full, runs, lay, armIdx, laneIdx, len(chosen) > 0, round) }
+	priors := fitPriors(in, cfg, at, lay, lanes, &rep)
 	for _, ld := range lanes {
 		ld.summarize(&rep, in, cfg, runs, lay, priors[ld.lane.Group][ld.round])
 	}
+	for i := range rep.Pairs {
+		pr := &rep.Pairs[i]
+		pr.Attempt1 = chosen[passKey{pr.Collection, 2*pr.Pair - 1, pr.Lane}]
+		pr.Attempt2 = chosen[passKey{pr.Collection, 2 * pr.Pair, pr.Lane}]
+	}
 	sortReport(&rep, in)
 	return rep, nil
+}
+
+// passKey names one lane's pass.
+type passKey struct {
+	c, p int
+	lane string
+}
+
+// attempts resolves the lanes' passes measured more than once (Observation.Attempt): of
+// each, the latest attempt is analysed, since a pass is measured again only when a look
+// set a run of it aside as contaminated or its pair aside as an outlier, on the runs'
+// spread or on the pair's distance from the lane's other pairs either way, never on the
+// direction of its delta. It returns the input with one attempt of each pass, the runs of
+// the attempts replaced (SetAside, Remeasured), and the attempt analysed of each pass
+// measured again.
+func attempts(in Input) (Input, []SetAside, map[passKey]int, error) {
+	latest := map[passKey]int{}
+	type runKey struct {
+		k       passKey
+		arm     string
+		attempt int
+	}
+	seen := map[runKey]int{}
+	for i, o := range in.Observations {
+		switch {
+		case o.Attempt < 0:
+			return in, nil, nil, fmt.Errorf("observation %d: attempt %d: want 0 or more", i, o.Attempt)
+		case o.Round < 0 || o.Round > 0 && o.Round < (o.Pass+1)/2:
+			return in, nil, nil, fmt.Errorf("observation %d: round %d: want 0, or a round at or after its pass's (%d)", i, o.Round, (o.Pass+1)/2)
+		}
+		k := passKey{o.Collection, o.Pass, o.Lane}
+		rk := runKey{k, o.Arm, o.Attempt}
+		if j, dup := seen[rk]; dup && o.Attempt > 0 {
+			return in, nil, nil, fmt.Errorf("observation %d: duplicate of observation %d (collection %d, pass %d, lane %q, arm %q, attempt %d)",
+				i, j, o.Collection, o.Pass, o.Lane, o.Arm, o.Attempt)
+		}
+		seen[rk] = i
+		latest[k] = max(latest[k], o.Attempt)
+	}
+	maps.DeleteFunc(latest, func(_ passKey, a int) bool { return a == 0 })
+	replaced := []SetAside{}
+	if len(latest) == 0 {
+		return in, replaced, latest, nil
+	}
+	sub := in
+	sub.Observations = nil
+	for _, o := range in.Observations {
+		k := passKey{o.Collection, o.Pass, o.Lane}
+		if o.Attempt == latest[k] {
+			sub.Observations = append(sub.Observations, o)
+			continue
+		}
+		a := SetAside{Lane: o.Lane, Arm: o.Arm, Collection: o.Collection, Pass: o.Pass, Attempt: o.Attempt, Remeasured: true,
+			Reason: fmt.Sprintf("its lane's pass was measured again (measurement %d is analysed): a look set a run of it aside as contaminated or its pair as an outlier (looks.jsonl names the run)", latest[k]+1)}
+		if xs := slices.Sorted(slices.Values(o.Samples)); len(xs) >= 2 {
+			if m := medianSorted(xs); m != 0 && finite(m) {
+				a.CVPct = robustCVPct(xs, m)
+			}
+		}
+		replaced = append(replaced, a)
+	}
+	return sub, replaced, latest, nil
 }
 
 // index cleans the observations into runs and warns about non-finite values and small

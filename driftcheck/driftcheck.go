@@ -12,7 +12,7 @@ package driftcheck
 // corrects the pair means by it; version 7 lets a lane far noisier than its group's prior
 // keep its own noise; version 8 gives no interval to a lane whose noise has less than one
 // degree of freedom (minBoundedDF).
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // Config holds the thresholds and error rates of the drift check. Zero fields take the
 // DefaultConfig value, so an unset threshold in a spec means the default.
@@ -112,6 +112,23 @@ type Observation struct {
 	Order    string `json:"order,omitempty"`
 	Position int    `json:"position,omitempty"`
 	After    string `json:"after,omitempty"`
+	// Attempt is 0 for a pass's first measurement, and n for the n-th time the lane's
+	// pass was measured again (every arm) because a run of it was set aside as
+	// contaminated, or its pair as an outlier. Of a lane's pass, the latest attempt is
+	// analysed; the runs of the others are reported in Report.SetAside (Remeasured).
+	Attempt int `json:"attempt,omitempty"`
+	// Round is the round that measured an attempt above 0 (a sequential run measures a
+	// pass again in a later round); 0 means the round of its pass. A lane that stopped at
+	// an earlier look is judged with the other lanes' data as that look saw it.
+	Round int `json:"round,omitempty"`
+}
+
+// MeasuredRound returns the round that measured the observation.
+func (o Observation) MeasuredRound() int {
+	if o.Round > 0 {
+		return o.Round
+	}
+	return (o.Pass + 1) / 2
 }
 
 // Input is everything Analyze needs: the protocol and the observations.
@@ -238,6 +255,10 @@ type SetAside struct {
 	CVPct        float64 `json:"cv_pct"`
 	TypicalCVPct float64 `json:"typical_cv_pct"`
 	Reason       string  `json:"reason"`
+	// Attempt is the run's Observation.Attempt. Remeasured says a later attempt of the
+	// lane's pass replaced it, so its pair is measured, not left out.
+	Attempt    int  `json:"attempt,omitempty"`
+	Remeasured bool `json:"remeasured,omitempty"`
 }
 
 // Prior is the fitted prior of one noise group's lane variances at one look: lanes whose
@@ -254,6 +275,13 @@ type Prior struct {
 // Pair is the verdict of one pass-pair of one lane, for one candidate against the base.
 type Pair struct {
 	Lane string `json:"lane"`
+	// Attempt1 and Attempt2 are the attempts analysed of the pair's passes 2k-1 and 2k
+	// (Observation.Attempt).
+	Attempt1 int `json:"attempt1,omitempty"`
+	Attempt2 int `json:"attempt2,omitempty"`
+	// Outlier marks a pair set aside because its pair mean or order effect lies far from
+	// the lane's other pairs (SetAside is set too).
+	Outlier bool `json:"outlier,omitempty"`
 	// Arm is the candidate arm.
 	Arm        string `json:"arm"`
 	Collection int    `json:"collection"`

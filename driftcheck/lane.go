@@ -274,7 +274,7 @@ func ratioText(a, b float64) string {
 // later rounds left out, runs set aside and pairs rejected as they were then). A lane
 // that stopped at round r is then judged exactly as at the look where it stopped, however
 // long the other lanes ran on.
-func fitPriors(in Input, cfg Config, runs []run, lay layout, lanes []*laneData, rep *Report) map[string]map[int]prior {
+func fitPriors(in Input, cfg Config, runsAt func(round int) []run, lay layout, lanes []*laneData, rep *Report) map[string]map[int]prior {
 	out := map[string]map[int]prior{}
 	last := 0
 	for _, ld := range lanes {
@@ -291,7 +291,7 @@ func fitPriors(in Input, cfg Config, runs []run, lay layout, lanes []*laneData, 
 		}
 		then, ok := atRound[ld.round]
 		if !ok {
-			then = lanesAt(in, cfg, runs, lay, ld.round)
+			then = lanesAt(in, cfg, runsAt(ld.round), lay)
 			atRound[ld.round] = then
 		}
 		var vs, ds []float64
@@ -320,28 +320,43 @@ func fitPriors(in Input, cfg Config, runs []run, lay layout, lanes []*laneData, 
 	return out
 }
 
-// lanesAt prepares every lane and candidate from the runs of the first round rounds only
-// (pass pairs 1..round of each collection), with runs set aside as they would have been
-// then.
-func lanesAt(in Input, cfg Config, runs []run, lay layout, round int) []*laneData {
-	early := make([]run, len(runs))
-	copy(early, runs)
-	for c := range lay.collections {
-		for p := range lay.passes {
-			for l := range lay.lanes {
-				for a := range lay.arms {
-					r := &early[lay.at(c, p, l, a)]
-					r.setAside = false
-					if p >= 2*round {
-						*r = run{}
-					}
-				}
-			}
-		}
+// lanesAt prepares every lane and candidate from early, the runs as a look after some
+// round saw them (runsAt), with runs set aside as they would have been then.
+func lanesAt(in Input, cfg Config, early []run, lay layout) []*laneData {
+	for i := range early {
+		early[i].setAside = false
 	}
 	setAside(in, cfg, early, lay)
 	out, _ := prepareLanes(in, cfg, early, lay)
 	return out
+}
+
+// runsAt returns the runs of the first round rounds only (pass pairs 1..round of each
+// collection) as a look after that round saw them: of a pass measured again (full holds
+// every attempt), the latest attempt measured by then. runs are the runs analysed.
+func runsAt(full Input, runs []run, lay layout, armIdx, laneIdx map[string]int, remeasured bool, round int) []run {
+	early := make([]run, len(runs))
+	if !remeasured {
+		copy(early, runs)
+		for c := range lay.collections {
+			for p := 2 * round; p < lay.passes; p++ {
+				for l := range lay.lanes {
+					for a := range lay.arms {
+						early[lay.at(c, p, l, a)] = run{}
+					}
+				}
+			}
+		}
+		return early
+	}
+	then := full
+	then.Observations = slices.DeleteFunc(slices.Clone(full.Observations), func(o Observation) bool {
+		return o.Pass > 2*round || o.MeasuredRound() > round
+	})
+	then, _, _, _ = attempts(then) // full was resolved without error
+	var scratch Report
+	_ = index(then, lay, armIdx, laneIdx, early, &scratch) // a subset of an indexed input
+	return early
 }
 
 // prepareLanes prepares every lane and candidate from runs, fitting each lane's carryover
@@ -391,7 +406,7 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 			}
 			switch {
 			case slices.Contains(cp.outliers, k):
-				pr.SetAside, pr.Verdict = true, DriftSuspected
+				pr.SetAside, pr.Outlier, pr.Verdict = true, true, DriftSuspected
 				pr.Reason = fmt.Sprintf("set aside: its pair mean or order effect lies more than %d robust standard deviations from the lane's other pairs (a disturbed process); %s", outlierReach, pr.Reason)
 			case slices.Contains(cp.aside, k):
 				pr.SetAside, pr.Verdict = true, DriftSuspected

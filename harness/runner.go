@@ -85,7 +85,7 @@ type Next func(done []receipt.Record) []receipt.Run
 
 // Sequence executes the plan's runs in the batches next chooses, as Run does: a sequential
 // run looks at its data after every round and runs only the lanes that still need pairs.
-// Every run next returns must be in the plan.
+// Every run next returns must be in the plan, or a re-measure of one (Run.Attempt).
 func (r *Runner) Sequence(ctx context.Context, next Next) (Outcome, error) {
 	var out Outcome
 	cleanUp := r.CleanUp
@@ -135,8 +135,13 @@ func (r *Runner) Sequence(ctx context.Context, next Next) (Outcome, error) {
 			units[l.Name] = l.Unit
 		}
 	}
+	// inPlan reports whether a run is the plan's, or a re-measure of one.
+	inPlan := func(k receipt.Key) bool {
+		k.Attempt = 0
+		return planned[k]
+	}
 	for _, rec := range recs {
-		if !planned[rec.Key()] || done[rec.Key()] {
+		if !inPlan(rec.Key()) || done[rec.Key()] {
 			return out, fmt.Errorf("%s: run %+v is not in the plan or recorded twice; this folder was not written by this plan", filepath.Join(r.Dir, receipt.RawFile), rec.Key())
 		}
 		if rec.OK() && len(rec.Samples) != r.Plan.Protocol.Samples {
@@ -292,7 +297,7 @@ func (r *Runner) Sequence(ctx context.Context, next Next) (Outcome, error) {
 			return out, nil
 		}
 		for _, run := range batch {
-			if !planned[run.Key()] {
+			if !inPlan(run.Key()) {
 				return out, fmt.Errorf("run %+v is not in the plan", run.Key())
 			}
 		}
@@ -409,6 +414,8 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 		Pass:       run.Pass,
 		Order:      run.Order,
 		Position:   run.Position,
+		Attempt:    run.Attempt,
+		Round:      run.Round,
 		Arm:        run.Arm,
 		Lane:       run.Lane,
 		Exit:       -1,
@@ -495,7 +502,7 @@ func Expand(arm receipt.Arm, run receipt.Run, lane receipt.Lane, p receipt.Proto
 func groupPasses(runs []receipt.Run) [][]receipt.Run {
 	var passes [][]receipt.Run
 	for i, run := range runs {
-		if i == 0 || run.Collection != runs[i-1].Collection || run.Pass != runs[i-1].Pass {
+		if i == 0 || run.Collection != runs[i-1].Collection || run.Pass != runs[i-1].Pass || run.Attempt != runs[i-1].Attempt {
 			passes = append(passes, nil)
 		}
 		passes[len(passes)-1] = append(passes[len(passes)-1], run)

@@ -52,9 +52,8 @@ func LoadPrior(dir string) (*Prior, error) {
 	}
 	rounds := 0
 	for _, r := range recs {
-		rounds = max(rounds, receipt.Round(r.Pass))
-		r.Pass += 2 * p.Rounds
-		p.Records = append(p.Records, r)
+		rounds = max(rounds, r.MeasuredRound())
+		p.Records = append(p.Records, shiftRounds(r, p.Rounds))
 	}
 	if rounds == 0 {
 		return nil, fmt.Errorf("the receipt has no runs to continue")
@@ -154,10 +153,28 @@ func (p *Prior) Combine(plan *receipt.Plan, recs []receipt.Record) (*receipt.Pla
 	}
 	out := slices.Clone(p.Records)
 	for _, r := range recs {
-		r.Pass += 2 * p.Rounds
-		out = append(out, r)
+		out = append(out, shiftRounds(r, p.Rounds))
 	}
 	return &c, out
+}
+
+// shiftRounds returns r numbered after rounds earlier rounds: its pass, and the round
+// that measured a re-measure.
+func shiftRounds(r receipt.Record, rounds int) receipt.Record {
+	r.Pass += 2 * rounds
+	if r.Round > 0 {
+		r.Round += rounds
+	}
+	return r
+}
+
+// Own returns the pass of this run that pass of an analysis over p's runs and this run's
+// (Combine) is, and false for a pass of p's runs.
+func (p *Prior) Own(pass int) (int, bool) {
+	if p == nil {
+		return pass, true
+	}
+	return pass - 2*p.Rounds, pass > 2*p.Rounds
 }
 
 // Analyze analyses p's runs and recs as one data set (Combine; recs alone for a nil p).

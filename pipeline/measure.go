@@ -91,7 +91,10 @@ type sequence struct {
 	looks    []receipt.Look // every look, this session's and resumed ones
 	err      error          // a failure to write a look, returned after the run
 	byRound  map[int][]receipt.Run
+	groups   map[receipt.GroupKey][]receipt.Run // the plan's runs of each lane's pass
 	maxRound int
+	// remeasure are the passes the last look sends to be measured again.
+	remeasure []receipt.Remeasure
 	// elapsed measures the wall time of records; nil means elapsed (one machine).
 	elapsed func(recs []receipt.Record) time.Duration
 	// watch, when set, shows what each look implies (a forecast, undecidable lanes).
@@ -106,10 +109,13 @@ func (s *sequence) load() error {
 	s.round, s.lanes = 1, lanesOf(s.plan)
 	s.logged = map[int]bool{}
 	s.byRound = map[int][]receipt.Run{}
+	s.groups = map[receipt.GroupKey][]receipt.Run{}
 	for _, r := range s.plan.Runs {
 		k := receipt.Round(r.Pass)
 		s.byRound[k] = append(s.byRound[k], r)
 		s.maxRound = max(s.maxRound, k)
+		g := receipt.GroupKey{Collection: r.Collection, Pass: r.Pass, Lane: r.Lane}
+		s.groups[g] = append(s.groups[g], r)
 	}
 	looks, err := receipt.ReadLooks(s.dir)
 	if err != nil {
@@ -122,7 +128,8 @@ func (s *sequence) load() error {
 }
 
 // next is the runner's harness.Next: after each round it looks at the data of the rounds
-// so far and returns the next round's runs for the pending lanes, or nil to stop.
+// so far and returns the next round's runs for the pending lanes, then the passes the
+// look sends to be measured again, or nil to stop.
 func (s *sequence) next(done []receipt.Record) []receipt.Run {
 	for {
 		if s.round > 1 {
@@ -130,7 +137,7 @@ func (s *sequence) next(done []receipt.Record) []receipt.Run {
 			if !ok {
 				return nil
 			}
-			s.lanes = look.Pending
+			s.lanes, s.remeasure = look.Pending, look.Remeasure
 			if look.Stop != "" {
 				return nil
 			}
@@ -141,6 +148,12 @@ func (s *sequence) next(done []receipt.Record) []receipt.Run {
 		var batch []receipt.Run
 		for _, r := range s.byRound[s.round] {
 			if slices.Contains(s.lanes, r.Lane) {
+				batch = append(batch, r)
+			}
+		}
+		for _, m := range s.remeasure {
+			for _, r := range s.groups[receipt.GroupKey{Collection: m.Collection, Pass: m.Pass, Lane: m.Lane}] {
+				r.Attempt, r.Round = m.Attempt, s.round
 				batch = append(batch, r)
 			}
 		}
@@ -160,7 +173,7 @@ func (s *sequence) next(done []receipt.Record) []receipt.Run {
 func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 	var recs []receipt.Record
 	for _, r := range done {
-		if receipt.Round(r.Pass) <= round {
+		if r.MeasuredRound() <= round {
 			recs = append(recs, r)
 		}
 	}
@@ -223,6 +236,8 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 	}
 	if l.Stop != "" {
 		l.Pending = []string{}
+	} else {
+		l.Remeasure = s.remeasures(rep, l.Pending)
 	}
 	if !s.logged[round] {
 		if err := receipt.AppendLook(s.dir, l); err != nil {
@@ -240,6 +255,21 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 		}
 	}
 	return l, true
+}
+
+// remeasures returns the passes that the next round measures again (decide.Remeasure):
+// those of this run, not of the receipts it continues.
+func (s *sequence) remeasures(rep driftcheck.Report, pending []string) []receipt.Remeasure {
+	var out []receipt.Remeasure
+	for _, a := range decide.Remeasure(rep, pending) {
+		pass, own := s.prior.Own(a.Pass)
+		if !own || len(s.groups[receipt.GroupKey{Collection: a.Collection, Pass: pass, Lane: a.Lane}]) == 0 {
+			continue
+		}
+		out = append(out, receipt.Remeasure{Lane: a.Lane, Collection: a.Collection, Pass: pass, Attempt: a.Attempt,
+			Arm: a.Arm, Outlier: a.Outlier, CVPct: a.CVPct, TypicalCVPct: a.TypicalPct})
+	}
+	return out
 }
 
 // fitBudget returns the round the rule's last look moves to after round (0: it stays):
@@ -329,7 +359,7 @@ func nextRound(recs []receipt.Record, round int, pending []string, measured func
 	}
 	byRound := make([][]receipt.Record, round+1)
 	for _, r := range recs {
-		if k := receipt.Round(r.Pass); k >= 1 && k <= round {
+		if k := r.MeasuredRound(); k >= 1 && k <= round {
 			byRound[k] = append(byRound[k], r)
 		}
 	}
@@ -358,7 +388,7 @@ func elapsed(recs []receipt.Record) time.Duration {
 	type span struct{ start, end time.Time }
 	byRound := map[int]*span{}
 	for _, r := range recs {
-		k := receipt.Round(r.Pass)
+		k := r.MeasuredRound()
 		sp := byRound[k]
 		if sp == nil {
 			sp = &span{r.Started, r.Ended}

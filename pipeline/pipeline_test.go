@@ -31,6 +31,9 @@ type fakeStarter struct {
 	between, within float64
 	factor          map[string]float64 // "arm/lane" -> factor
 	seed            uint64
+	// disturbed are the processes (1-based, in start order) a neighbour's burst
+	// disturbs: twice as slow, with 20% noise within.
+	disturbed map[uint64]bool
 
 	mu sync.Mutex
 	n  uint64
@@ -55,9 +58,13 @@ func (f *fakeStarter) Start(ctx context.Context, c harness.Command) harness.Proc
 	if v, ok := f.factor[*arm+"/"+*lane]; ok {
 		factor = v
 	}
+	within := f.within
+	if f.disturbed[n] {
+		factor, within = 2*factor, 0.2
+	}
 	var b strings.Builder
 	for range *samples {
-		v := 1e6 * factor * level * (1 + f.within*rng.NormFloat64())
+		v := 1e6 * factor * level * (1 + within*rng.NormFloat64())
 		fmt.Fprintf(&b, "Benchmark%s 1 %s ns/op\n", *lane, strconv.FormatFloat(math.Max(v, 1), 'f', 1, 64))
 	}
 	now := time.Unix(1e9+int64(n), 0)

@@ -43,6 +43,29 @@ type Look struct {
 	// LastLook, set at the look that fitted the rule to the budget
 	// (Sequential.FitBudget), is the round the rule's last look moved to.
 	LastLook int `json:"last_look,omitempty"`
+	// Remeasure are the passes the next round measures again (every arm's run of the
+	// lane's pass, back to back), each because a run of it was set aside as contaminated
+	// at this look.
+	Remeasure []Remeasure `json:"remeasure,omitempty"`
+}
+
+// MaxRemeasures is how many times a sequential run measures one lane's pass again: a
+// burst that outlasts two more attempts leaves its pair out.
+const MaxRemeasures = 2
+
+// Remeasure is a lane's pass that a look sends to be measured again.
+type Remeasure struct {
+	Lane       string `json:"lane"`
+	Collection int    `json:"collection"`
+	Pass       int    `json:"pass"`
+	// Attempt is the attempt the re-measure is (Run.Attempt). Arm is the arm whose run
+	// was set aside, with its robust CV and its arm's typical one, or, when Outlier is
+	// set, the candidate whose pair with the base lay far from the lane's other pairs.
+	Attempt      int     `json:"attempt"`
+	Arm          string  `json:"arm"`
+	Outlier      bool    `json:"outlier,omitempty"`
+	CVPct        float64 `json:"cv_pct"`
+	TypicalCVPct float64 `json:"typical_cv_pct"`
 }
 
 // UndecidableLane is a lane that a look found cannot be decided within the budget at its

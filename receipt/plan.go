@@ -149,12 +149,13 @@ func (p *Plan) validateDesign() error {
 // samples or the schedule's size.
 const maxCount = 1 << 20
 
-// GroupKey identifies the runs that are compared with each other: one lane in one pass,
-// every arm back to back.
+// GroupKey identifies the runs that are compared with each other: one lane in one pass
+// (one attempt of it), every arm back to back.
 type GroupKey struct {
 	Collection, Pass int
 	Lane             string
+	Attempt          int
 }
 
 // Group returns the record's comparison group.
-func (r Record) Group() GroupKey { return GroupKey{r.Collection, r.Pass, r.Lane} }
+func (r Record) Group() GroupKey { return GroupKey{r.Collection, r.Pass, r.Lane, r.Attempt} }

@@ -41,13 +41,17 @@ type Record struct {
 	Pass          int    `json:"pass"` // 1-based within the collection
 	Order         string `json:"order"`
 	// Position is the run's Position in the plan (0 in older receipts).
-	Position int       `json:"position,omitempty"`
-	Arm      string    `json:"arm"`
-	Lane     string    `json:"lane"`
-	PID      int       `json:"pid"`
-	Exit     int       `json:"exit"`
-	Samples  []float64 `json:"samples"` // primary metric, in the unit the lane printed
-	Unit     string    `json:"unit"`
+	Position int `json:"position,omitempty"`
+	// Attempt and Round are the run's (Run.Attempt, Run.Round): set for a re-measure of
+	// a pass whose run was set aside as contaminated.
+	Attempt int       `json:"attempt,omitempty"`
+	Round   int       `json:"round,omitempty"`
+	Arm     string    `json:"arm"`
+	Lane    string    `json:"lane"`
+	PID     int       `json:"pid"`
+	Exit    int       `json:"exit"`
+	Samples []float64 `json:"samples"` // primary metric, in the unit the lane printed
+	Unit    string    `json:"unit"`
 	// Metrics holds every other metric the lane printed, one value per sample.
 	Metrics map[string][]float64 `json:"metrics,omitempty"`
 	// Iters is the iteration count of each sample as the lane printed it (b.N of a Go
@@ -109,16 +113,21 @@ type Counting struct {
 // OK reports whether the run produced usable samples.
 func (r Record) OK() bool { return r.Error == "" }
 
-// Key identifies a run in the schedule.
+// Key identifies a run in the schedule: its place in the plan and its attempt (0 for the
+// plan's run, n for its n-th re-measure).
 type Key struct {
 	Collection int
 	Pass       int
 	Lane       string
 	Arm        string
+	Attempt    int
 }
 
 // Key returns the record's place in the schedule.
-func (r Record) Key() Key { return Key{r.Collection, r.Pass, r.Lane, r.Arm} }
+func (r Record) Key() Key { return Key{r.Collection, r.Pass, r.Lane, r.Arm, r.Attempt} }
+
+// MeasuredRound returns the round that measured the record (Run.MeasuredRound).
+func (r Record) MeasuredRound() int { return measuredRound(r.Pass, r.Round) }
 
 // Plan is everything needed to run, resume and re-analyse an experiment run.
 type Plan struct {
@@ -337,7 +346,31 @@ type Run struct {
 	// design's arm order, or its reverse (Order). 0 in plans made before designs, where
 	// every pass ran one order (driftcheck.OrderOf) with the arms as listed.
 	Position int `json:"position,omitempty"`
+	// Attempt is 0 for a run of the plan, and n for the n-th time its lane's pass was
+	// measured again (every arm's run of the pass, back to back, in the plan's order)
+	// because a run of it was set aside as contaminated. Round is the round that measured
+	// such a re-measure; 0 for a run of the plan, which runs in Round(Pass).
+	Attempt int `json:"attempt,omitempty"`
+	Round   int `json:"round,omitempty"`
 }
 
 // Key returns the run's place in the schedule.
-func (r Run) Key() Key { return Key{r.Collection, r.Pass, r.Lane, r.Arm} }
+func (r Run) Key() Key { return Key{r.Collection, r.Pass, r.Lane, r.Arm, r.Attempt} }
+
+// MeasuredRound returns the round that measures the run: Round for a re-measure, else
+// the round of its pass.
+func (r Run) MeasuredRound() int { return measuredRound(r.Pass, r.Round) }
+
+// Planned returns the plan's run that a re-measure measures again (the run itself when
+// it is the plan's).
+func (r Run) Planned() Run {
+	r.Attempt, r.Round = 0, 0
+	return r
+}
+
+func measuredRound(pass, round int) int {
+	if round > 0 {
+		return round
+	}
+	return Round(pass)
+}

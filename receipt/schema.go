@@ -6,13 +6,15 @@ package receipt
 // version it does not know should refuse the file rather than guess.
 const (
 	// RecordSchema is the version of a raw.jsonl (and incidence-runs.jsonl) line. Version
-	// 2 added iters and config; a line without schema_version is version 1.
-	RecordSchema = 2
+	// 2 added iters and config; version 3 attempt and round (a pass measured again: a
+	// reader must take the latest attempt of each lane's pass); a line without
+	// schema_version is version 1.
+	RecordSchema = 3
 	// PlanSchema is the version of plan.json; a plan without schema_version is version 1.
 	// Version 3 added rule (the pre-registered decision rule beyond lanes and protocol).
 	PlanSchema = 3
 	// LookSchema is the version of a looks.jsonl line; a line without schema_version is
 	// version 1, the same fields. Version 3 added undecidable and the stop reason
-	// undecidable.
-	LookSchema = 3
+	// undecidable; version 4 remeasure.
+	LookSchema = 4
 )

@@ -8,6 +8,7 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
+	"github.com/flipbench/flipbench/receipt"
 )
 
 // DriftMarkdown writes the drift check of r as markdown, meant to sit under a
@@ -41,6 +42,9 @@ func DriftMarkdown(w io.Writer, r driftcheck.Report, roles Roles, vals *Values) 
 	if err := carryoverTable(ew, r); err != nil {
 		return err
 	}
+	if err := setAsideTable(ew, r); err != nil {
+		return err
+	}
 	fmt.Fprintf(ew, "### Pass-pair verdicts\n\n")
 	if ew.Err() != nil {
 		return ew.Err()
@@ -72,6 +76,29 @@ func carryoverTable(w *ErrWriter, r driftcheck.Report) error {
 	}
 	fmt.Fprintf(w, "### Carryover\n\nWhat a run's place among its lane's runs of a pass costs, and what following another arm's process costs, fitted from every complete pass; the pair means above are corrected by it (methodology: arm orders).\n\n")
 	if err := mdtable.Write(w, []string{"lane", "model", "estimates (log-scale fit, shown in percent)"}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return w.Err()
+}
+
+// setAsideTable writes the runs set aside as contaminated (driftcheck.SetAside), each
+// with what became of its pair: measured again in a later attempt, or left out.
+func setAsideTable(w *ErrWriter, r driftcheck.Report) error {
+	if len(r.SetAside) == 0 {
+		return w.Err()
+	}
+	rows := make([][]string, 0, len(r.SetAside))
+	for _, a := range r.SetAside {
+		fate := "its pair left out"
+		if a.Remeasured {
+			fate = "pass measured again"
+		}
+		rows = append(rows, []string{a.Lane, a.Arm, fmt.Sprint(a.Collection), fmt.Sprint(a.Pass), fmt.Sprint(a.Attempt + 1),
+			fmt.Sprintf("%.1f%%", a.CVPct), fmt.Sprintf("%.1f%%", a.TypicalCVPct), fate})
+	}
+	fmt.Fprintf(w, "### Runs set aside\n\nRuns whose spread marks a disturbed process (methodology: contaminated processes); raw.jsonl keeps every one. A sequential run measures such a pass again in the next round, at most %d times.\n\n", receipt.MaxRemeasures)
+	if err := mdtable.Write(w, []string{"lane", "arm", "collection", "pass", "measurement", "within-run CV", "typical CV", "then"}, rows); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)

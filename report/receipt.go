@@ -276,16 +276,17 @@ func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 	for _, a := range plan.Arms[1:] {
 		in.Candidates = append(in.Candidates, a.Name)
 	}
-	// After is the arm of the process that ran just before, in the same pass, by start
+	// After is the arm of the process that ran just before, in the same pass (the same
+	// round's measurement of it: a pass measured again runs in a later round), by start
 	// time: failed runs ran too. A pass runs on one machine, so shards merged from several
 	// keep each pass's own sequence.
 	order := slices.Clone(recs)
 	slices.SortStableFunc(order, func(a, b receipt.Record) int {
-		return cmp.Or(cmp.Compare(a.Collection, b.Collection), cmp.Compare(a.Pass, b.Pass), a.Started.Compare(b.Started))
+		return cmp.Or(cmp.Compare(a.Collection, b.Collection), cmp.Compare(a.Pass, b.Pass), cmp.Compare(a.Round, b.Round), a.Started.Compare(b.Started))
 	})
 	after := map[receipt.Key]string{}
 	for i, r := range order {
-		if i > 0 && order[i-1].Collection == r.Collection && order[i-1].Pass == r.Pass {
+		if i > 0 && order[i-1].Collection == r.Collection && order[i-1].Pass == r.Pass && order[i-1].Round == r.Round {
 			after[r.Key()] = order[i-1].Arm
 		}
 	}
@@ -293,7 +294,7 @@ func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 		if r.OK() {
 			in.Observations = append(in.Observations, driftcheck.Observation{
 				Collection: r.Collection, Pass: r.Pass, Lane: r.Lane, Arm: r.Arm, Samples: r.Samples,
-				Order: r.Order, Position: r.Position, After: after[r.Key()],
+				Order: r.Order, Position: r.Position, After: after[r.Key()], Attempt: r.Attempt, Round: r.Round,
 			})
 		}
 	}

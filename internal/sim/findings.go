@@ -255,7 +255,67 @@ func Sentences(text string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return Splice(text, "sequential-findings", SeqFindings(seq, anyFalse))
+	if text, err = Splice(text, "sequential-findings", SeqFindings(seq, anyFalse)); err != nil {
+		return "", err
+	}
+	if table, err = Block(text, "rule"); err != nil {
+		return "", err
+	}
+	rule, err := ParseRuleTable(table)
+	if err != nil {
+		return "", err
+	}
+	return Splice(text, "rule-findings", RuleFindings(rule))
+}
+
+// RuleRow is one row of the decision rule's table (RuleMarkdown).
+type RuleRow struct {
+	World                    string
+	Trials                   int
+	Decided, Accepted        float64 // percent of trials
+	MedianRounds, MeanRounds float64
+}
+
+// ParseRuleTable reads the rows of a table RuleMarkdown wrote.
+func ParseRuleTable(table string) ([]RuleRow, error) {
+	var out []RuleRow
+	for _, line := range strings.Split(strings.TrimSpace(table), "\n")[2:] {
+		f := strings.Split(strings.Trim(line, "|"), "|")
+		if len(f) != 7 {
+			return nil, fmt.Errorf("rule table row %q: want 7 cells", line)
+		}
+		for i := range f {
+			f[i] = strings.TrimSpace(f[i])
+		}
+		var r RuleRow
+		var err error
+		r.World = f[0]
+		if r.Trials, err = strconv.Atoi(f[1]); err != nil {
+			return nil, fmt.Errorf("rule table row %q: trials: %w", line, err)
+		}
+		for i, dst := range []*float64{&r.Decided, &r.Accepted, &r.MedianRounds, &r.MeanRounds} {
+			if *dst, err = strconv.ParseFloat(f[2+i], 64); err != nil {
+				return nil, fmt.Errorf("rule table row %q: cell %d: %w", line, 3+i, err)
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// RuleFindings states what the decision rule's table says of the spending functions: the
+// mean rounds of the fake-lane experiment with 3% of its processes contaminated under each.
+func RuleFindings(rows []RuleRow) string {
+	mean := map[string]RuleRow{}
+	for _, r := range rows {
+		for _, sp := range []string{"pocock", "power", "obrien-fleming"} {
+			if r.World == "fake lanes, 3% contaminated, "+sp+" spending" {
+				mean[sp] = r
+			}
+		}
+	}
+	return fmt.Sprintf("in the decision rule's simulation below the fake-lane experiment with 3%% of its processes\ncontaminated needs a mean of %.1f rounds under Pocock, %.1f under the power family and %.1f\nunder O'Brien-Fleming (%d trials each).\n",
+		mean["pocock"].MeanRounds, mean["power"].MeanRounds, mean["obrien-fleming"].MeanRounds, mean["pocock"].Trials)
 }
 
 // markers returns the begin and end markers of generated block name.

@@ -95,7 +95,8 @@ func (w RuleWorld) page() (*spec.Experiment, error) {
 
 // EvaluateRule runs trials of a rule world through the real decision code: after every
 // round from MinPairs on, driftcheck analyses the data so far, decide.Pending says which
-// lanes still need pairs (the others stop, as a sequential run stops them), and at the end
+// lanes still need pairs (the others stop, as a sequential run stops them), the passes
+// decide.Remeasure names are measured again in the next round, and at the end
 // decide.Decide gives the status.
 func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
 	if w.Slowdown == 0 {
@@ -134,31 +135,45 @@ func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
 		var rep driftcheck.Report
 		round := 0
 		decided := false
+		var again []decide.Again // the passes the next round measures again
 		for round < w.MaxPairs {
 			round++
+			measure := func(c, p, attempt int, l RuleLane) {
+				at := 0
+				if attempt > 0 {
+					at = round
+				}
+				arms := []string{Base, Cand}
+				if p%2 == 0 {
+					arms = []string{Cand, Base}
+				}
+				for _, arm := range arms {
+					var xs []float64
+					xs, level = w.run(rng, l, arm, level)
+					in.Observations = append(in.Observations, driftcheck.Observation{Collection: c, Pass: p, Lane: l.Name, Arm: arm, Samples: xs, Attempt: attempt, Round: at})
+				}
+			}
 			for c := 1; c <= w.Collections; c++ {
 				for _, p := range []int{2*round - 1, 2 * round} {
-					order := rng.Perm(len(running))
-					for _, li := range order {
-						arms := []string{Base, Cand}
-						if p%2 == 0 {
-							arms = []string{Cand, Base}
-						}
-						for _, arm := range arms {
-							var xs []float64
-							xs, level = w.run(rng, running[li], arm, level)
-							in.Observations = append(in.Observations, driftcheck.Observation{Collection: c, Pass: p, Lane: running[li].Name, Arm: arm, Samples: xs})
-						}
+					for _, li := range rng.Perm(len(running)) {
+						measure(c, p, 0, running[li])
 					}
 				}
 			}
-			if round < w.MinPairs {
-				continue
+			for _, a := range again {
+				measure(a.Collection, a.Pass, a.Attempt, w.Lanes[slices.IndexFunc(w.Lanes, func(l RuleLane) bool { return l.Name == a.Lane })])
 			}
 			if rep, err = driftcheck.Analyze(in, cfg); err != nil {
 				return RuleResult{}, err
 			}
-			pending := decide.Pending(decide.Input{Spec: e, Plan: plan, Analysis: rep})
+			pending := lanesOfRule(running)
+			if round >= w.MinPairs {
+				pending = decide.Pending(decide.Input{Spec: e, Plan: plan, Analysis: rep})
+			}
+			again = decide.Remeasure(rep, pending)
+			if round < w.MinPairs {
+				continue
+			}
 
 			running = slices.DeleteFunc(running, func(l RuleLane) bool { return !slices.Contains(pending, l.Name) })
 			if len(running) == 0 {
@@ -196,6 +211,15 @@ func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
 	}
 	slices.Sort(out.Rounds)
 	return out, nil
+}
+
+// lanesOfRule returns the names of lanes.
+func lanesOfRule(lanes []RuleLane) []string {
+	out := make([]string, len(lanes))
+	for i, l := range lanes {
+		out[i] = l.Name
+	}
+	return out
 }
 
 // run draws one process of lane l on arm, with the host level carried from the previous

@@ -22,9 +22,10 @@ func fakeCase(contaminated float64) sim.RuleWorld {
 }
 
 // TestRuleFakeCase runs the fake-lane experiment through the real decision code: every
-// trial stops decided and accepted, in a median of at most 5 rounds, with and without
-// contaminated processes (4 when clean; the previous rule needed 6 when clean and ended
-// 94 of 100 trials at the 40-round cap with 3% contaminated, docs/methodology.md).
+// trial stops decided and accepted, in a median of at most 4 rounds, with and without
+// contaminated processes (the previous rule needed 6 when clean and ended 94 of 100
+// trials at the 40-round cap with 3% contaminated, docs/methodology.md). Passes whose run
+// or pair is set aside are measured again in the next round, as a sequential run does.
 func TestRuleFakeCase(t *testing.T) {
 	for _, c := range []float64{0, 0.03} {
 		r, err := sim.EvaluateRule(fakeCase(c), 30, 1)
@@ -35,7 +36,7 @@ func TestRuleFakeCase(t *testing.T) {
 		for _, why := range r.Reasons {
 			t.Log(why)
 		}
-		if r.Decided != r.Trials || r.Statuses[spec.StatusAccepted] != r.Trials || r.MedianRounds() > 5 {
+		if r.Decided != r.Trials || r.Statuses[spec.StatusAccepted] != r.Trials || r.MedianRounds() > 4 {
 			t.Errorf("contaminated %.0f%%: %d of %d decided, statuses %v, median %.1f rounds", c*100, r.Decided, r.Trials, r.Statuses, r.MedianRounds())
 		}
 	}

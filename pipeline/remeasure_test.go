@@ -1,0 +1,147 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/report"
+	"github.com/flipbench/flipbench/spec"
+)
+
+// TestRemeasureSetAside disturbs one process of round 1: the look after round 1 sets its
+// run aside and sends its lane's pass to be measured again in round 2 (every arm, back to
+// back); raw.jsonl keeps both attempts, the analysis reads the second and names the first
+// as set aside and measured again, and a run cut short during round 2 and resumed replays
+// the same looks.
+func TestRemeasureSetAside(t *testing.T) {
+	page := []byte(`---
+id: 8
+title: fake
+date: 2026-12-03
+status: planned
+category: measurement
+directions: [demo]
+harness: {kind: exec, command: ["{bin}"]}
+arms:
+  base: {bin: fakelane}
+  cand: {bin: fakelane}
+protocol: {samples: 10, warmup: 0, collections: 2, sequential: {min-pairs: 3, max-pairs: 3}}
+lanes:
+  - {name: fast, role: primary, expect: faster}
+  - {name: even, role: guard}
+---
+`)
+	e, err := spec.Parse("experiments/008-fake.md", page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Resolve(spec.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	starter := func() *fakeStarter {
+		return &fakeStarter{between: 0.01, within: 0.01, factor: map[string]float64{"cand/fast": 0.7}, seed: 8,
+			disturbed: map[uint64]bool{3: true}}
+	}
+	job := func(dir string) Job {
+		return Job{Spec: e, Root: dir, Resolved: res, Label: "full", Results: dir, Build: fakeArms(t)}
+	}
+	whole, err := Run(context.Background(), job(t.TempDir()), quietOptions(starter()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole.Looks) < 2 || len(whole.Looks[0].Remeasure) != 1 {
+		t.Fatalf("looks %+v: want round 1's look to measure one pass again", whole.Looks)
+	}
+	m := whole.Looks[0].Remeasure[0]
+	if m.Attempt != 1 || m.CVPct < 8 {
+		t.Errorf("re-measure %+v: want attempt 1 of a run with a CV above 8%%", m)
+	}
+	recs, err := receipt.ReadRecords(whole.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again []receipt.Record
+	for _, r := range recs {
+		if r.Attempt > 0 {
+			again = append(again, r)
+		}
+	}
+	if len(again) != 2 || again[0].Round != 2 || again[0].Lane != m.Lane || again[0].Pass != m.Pass || again[0].Collection != m.Collection {
+		t.Fatalf("re-measured records %+v: want both arms of %+v, measured in round 2", again, m)
+	}
+	if again[0].Order != again[1].Order || again[0].Position == again[1].Position {
+		t.Errorf("re-measured records %+v: want the plan's order and positions", again)
+	}
+	d, err := report.Open(whole.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := d.Analysis
+	var named bool
+	for _, a := range rep.SetAside {
+		named = named || a.Remeasured && a.Lane == m.Lane && a.Pass == m.Pass && a.Attempt == 0
+	}
+	if !named {
+		t.Errorf("set aside %+v: want the disturbed run named as measured again", rep.SetAside)
+	}
+	text, err := os.ReadFile(whole.Page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "### Runs set aside") || !strings.Contains(string(text), "pass measured again") {
+		t.Errorf("receipt page: want the runs set aside named, with their pass measured again")
+	}
+	for _, p := range rep.Pairs {
+		if p.Lane == m.Lane && p.Collection == m.Collection && p.Pair == receipt.Round(m.Pass) && p.SetAside {
+			t.Errorf("pair %+v: set aside, although its pass was measured again", p)
+		}
+	}
+
+	// The same run cut short inside round 2's re-measure, then resumed.
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	st := &cancelAfter{fakeStarter: starter(), after: 16 + 16 + 1, cancel: cancel}
+	if _, err := Run(ctx, job(dir), quietOptions(st)); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("cut-short run: %v, want ErrInterrupted", err)
+	}
+	folders, _ := filepath.Glob(filepath.Join(dir, "*-exp008-full"))
+	if len(folders) != 1 {
+		t.Fatalf("receipt folders %v", folders)
+	}
+	resumed, err := Resume(context.Background(), folders[0], job(dir), quietOptions(&fakeStarter{between: 0.01, within: 0.01, factor: map[string]float64{"cand/fast": 0.7}, seed: 9}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(remeasures(resumed.Looks[:1])), fmt.Sprint(remeasures(whole.Looks[:1])); got != want {
+		t.Errorf("resumed re-measures %s, whole %s", got, want)
+	}
+	recs, err = receipt.ReadRecords(resumed.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range recs {
+		if r.Attempt == 1 && r.Lane == m.Lane && r.Collection == m.Collection && r.Pass == m.Pass {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("resumed run: %d records of the pass measured again, want its 2 arms once each", n)
+	}
+}
+
+// remeasures lists each look's re-measured passes.
+func remeasures(ls []receipt.Look) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, fmt.Sprintf("%d %+v", l.Round, l.Remeasure))
+	}
+	return out
+}
