@@ -391,7 +391,7 @@ func runStatus(ts *testscript.TestScript, name string, args []string, stdout, st
 		}
 	}
 	for _, k := range []string{"PATH", "HOME", "TMPDIR", "FLIPBENCH_LOCK", "GITHUB_STEP_SUMMARY", "COLUMNS",
-		"FAKE_NS", "FAKE_FACTOR", "FAKE_SLEEP_MS", "FAKE_NOISE_PCT", "FAKE_BETWEEN_PCT", "FAKE_ORDER_PCT", "FAKE_RAMP_PCT", "FAKE_COUNTER", "FAKE_SEED", "FAKE_SPAWN", "FAKE_SPAWN_BARE", "FAKE_NOSPACE",
+		"FAKE_NS", "FAKE_FACTOR", "FAKE_SLEEP_MS", "FAKE_NOISE_PCT", "FAKE_BETWEEN_PCT", "FAKE_ORDER_PCT", "FAKE_RAMP_PCT", "FAKE_COUNTER", "FAKE_SEED", "FAKE_SPAWN", "FAKE_SPAWN_BARE", "FAKE_NOSPACE", "FAKE_CONTAM_PCT",
 		"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
@@ -445,7 +445,8 @@ func fileExists(p string) bool {
 //
 // Realistic noise: FAKE_BETWEEN_PCT scales each process's whole run by exp(N(0,1) x that
 // percent), the process-to-process noise of a shared machine; FAKE_NOISE_PCT is then the
-// noise within the process. FAKE_ORDER_PCT, with the optional flags -arm and -pass (the
+// noise within the process. FAKE_CONTAM_PCT disturbs that percent of the processes as a
+// neighbour's burst does: every sample twice as slow and five times as noisy. FAKE_ORDER_PCT, with the optional flags -arm and -pass (the
 // {arm} and {pass} placeholders), slows the second arm run of each pass by that much: a
 // lane whose value depends on run order. Every FAKE_ setting can be given per lane as
 // FAKE_X_<lane> (FAKE_FACTOR_alpha=0.7), which wins over FAKE_X. FAKE_SEED seeds the noise
@@ -542,6 +543,9 @@ func fakeLane() {
 	}
 	noise := envFloat("FAKE_NOISE_PCT", 0) / 100
 	ns *= math.Exp(envFloat("FAKE_BETWEEN_PCT", 0) / 100 * rng.NormFloat64())
+	if c := envFloat("FAKE_CONTAM_PCT", 0); c > 0 && rng.Float64() < c/100 {
+		ns, noise = 2*ns, 5*noise // a neighbour's burst
+	}
 	if *arm != "" && *pass > 0 && (*arm != "base") == (*pass%2 == 1) {
 		ns *= 1 + envFloat("FAKE_ORDER_PCT", 0)/100 // this arm runs second in its pass
 	}
