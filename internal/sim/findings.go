@@ -281,8 +281,8 @@ func ParseRuleTable(table string) ([]RuleRow, error) {
 	var out []RuleRow
 	for _, line := range strings.Split(strings.TrimSpace(table), "\n")[2:] {
 		f := strings.Split(strings.Trim(line, "|"), "|")
-		if len(f) != 7 {
-			return nil, fmt.Errorf("rule table row %q: want 7 cells", line)
+		if len(f) != 8 {
+			return nil, fmt.Errorf("rule table row %q: want 8 cells", line)
 		}
 		for i := range f {
 			f[i] = strings.TrimSpace(f[i])

@@ -46,6 +46,10 @@ type RuleResult struct {
 	World    RuleWorld
 	Trials   int
 	Rounds   []int          // rounds each trial ran, sorted
+	// PrimaryRounds are the rounds after which each trial stopped measuring its first
+	// primary lane (decided, or the run's end), in trial order: the pairs per collection
+	// that the lane with the effect took.
+	PrimaryRounds []int
 	Statuses map[string]int // status -> trials
 	Decided  int            // trials that stopped with every lane decided
 	// Reasons holds the reasons of the trials that were not accepted, one line each.
@@ -62,6 +66,15 @@ func (r RuleResult) MedianRounds() float64 {
 		xs[i] = float64(n)
 	}
 	return driftcheck.Median(xs)
+}
+
+// MeanPrimaryRounds returns the mean of PrimaryRounds.
+func (r RuleResult) MeanPrimaryRounds() float64 {
+	var s float64
+	for _, n := range r.PrimaryRounds {
+		s += float64(n)
+	}
+	return s / float64(max(len(r.PrimaryRounds), 1))
 }
 
 // MeanRounds returns the mean number of rounds.
@@ -136,6 +149,7 @@ func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
 		round := 0
 		decided := false
 		var again []decide.Again // the passes the next round measures again
+		primaryAt := 0
 		for round < w.MaxPairs {
 			round++
 			measure := func(c, p, attempt int, l RuleLane) {
@@ -176,6 +190,9 @@ func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
 			}
 
 			running = slices.DeleteFunc(running, func(l RuleLane) bool { return !slices.Contains(pending, l.Name) })
+			if primaryAt == 0 && !slices.ContainsFunc(running, func(l RuleLane) bool { return l.Role == spec.RolePrimary }) {
+				primaryAt = round
+			}
 			if len(running) == 0 {
 				decided = true
 				break
@@ -192,6 +209,10 @@ func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
 			}
 		}
 		out.Rounds = append(out.Rounds, round)
+		if primaryAt == 0 {
+			primaryAt = round
+		}
+		out.PrimaryRounds = append(out.PrimaryRounds, primaryAt)
 		if decided {
 			out.Decided++
 		}
@@ -305,10 +326,10 @@ func EvaluateRuleGrid(cases []RuleCase, trials int) ([]RuleResult, error) {
 // RuleMarkdown renders the decision rule's table of docs/methodology.md.
 func RuleMarkdown(cases []RuleCase, results []RuleResult) string {
 	var b strings.Builder
-	b.WriteString("| world | trials | stopped decided | accepted | median rounds | mean rounds | false reproduced lane verdicts |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| world | trials | stopped decided | accepted | median rounds | mean rounds | mean rounds, primary | false reproduced lane verdicts |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for i, r := range results {
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %.1f | %.1f | %s |\n", cases[i].Name, r.Trials, pct(Rate{r.Decided, r.Trials}),
-			pct(Rate{r.Statuses[spec.StatusAccepted], r.Trials}), r.MedianRounds(), r.MeanRounds(), pct(Rate{r.FalseReproduced, r.LaneDecisions}))
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %.1f | %.1f | %.1f | %s |\n", cases[i].Name, r.Trials, pct(Rate{r.Decided, r.Trials}),
+			pct(Rate{r.Statuses[spec.StatusAccepted], r.Trials}), r.MedianRounds(), r.MeanRounds(), r.MeanPrimaryRounds(), pct(Rate{r.FalseReproduced, r.LaneDecisions}))
 	}
 	return b.String()
 }
