@@ -43,15 +43,15 @@ type RuleWorld struct {
 // RuleResult is what trials of a rule world did: how many rounds each ran, and the
 // statuses the decision rule gave.
 type RuleResult struct {
-	World    RuleWorld
-	Trials   int
-	Rounds   []int          // rounds each trial ran, sorted
+	World  RuleWorld
+	Trials int
+	Rounds []int // rounds each trial ran, sorted
 	// PrimaryRounds are the rounds after which each trial stopped measuring its first
 	// primary lane (decided, or the run's end), in trial order: the pairs per collection
 	// that the lane with the effect took.
 	PrimaryRounds []int
-	Statuses map[string]int // status -> trials
-	Decided  int            // trials that stopped with every lane decided
+	Statuses      map[string]int // status -> trials
+	Decided       int            // trials that stopped with every lane decided
 	// Reasons holds the reasons of the trials that were not accepted, one line each.
 	Reasons []string
 	// FalseReproduced counts lane decisions reproduced in the direction against the truth
