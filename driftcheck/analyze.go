@@ -252,8 +252,8 @@ func attempts(in Input) (Input, []SetAside, map[passKey]int, error) {
 		switch {
 		case o.Attempt < 0:
 			return in, nil, nil, fmt.Errorf("observation %d: attempt %d: want 0 or more", i, o.Attempt)
-		case o.Round < 0 || o.Round > 0 && o.Round < (o.Pass+1)/2:
-			return in, nil, nil, fmt.Errorf("observation %d: round %d: want 0, or a round at or after its pass's (%d)", i, o.Round, (o.Pass+1)/2)
+		case o.Round < 0 || o.Round > 0 && o.Round < passRound(o.Pass):
+			return in, nil, nil, fmt.Errorf("observation %d: round %d: want 0, or a round at or after its pass's (%d)", i, o.Round, passRound(o.Pass))
 		}
 		k := passKey{o.Collection, o.Pass, o.Lane}
 		rk := runKey{k, o.Arm, o.Attempt}

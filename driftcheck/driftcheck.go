@@ -128,8 +128,11 @@ func (o Observation) MeasuredRound() int {
 	if o.Round > 0 {
 		return o.Round
 	}
-	return (o.Pass + 1) / 2
+	return passRound(o.Pass)
 }
+
+// passRound returns the round (pass pair) of pass p, 1-based.
+func passRound(p int) int { return (p + 1) / 2 }
 
 // Input is everything Analyze needs: the protocol and the observations.
 type Input struct {

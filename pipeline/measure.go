@@ -266,8 +266,8 @@ func (s *sequence) remeasures(rep driftcheck.Report, pending []string) []receipt
 		if !own || len(s.groups[receipt.GroupKey{Collection: a.Collection, Pass: pass, Lane: a.Lane}]) == 0 {
 			continue
 		}
-		out = append(out, receipt.Remeasure{Lane: a.Lane, Collection: a.Collection, Pass: pass, Attempt: a.Attempt,
-			Arm: a.Arm, Outlier: a.Outlier, CVPct: a.CVPct, TypicalCVPct: a.TypicalPct})
+		a.Pass = pass
+		out = append(out, a)
 	}
 	return out
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/spec"
 )
 
 // TestAssignPairs checks the deal of pass pairs to shards: every pair of the stage to
@@ -160,14 +159,7 @@ lanes:
   - {name: fast, role: primary}
 ---
 `)
-	e, err := spec.Parse("experiments/007-fake.md", page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Resolve(spec.Overrides{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, res := fakePage(t, "experiments/007-fake.md", page)
 	return Job{Spec: e, Root: dir, Resolved: res, Label: "full", Results: dir, Build: fakeArms(t),
 		Shard: &ShardRequest{Index: index, Count: count}}
 }

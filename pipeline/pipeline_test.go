@@ -101,6 +101,20 @@ func quietOptions(st harness.Starter) Options {
 	}
 }
 
+// fakePage parses and resolves an experiment page of a test.
+func fakePage(t testing.TB, path string, page []byte) (*spec.Experiment, spec.Resolved) {
+	t.Helper()
+	e, err := spec.Parse(path, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Resolve(spec.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, res
+}
+
 // gateJob is a gate over two guard lanes, sequential with the gate's default rule.
 func gateJob(t testing.TB, dir string, build func(context.Context, *spec.Experiment, armbuild.Options) ([]receipt.Arm, error)) (Job, float64) {
 	g, err := spec.ParseGate("gate.yaml", []byte("harness: {kind: exec, command: [\"{bin}\"], build: [sh, build.sh, \"{out}\"]}\nlanes: [{name: alpha}, {name: beta}]\nprotocol: {samples: 10, warmup: 0}\n"))
@@ -189,14 +203,7 @@ lanes:
   - {name: noisy, role: guard}
 ---
 `)
-	e, err := spec.Parse("experiments/007-fake.md", page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Resolve(spec.Overrides{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, res := fakePage(t, "experiments/007-fake.md", page)
 	build := fakeArms(t)
 	starter := func() *fakeStarter {
 		return &fakeStarter{between: 0.01, within: 0.01, factor: map[string]float64{"cand/fast": 0.7}, seed: 7}

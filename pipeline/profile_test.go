@@ -15,7 +15,6 @@ import (
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/profdiff"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/spec"
 )
 
 // profilingStarter is the fake starter of a run that profiles: a process asked for a
@@ -109,14 +108,7 @@ lanes:
   - {name: mute, role: guard}
 ---
 `)
-	e, err := spec.Parse("experiments/008-profiled.md", page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Resolve(spec.Overrides{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, res := fakePage(t, "experiments/008-profiled.md", page)
 	dir := t.TempDir()
 	st := &profilingStarter{fakeStarter: fakeStarter{between: 0.002, within: 0.002, seed: 8,
 		factor: map[string]float64{"cand/slow": 2, "cand/mute": 2}}, silent: map[string]bool{"mute": true}}

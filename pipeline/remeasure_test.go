@@ -11,7 +11,6 @@ import (
 
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/report"
-	"github.com/flipbench/flipbench/spec"
 )
 
 // TestRemeasureSetAside disturbs one process of round 1: the look after round 1 sets its
@@ -37,14 +36,7 @@ lanes:
   - {name: even, role: guard}
 ---
 `)
-	e, err := spec.Parse("experiments/008-fake.md", page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Resolve(spec.Overrides{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, res := fakePage(t, "experiments/008-fake.md", page)
 	starter := func() *fakeStarter {
 		return &fakeStarter{between: 0.01, within: 0.01, factor: map[string]float64{"cand/fast": 0.7}, seed: 8,
 			disturbed: map[uint64]bool{3: true}}

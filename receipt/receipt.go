@@ -361,13 +361,6 @@ func (r Run) Key() Key { return Key{r.Collection, r.Pass, r.Lane, r.Arm, r.Attem
 // the round of its pass.
 func (r Run) MeasuredRound() int { return measuredRound(r.Pass, r.Round) }
 
-// Planned returns the plan's run that a re-measure measures again (the run itself when
-// it is the plan's).
-func (r Run) Planned() Run {
-	r.Attempt, r.Round = 0, 0
-	return r
-}
-
 func measuredRound(pass, round int) int {
 	if round > 0 {
 		return round

@@ -268,12 +268,12 @@ func Sentences(text string) (string, error) {
 	return Splice(text, "rule-findings", RuleFindings(rule))
 }
 
-// RuleRow is one row of the decision rule's table (RuleMarkdown).
+// RuleRow is the part of a row of the decision rule's table (RuleMarkdown) that
+// RuleFindings states.
 type RuleRow struct {
-	World                    string
-	Trials                   int
-	Decided, Accepted        float64 // percent of trials
-	MedianRounds, MeanRounds float64
+	World      string
+	Trials     int
+	MeanRounds float64
 }
 
 // ParseRuleTable reads the rows of a table RuleMarkdown wrote.
@@ -284,19 +284,13 @@ func ParseRuleTable(table string) ([]RuleRow, error) {
 		if len(f) != 8 {
 			return nil, fmt.Errorf("rule table row %q: want 8 cells", line)
 		}
-		for i := range f {
-			f[i] = strings.TrimSpace(f[i])
-		}
-		var r RuleRow
+		r := RuleRow{World: strings.TrimSpace(f[0])}
 		var err error
-		r.World = f[0]
-		if r.Trials, err = strconv.Atoi(f[1]); err != nil {
+		if r.Trials, err = strconv.Atoi(strings.TrimSpace(f[1])); err != nil {
 			return nil, fmt.Errorf("rule table row %q: trials: %w", line, err)
 		}
-		for i, dst := range []*float64{&r.Decided, &r.Accepted, &r.MedianRounds, &r.MeanRounds} {
-			if *dst, err = strconv.ParseFloat(f[2+i], 64); err != nil {
-				return nil, fmt.Errorf("rule table row %q: cell %d: %w", line, 3+i, err)
-			}
+		if r.MeanRounds, err = strconv.ParseFloat(strings.TrimSpace(f[5]), 64); err != nil {
+			return nil, fmt.Errorf("rule table row %q: mean rounds: %w", line, err)
 		}
 		out = append(out, r)
 	}
