@@ -10,11 +10,15 @@ import (
 
 // Remeasure returns the passes a sequential run measures again in its next round (every
 // arm's run of the lane's pass, back to back, in the plan's order): of the lanes still
-// pending, each pass whose run rep set aside as contaminated, and both passes of each pair
-// it set aside as an outlier, at most receipt.MaxRemeasures times each. A neighbour's
-// burst then costs a pair a round later instead of the pair. Both are chosen by spread,
-// or by distance from the lane's other pairs either way, never by the direction of a
-// delta, so measuring them again favours neither direction.
+// pending, each pass whose run rep set aside as contaminated, both passes of each pair it
+// set aside as an outlier, and each pass with a run that failed (a crash, bad output, a
+// timeout without a bound: driftcheck.Unfinished not censored), at most
+// receipt.MaxRemeasures times each. A neighbour's burst or one flaky process then costs a
+// pair a round later instead of the pair. They are chosen by spread, by distance from the
+// lane's other pairs either way, or by a failure, never by the direction of a delta, so
+// measuring them again favours neither direction. A timed-out run with a bound is not
+// measured again: it is data (a censored observation that counts toward slower), and
+// measuring it until it does not time out would hide the slowness it shows.
 func Remeasure(rep driftcheck.Report, pending []string) []receipt.Remeasure {
 	type pass struct {
 		c, p int
@@ -34,6 +38,11 @@ func Remeasure(rep driftcheck.Report, pending []string) []receipt.Remeasure {
 	for _, s := range rep.SetAside {
 		if !s.Remeasured {
 			add(receipt.Remeasure{Lane: s.Lane, Collection: s.Collection, Pass: s.Pass, Arm: s.Arm, CVPct: s.CVPct, TypicalCVPct: s.TypicalCVPct}, s.Attempt)
+		}
+	}
+	for _, u := range rep.Unfinished {
+		if !u.Remeasured && !u.Censored {
+			add(receipt.Remeasure{Lane: u.Lane, Collection: u.Collection, Pass: u.Pass, Arm: u.Arm, Failed: u.Error}, u.Attempt)
 		}
 	}
 	for _, p := range rep.Pairs {

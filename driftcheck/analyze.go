@@ -48,6 +48,7 @@ type run struct {
 	pos      int       // place among the lane's runs in the pass, 0-based
 	after    int       // arm index of the process before it in the pass; -1 none or unknown
 	setAside bool      // contaminated: left out of the analysis
+	bound    float64   // a timed-out run's bound (Observation.AtLeast); 0 for none
 	values   []float64 // finite samples, sorted
 	median   float64   // valid when len(values) >= 1
 	cvPct    float64   // valid when len(values) >= 2 and median != 0
@@ -188,6 +189,7 @@ func Analyze(in Input, cfg Config) (Report, error) {
 		Lanes:         []LaneSummary{},
 		Pooled:        []LaneSummary{},
 		SetAside:      []SetAside{},
+		Unfinished:    []Unfinished{},
 		Priors:        []Prior{},
 		Carryover:     []Carryover{},
 		Warnings:      []string{},
@@ -224,6 +226,11 @@ func Analyze(in Input, cfg Config) (Report, error) {
 		pr.Attempt2 = chosen[passKey{pr.Collection, 2 * pr.Pair, pr.Lane}]
 	}
 	sortReport(&rep, in)
+	rep.Unfinished = unfinished(full, chosen, &rep)
+	slices.SortStableFunc(rep.Unfinished, func(x, y Unfinished) int {
+		return cmp.Or(cmp.Compare(x.Collection, y.Collection), cmp.Compare(laneIdx[x.Lane], laneIdx[y.Lane]), cmp.Compare(x.Pass, y.Pass),
+			cmp.Compare(x.Attempt, y.Attempt), cmp.Compare(armIdx[x.Arm], armIdx[y.Arm]))
+	})
 	return rep, nil
 }
 
@@ -236,10 +243,11 @@ type passKey struct {
 // attempts resolves the lanes' passes measured more than once (Observation.Attempt): of
 // each, the latest attempt is analysed, since a pass is measured again only when a look
 // set a run of it aside as contaminated or its pair aside as an outlier, on the runs'
-// spread or on the pair's distance from the lane's other pairs either way, never on the
-// direction of its delta. It returns the input with one attempt of each pass, the runs of
-// the attempts replaced (SetAside, Remeasured), and the attempt analysed of each pass
-// measured again.
+// spread or on the pair's distance from the lane's other pairs either way, or when a run
+// of it failed, never on the direction of its delta. It returns the input with one
+// attempt of each pass, the runs with samples of the attempts replaced (SetAside,
+// Remeasured; those without are in Report.Unfinished), and the attempt analysed of each
+// pass measured again.
 func attempts(in Input) (Input, []SetAside, map[passKey]int, error) {
 	latest := map[passKey]int{}
 	type runKey struct {
@@ -277,8 +285,11 @@ func attempts(in Input) (Input, []SetAside, map[passKey]int, error) {
 			sub.Observations = append(sub.Observations, o)
 			continue
 		}
+		if len(o.Samples) == 0 {
+			continue // a run that gave no samples: Report.Unfinished names it
+		}
 		a := SetAside{Lane: o.Lane, Arm: o.Arm, Collection: o.Collection, Pass: o.Pass, Attempt: o.Attempt, Remeasured: true,
-			Reason: fmt.Sprintf("its lane's pass was measured again (measurement %d is analysed): a look set a run of it aside as contaminated or its pair as an outlier (looks.jsonl names the run)", latest[k]+1)}
+			Reason: fmt.Sprintf("its lane's pass was measured again (measurement %d is analysed): a look set a run of it aside as contaminated, its pair as an outlier, or a run of it failed (looks.jsonl names the run)", latest[k]+1)}
 		if xs := slices.Sorted(slices.Values(o.Samples)); len(xs) >= 2 {
 			if m := medianSorted(xs); m != 0 && finite(m) {
 				a.CVPct = robustCVPct(xs, m)
@@ -343,6 +354,13 @@ func index(in Input, lay layout, armIdx, laneIdx map[string]int, runs []run, rep
 				return fmt.Errorf("observation %d: after: unknown arm %q", i, o.After)
 			}
 		}
+		switch {
+		case !finite(o.AtLeast) || o.AtLeast < 0:
+			return fmt.Errorf("observation %d: at_least %v: want a positive number", i, o.AtLeast)
+		case o.AtLeast > 0 && (len(o.Samples) > 0 || !o.TimedOut):
+			return fmt.Errorf("observation %d: at_least %v: only a timed-out run without samples has a bound", i, o.AtLeast)
+		}
+		r.bound = o.AtLeast
 		for _, x := range o.Samples {
 			if finite(x) {
 				r.values = append(r.values, x)
@@ -433,8 +451,8 @@ func passDeltas(s *LaneSummary, passes []PassDelta, kept []int, runs []run, lay 
 	for _, k := range kept {
 		for _, p := range []int{2 * k, 2*k + 1} {
 			pd := passes[p]
-			if !pd.Usable {
-				continue
+			if !pd.Usable || pd.Bound != "" {
+				continue // a censored pass's delta is a bound, not a measurement
 			}
 			deltas = append(deltas, pd.DeltaPct)
 			if pd.DeltaPct < 0 {
@@ -452,7 +470,7 @@ func passDeltas(s *LaneSummary, passes []PassDelta, kept []int, runs []run, lay 
 	if len(deltas) >= 3 {
 		limit := math.Max(blipSigmas*madScale*mad(deltas, s.MedianDeltaPct), 2*floorPct)
 		for i := range passes {
-			if pd := &passes[i]; pd.Usable && math.Abs(pd.DeltaPct-s.MedianDeltaPct) > limit {
+			if pd := &passes[i]; pd.Usable && pd.Bound == "" && math.Abs(pd.DeltaPct-s.MedianDeltaPct) > limit {
 				pd.HostBlip = true
 				s.HostBlips = append(s.HostBlips, pd.Pass)
 			}
@@ -572,6 +590,9 @@ func passDelta(b, k run, lane Lane, base, cand string, c, p int, cfg Config) Pas
 		pd.CandMedian = k.median
 		pd.CandCVPct = k.cvPct
 	}
+	if cd, ok := censoredDelta(pd, b, k, lane, base, cand); ok {
+		return cd
+	}
 	var notes []string
 	for _, s := range []struct {
 		r   run
@@ -634,7 +655,8 @@ func pairVerdict(p1, p2 PassDelta, k int, base string, cfg Config, floorPct, mat
 		Delta1Pct: p1.DeltaPct, Delta2Pct: p2.DeltaPct,
 		MaterialPct: toPct(materialLog),
 		BaseCV1Pct:  p1.BaseCVPct, CandCV1Pct: p1.CandCVPct, BaseCV2Pct: p2.BaseCVPct, CandCV2Pct: p2.CandCVPct,
-		Usable1: p1.Usable, Usable2: p2.Usable, Contaminated1: p1.Contaminated, Contaminated2: p2.Contaminated}
+		Usable1: p1.Usable, Usable2: p2.Usable, Contaminated1: p1.Contaminated, Contaminated2: p2.Contaminated,
+		Censored1: p1.Bound, Censored2: p2.Bound}
 	if p1.Usable && p2.Usable {
 		pr.MeanPct = toPct((p1.LogRatio + p2.LogRatio) / 2)
 		pr.OrderPct = toPct((p1.LogRatio - p2.LogRatio) / 2)
@@ -644,7 +666,7 @@ func pairVerdict(p1, p2 PassDelta, k int, base string, cfg Config, floorPct, mat
 	if materialLog <= floorLog(floorPct)*(1+1e-12) {
 		threshold, what = fmtFloor(floorPct), "floor"
 	}
-	d1, d2 := fmtDelta(p1.DeltaPct), fmtDelta(p2.DeltaPct)
+	d1, d2 := passText(p1), passText(p2)
 	var parts []string
 	switch {
 	case !p1.Usable || !p2.Usable:
@@ -663,8 +685,8 @@ func pairVerdict(p1, p2 PassDelta, k int, base string, cfg Config, floorPct, mat
 		pr.Verdict = DriftSuspected
 		pr.Reason = fmt.Sprintf("%s (deltas %s then %s)", joinSemi(parts), d1, d2)
 	default:
-		m1 := math.Abs(p1.LogRatio) >= materialLog
-		m2 := math.Abs(p2.LogRatio) >= materialLog
+		m1 := material(p1, materialLog)
+		m2 := material(p2, materialLog)
 		switch {
 		case m1 && m2 && (p1.LogRatio < 0) != (p2.LogRatio < 0):
 			pr.Verdict = DriftSuspected
@@ -681,6 +703,13 @@ func pairVerdict(p1, p2 PassDelta, k int, base string, cfg Config, floorPct, mat
 		default:
 			pr.Verdict = Neutral
 			pr.Reason = fmt.Sprintf("both passes within the %s %s: %s then %s", threshold, what, d1, d2)
+		}
+	}
+	if pr.Verdict != Insufficient {
+		for _, pd := range []PassDelta{p1, p2} {
+			if pd.Bound != "" {
+				pr.Reason += fmt.Sprintf(" (pass %d: %s)", pd.Pass, pd.Note)
+			}
 		}
 	}
 	return pr

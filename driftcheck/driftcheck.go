@@ -11,8 +11,11 @@ package driftcheck
 // reads each run's order, place and predecessor, estimates what they cost (Carryover) and
 // corrects the pair means by it; version 7 lets a lane far noisier than its group's prior
 // keep its own noise; version 8 gives no interval to a lane whose noise has less than one
-// degree of freedom (minBoundedDF).
-const SchemaVersion = 9
+// degree of freedom (minBoundedDF); version 10 reads failed and timed-out runs
+// (Observation.Failed, TimedOut, AtLeast): a timed-out run with a bound is a censored
+// observation that counts in one direction only (censored.go), and Report.Unfinished names
+// every run that gave no samples.
+const SchemaVersion = 10
 
 // Config holds the thresholds and error rates of the drift check. Zero fields take the
 // DefaultConfig value, so an unset threshold in a spec means the default.
@@ -117,6 +120,17 @@ type Observation struct {
 	// contaminated, or its pair as an outlier. Of a lane's pass, the latest attempt is
 	// analysed; the runs of the others are reported in Report.SetAside (Remeasured).
 	Attempt int `json:"attempt,omitempty"`
+	// Failed is why the run gave no samples (receipt.Record.Error: a crash, a timeout,
+	// output that does not parse); "" for a run that gave them (empty Samples without it
+	// read "no samples"). TimedOut marks a run killed at the protocol's timeout, and
+	// AtLeast, when above 0, is the value in the lane's unit that the run's level is known
+	// to be at least (receipt.Record.AtLeast): a right-censored run, which enters its
+	// pairs in one direction only (censored.go). A failed run, or a timed-out one without
+	// a bound, leaves its pass without a delta (a sequential run measures it again);
+	// Report.Unfinished names each with what became of its pass.
+	Failed   string  `json:"failed,omitempty"`
+	TimedOut bool    `json:"timed_out,omitempty"`
+	AtLeast  float64 `json:"at_least,omitempty"`
 	// Round is the round that measured an attempt above 0 (a sequential run measures a
 	// pass again in a later round); 0 means the round of its pass. A lane that stopped at
 	// an earlier look is judged with the other lanes' data as that look saw it.
@@ -237,6 +251,10 @@ type Report struct {
 	// SetAside lists the runs set aside as contaminated, with why; their pairs are left out
 	// of every statistic (a sequential run measures them again).
 	SetAside []SetAside `json:"set_aside"`
+	// Unfinished lists every run that gave no samples (failed, or timed out), in the order
+	// of SetAside, with what became of its pass: measured again, entered as a censored
+	// bound, or left without a delta.
+	Unfinished []Unfinished `json:"unfinished"`
 	// Priors are the fitted noise priors the lanes borrowed from, per noise group and look.
 	Priors []Prior `json:"priors"`
 	// Carryover is, for each lane (in lane order), what its runs say about the cost of a
@@ -262,6 +280,31 @@ type SetAside struct {
 	// lane's pass replaced it, so its pair is measured, not left out.
 	Attempt    int  `json:"attempt,omitempty"`
 	Remeasured bool `json:"remeasured,omitempty"`
+}
+
+// Unfinished is one run that gave no samples: it failed (a crash, bad output) or timed out.
+type Unfinished struct {
+	Lane       string `json:"lane"`
+	Arm        string `json:"arm"`
+	Collection int    `json:"collection"`
+	Pass       int    `json:"pass"`
+	// Attempt is the run's Observation.Attempt.
+	Attempt int `json:"attempt,omitempty"`
+	// Error is why it gave no samples (Observation.Failed).
+	Error string `json:"error"`
+	// TimedOut and AtLeast are the run's (Observation): a timed-out run with a bound is
+	// right-censored.
+	TimedOut bool    `json:"timed_out,omitempty"`
+	AtLeast  float64 `json:"at_least,omitempty"`
+	// Censored says its bound entered the pass delta of at least one candidate, which then
+	// counts toward Toward only (DirectionSlower when the candidate's run timed out,
+	// DirectionFaster when the base's did; the reverse for a higher-is-better lane).
+	Censored bool   `json:"censored,omitempty"`
+	Toward   string `json:"toward,omitempty"`
+	// Remeasured says a later attempt of its lane's pass replaced it.
+	Remeasured bool `json:"remeasured,omitempty"`
+	// Outcome says what became of its pass, in words.
+	Outcome string `json:"outcome"`
 }
 
 // Prior is the fitted prior of one noise group's lane variances at one look: lanes whose
@@ -327,6 +370,10 @@ type Pair struct {
 	// SetAside marks a pair left out of the lane's statistics because a run of it was set
 	// aside as contaminated (Report.SetAside).
 	SetAside bool `json:"set_aside,omitempty"`
+	// Censored1 and Censored2 are the passes' PassDelta.Bound: BoundAtLeast or
+	// BoundAtMost for a pass whose delta is only bounded (a run of it timed out), else "".
+	Censored1 string `json:"censored1,omitempty"`
+	Censored2 string `json:"censored2,omitempty"`
 }
 
 // PassDelta is the comparison of one candidate against the base in one pass of one lane.
@@ -361,6 +408,13 @@ type PassDelta struct {
 	Contaminated bool   `json:"contaminated"`
 	// HostBlip marks a delta far outside the lane's pass-to-pass spread.
 	HostBlip bool `json:"host_blip"`
+	// Bound is set when a run of the pass timed out and its bound stands in for its
+	// median (censored.go): BoundAtLeast when DeltaPct is a lower bound of the pass's delta
+	// (the candidate timed out, lower-is-better), BoundAtMost when it is an upper bound
+	// (the base timed out). Censored names the side that timed out (SideBase,
+	// SideCandidate).
+	Bound    string `json:"bound,omitempty"`
+	Censored string `json:"censored,omitempty"`
 }
 
 // Sides of a pass, as named in PassDelta.Flagged.
@@ -456,6 +510,13 @@ type LaneSummary struct {
 	// SetAside counts the pairs set aside because a run of theirs was contaminated (see
 	// Report.SetAside); they count neither as usable nor as missing.
 	SetAside int `json:"set_aside"`
+	// CensoredSlower and CensoredFaster count the usable passes whose delta is only a
+	// bound because a run of them timed out: at least (the candidate's run) and at most
+	// (the base's). A summary with CensoredSlower passes is never reproduced faster or
+	// neutral and rules out no regression (NoWorseThanPct 0, UpperBelow false); one with
+	// CensoredFaster passes is never reproduced slower or neutral (censored.go).
+	CensoredSlower int `json:"censored_slower,omitempty"`
+	CensoredFaster int `json:"censored_faster,omitempty"`
 
 	// MedianDeltaPct and MeanDeltaPct summarise the usable per-pass deltas.
 	MedianDeltaPct float64 `json:"median_delta_pct"`

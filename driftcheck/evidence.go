@@ -33,6 +33,8 @@ var materialTail = math.Sqrt(0.04 / 2)
 type pairStat struct {
 	k    int     // pair index within its collection, 1-based (the round it belongs to)
 	m, o float64 // pair mean and order effect, less the fitted cost of the runs' places
+	// up and down count the pair's censored passes bounded below and above (censored.go).
+	up, down int
 	// order is the order effect as measured, (d_fwd - d_rev)/2, which the lane reports.
 	order float64
 }
@@ -381,10 +383,23 @@ func undecidedWhy(ev evidence, fl float64, s LaneSummary, replicated int) string
 // ruledOut states what a summary's interval rules out: "no regression beyond +2.4%, no
 // improvement beyond -1.8%".
 func ruledOut(s LaneSummary) string {
-	if !s.Bounded {
+	switch {
+	case !s.Bounded || s.CensoredSlower > 0 && s.CensoredFaster > 0:
 		return "nothing ruled out yet"
+	case s.CensoredSlower > 0:
+		return fmt.Sprintf("no improvement beyond %s; no bound on a regression, since %s", human.Delta(s.NoBetterThanPct), censoredText(s))
+	case s.CensoredFaster > 0:
+		return fmt.Sprintf("no regression beyond %s; no bound on an improvement, since %s", human.Delta(s.NoWorseThanPct), censoredText(s))
 	}
 	return fmt.Sprintf("no regression beyond %s, no improvement beyond %s", human.Delta(s.NoWorseThanPct), human.Delta(s.NoBetterThanPct))
+}
+
+// censoredCounts counts the censored passes of pairs bounded below and above.
+func censoredCounts(ps []pairStat) (up, down int) {
+	for _, p := range ps {
+		up, down = up+p.up, down+p.down
+	}
+	return up, down
 }
 
 // RuledOut states what the summary rules out, in words: "no regression beyond +2.4%, no
@@ -407,18 +422,19 @@ func (s LaneSummary) IntervalPct(alpha float64) (lo, hi float64, ok bool) {
 
 // UpperBelow reports whether the summary's effect interval at two-sided error rate alpha
 // lies below +limitPct: a change worse than limitPct is ruled out. An alpha of 0 takes the
-// summary's own level (its look's share of the error).
+// summary's own level (its look's share of the error). A summary whose candidate timed out
+// (CensoredSlower) rules out no regression.
 func (s LaneSummary) UpperBelow(limitPct, alpha float64) bool {
 	_, hi, ok := s.logInterval(alpha)
-	return ok && hi < floorLog(limitPct)
+	return ok && s.CensoredSlower == 0 && hi < floorLog(limitPct)
 }
 
 // LowerAbove reports whether the summary's effect interval at two-sided error rate alpha
 // lies above +limitPct: a change worse than limitPct is shown. An alpha of 0 takes the
-// summary's own level.
+// summary's own level. A summary whose base timed out (CensoredFaster) shows no regression.
 func (s LaneSummary) LowerAbove(limitPct, alpha float64) bool {
 	lo, _, ok := s.logInterval(alpha)
-	return ok && lo > floorLog(limitPct)
+	return ok && s.CensoredFaster == 0 && lo > floorLog(limitPct)
 }
 
 // logInterval returns the effect interval at two-sided error rate alpha on the log scale

@@ -70,6 +70,10 @@ func prepareLane(in Input, cfg Config, runs []run, lay layout, l, a int, lane La
 		for p := range cp.passes {
 			cp.passes[p] = passDelta(runs[lay.at(c, p, l, 0)], runs[lay.at(c, p, l, a)], lane, in.Base, cand, c+1, p+1, cfg)
 		}
+	}
+	ext := measuredExtremes(ld.colls, runs, lay, l, a)
+	for c := range ld.colls {
+		cp := &ld.colls[c]
 		for k := 0; k < in.Passes/2; k++ {
 			if !measured(runs, lay, c, 2*k, l, a) && !measured(runs, lay, c, 2*k+1, l, a) {
 				continue // a pair this lane did not run (yet)
@@ -94,12 +98,22 @@ func prepareLane(in Input, cfg Config, runs []run, lay layout, l, a int, lane La
 					return sign * (fit.cost(runs[lay.at(c, p, l, a)]) - fit.cost(runs[lay.at(c, p, l, 0)]))
 				}
 				cf, cr := corr(f), corr(r)
-				order := (pf.LogRatio - pr.LogRatio) / 2
+				xf, xr := ext.value(pf), ext.value(pr)
+				order := (xf - xr) / 2
 				if cp.adj == nil {
 					cp.adj = map[int]float64{}
 				}
 				cp.adj[k] = (cf + cr) / 2
-				cp.stats = append(cp.stats, pairStat{k: k + 1, m: (pf.LogRatio+pr.LogRatio)/2 - (cf+cr)/2, o: order - (cf-cr)/2, order: order})
+				st := pairStat{k: k + 1, m: (xf+xr)/2 - (cf+cr)/2, o: order - (cf-cr)/2, order: order}
+				for _, pd := range []PassDelta{pf, pr} {
+					switch pd.Bound {
+					case BoundAtLeast:
+						st.up++
+					case BoundAtMost:
+						st.down++
+					}
+				}
+				cp.stats = append(cp.stats, st)
 				if coefs != nil {
 					for _, p := range []int{f, r} {
 						fit.coef(runs[lay.at(c, p, l, a)], coefs, sign/2)
@@ -119,6 +133,28 @@ func prepareLane(in Input, cfg Config, runs []run, lay layout, l, a int, lane La
 	}
 	ld.rejectOutliers()
 	return ld
+}
+
+// measuredExtremes returns the extremes of the log ratios of lane l's measured passes with
+// arm a: usable, uncensored, in a measured pair with no run set aside.
+func measuredExtremes(colls []collPairs, runs []run, lay layout, l, a int) extremes {
+	var e extremes
+	for c, cp := range colls {
+		for p, pd := range cp.passes {
+			k := p / 2
+			if !pd.Usable || pd.Bound != "" || !measured(runs, lay, c, 2*k, l, a) && !measured(runs, lay, c, 2*k+1, l, a) {
+				continue
+			}
+			aside := false
+			for _, q := range []int{2 * k, 2*k + 1} {
+				aside = aside || runs[lay.at(c, q, l, 0)].setAside || runs[lay.at(c, q, l, a)].setAside
+			}
+			if !aside {
+				e.add(pd.LogRatio)
+			}
+		}
+	}
+	return e
 }
 
 // outlierReach is how many robust standard deviations a pair's residual must lie from the
@@ -165,7 +201,9 @@ func (ld *laneData) rejectOutliers() {
 			if ro > 0 {
 				res = append(res, ro)
 			}
-			all = append(all, far{c, i, math.Max(rm, ro)})
+			if p.up+p.down == 0 { // a censored pair's value is a bound, clamped to the lane's range
+				all = append(all, far{c, i, math.Max(rm, ro)})
+			}
 		}
 	}
 	scale := madScale * Median(res)
@@ -174,7 +212,7 @@ func (ld *laneData) rejectOutliers() {
 	}
 	slices.SortFunc(all, func(a, b far) int { return cmpFloat(b.by, a.by) })
 	drop := map[[2]int]bool{}
-	for _, f := range all[:max(1, total/5)] {
+	for _, f := range all[:min(len(all), max(1, total/5))] {
 		if f.by > outlierReach*scale {
 			drop[[2]int{f.c, f.i}] = true
 		}
@@ -445,8 +483,10 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 		pooled.countPairs(cp.pairs)
 		passDeltas(&s, cp.passes, cp.kept, runs, lay, c, ld.l, ld.a, ld.lane, ld.floorPct)
 		s.fill(ev, nz, within, samples)
+		s.CensoredSlower, s.CensoredFaster = censoredCounts(cp.stats)
 		s.Verdict, s.Reason = verdictFrom(s, ev, ld.fl, 0)
 		ld.hold(&s)
+		censor(&s)
 		switch s.Verdict {
 		case LaneReproducedFaster:
 			repro[-1]++
@@ -473,7 +513,7 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 	}
 	for c := range ld.colls {
 		for _, pd := range ld.colls[c].passes {
-			if k := (pd.Pass - 1) / 2; pd.Usable && slices.Contains(ld.colls[c].kept, k) && !slices.Contains(ld.colls[c].aside, k) {
+			if k := (pd.Pass - 1) / 2; pd.Usable && pd.Bound == "" && slices.Contains(ld.colls[c].kept, k) && !slices.Contains(ld.colls[c].aside, k) {
 				deltas = append(deltas, pd.DeltaPct)
 			}
 		}
@@ -496,8 +536,10 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 	case ran > 0 && repro[1] == ran:
 		replicated = 1
 	}
+	pooled.CensoredSlower, pooled.CensoredFaster = censoredCounts(all)
 	pooled.Verdict, pooled.Reason = verdictFrom(pooled, ev, ld.fl, replicated)
 	ld.hold(&pooled)
+	censor(&pooled)
 	if pooled.HeterogeneityP < heterogeneityP {
 		pooled.Reason += fmt.Sprintf("; the collections disagree (Cochran's Q %s): %s", pText(pooled.HeterogeneityP), collectionEffects(rep, ld))
 	}

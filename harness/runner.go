@@ -462,6 +462,10 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 		}
 		if p.Err != nil {
 			rec.Error = p.Err.Error()
+			if p.TimedOut {
+				rec.TimedOut = true
+				rec.AtLeast, rec.Unit = timeoutBound(p.Stdout, lane, proto, p.Ended.Sub(p.Started))
+			}
 			return rec
 		}
 		outs = append(outs, lanekind.Output{Stdout: p.Stdout, Started: p.Started, Ended: p.Ended})

@@ -34,6 +34,8 @@ type fakeStarter struct {
 	// disturbed are the processes (1-based, in start order) a neighbour's burst
 	// disturbs: twice as slow, with 20% noise within.
 	disturbed map[uint64]bool
+	// failed are the processes (1-based, in start order) that crash: exit 2, no output.
+	failed map[uint64]bool
 
 	mu sync.Mutex
 	n  uint64
@@ -51,6 +53,10 @@ func (f *fakeStarter) Start(ctx context.Context, c harness.Command) harness.Proc
 	arm := fs.String("arm", "", "")
 	if err := fs.Parse(argv[1:]); err != nil {
 		return harness.Process{Err: err}
+	}
+	if f.failed[n] {
+		now := time.Unix(1e9+int64(n), 0)
+		return harness.Process{PID: int(n), Exit: 2, StderrTail: "panic: flaky", Started: now, Ended: now.Add(time.Millisecond), Err: errors.New("exited with status 2")}
 	}
 	rng := rand.New(rand.NewPCG(f.seed, n))
 	level := math.Exp(f.between * rng.NormFloat64())

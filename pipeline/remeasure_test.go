@@ -137,3 +137,74 @@ func remeasures(ls []receipt.Look) []string {
 	}
 	return out
 }
+
+// TestRemeasureFailed crashes one process of round 1: the look after round 1 sends its
+// lane's pass to be measured again in round 2, like a contaminated one, so one flaky
+// process does not cost the pair; the analysis reads the second measurement and names the
+// crashed run as measured again, and the receipt page lists it.
+func TestRemeasureFailed(t *testing.T) {
+	page := []byte(`---
+id: 8
+title: fake
+date: 2026-12-03
+status: planned
+category: measurement
+directions: [demo]
+harness: {kind: exec, command: ["{bin}"]}
+arms:
+  base: {bin: fakelane}
+  cand: {bin: fakelane}
+protocol: {samples: 10, warmup: 0, collections: 2, sequential: {min-pairs: 3, max-pairs: 3}}
+lanes:
+  - {name: fast, role: primary, expect: faster}
+  - {name: even, role: guard}
+---
+`)
+	e, res := fakePage(t, "experiments/008-fake.md", page)
+	st := &fakeStarter{between: 0.01, within: 0.01, factor: map[string]float64{"cand/fast": 0.7}, seed: 8, failed: map[uint64]bool{3: true}}
+	out, err := Run(context.Background(), Job{Spec: e, Root: t.TempDir(), Resolved: res, Label: "full", Results: t.TempDir(), Build: fakeArms(t)}, quietOptions(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Looks) < 2 || len(out.Looks[0].Remeasure) != 1 || out.Looks[0].Remeasure[0].Failed == "" {
+		t.Fatalf("looks %+v: want round 1's look to measure the crashed run's pass again", out.Looks)
+	}
+	m := out.Looks[0].Remeasure[0]
+	recs, err := receipt.ReadRecords(out.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crashed receipt.Record
+	again := 0
+	for _, r := range recs {
+		if !r.OK() {
+			crashed = r
+		}
+		if r.Attempt == 1 && r.Round == 2 && r.Lane == m.Lane && r.Pass == m.Pass && r.Collection == m.Collection {
+			again++
+		}
+	}
+	if crashed.Lane != m.Lane || crashed.Pass != m.Pass || crashed.Arm != m.Arm || again != 2 {
+		t.Fatalf("crashed %+v, %d runs measured again: want both arms of %+v in round 2", crashed, again, m)
+	}
+	d, err := report.Open(out.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := d.Analysis.Unfinished
+	if len(u) != 1 || !u[0].Remeasured || u[0].Error != "exited with status 2" {
+		t.Errorf("unfinished %+v: want the crashed run, measured again", u)
+	}
+	for _, p := range d.Analysis.Pairs {
+		if p.Lane == m.Lane && p.Collection == m.Collection && p.Pair == receipt.Round(m.Pass) && (p.Verdict == "insufficient" || p.Attempt1+p.Attempt2 != 1) {
+			t.Errorf("pair %+v: want the second measurement of the pass analysed", p)
+		}
+	}
+	text, err := os.ReadFile(out.Page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "### Runs without samples") || !strings.Contains(string(text), "exited with status 2 | its lane's pass was measured again") {
+		t.Errorf("receipt page: want the crashed run listed as measured again")
+	}
+}

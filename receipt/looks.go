@@ -45,7 +45,7 @@ type Look struct {
 	LastLook int `json:"last_look,omitempty"`
 	// Remeasure are the passes the next round measures again (every arm's run of the
 	// lane's pass, back to back), each because a run of it was set aside as contaminated
-	// at this look.
+	// at this look, or failed.
 	Remeasure []Remeasure `json:"remeasure,omitempty"`
 }
 
@@ -60,10 +60,12 @@ type Remeasure struct {
 	Pass       int    `json:"pass"`
 	// Attempt is the attempt the re-measure is (Run.Attempt). Arm is the arm whose run
 	// was set aside, with its robust CV and its arm's typical one, or, when Outlier is
-	// set, the candidate whose pair with the base lay far from the lane's other pairs.
+	// set, the candidate whose pair with the base lay far from the lane's other pairs, or,
+	// when Failed is set, the arm whose run failed (a crash, bad output) with its error.
 	Attempt      int     `json:"attempt"`
 	Arm          string  `json:"arm"`
 	Outlier      bool    `json:"outlier,omitempty"`
+	Failed       string  `json:"failed,omitempty"`
 	CVPct        float64 `json:"cv_pct"`
 	TypicalCVPct float64 `json:"typical_cv_pct"`
 }

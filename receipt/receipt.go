@@ -67,6 +67,17 @@ type Record struct {
 	// Error says why the run produced no usable samples: a crash, a timeout, output that
 	// does not parse, or the wrong number of samples. Empty when the run is good.
 	Error string `json:"error,omitempty"`
+	// TimedOut marks a run killed at the protocol's timeout. AtLeast, when above 0, is
+	// what the run's level per operation is known to be at least, in Unit: the wall time
+	// until the kill over the operations the run had to do (warmup and samples, each of
+	// the lane's iterations per sample), a lower bound of its mean time per operation up to
+	// the process's start-up, which is small against a timeout set well beyond a normal
+	// run. 0 when the harness cannot say (a lane whose unit is not a time per operation, or
+	// whose operations per sample are unknown): the run then counts as failed. A run with
+	// a bound is a right-censored observation (docs/methodology.md: failed and timed-out
+	// runs).
+	TimedOut bool    `json:"timed_out,omitempty"`
+	AtLeast  float64 `json:"at_least,omitempty"`
 	// StderrTail is the last lines the process wrote to stderr.
 	StderrTail string   `json:"stderr_tail,omitempty"`
 	Command    []string `json:"command"`

@@ -45,6 +45,9 @@ func DriftMarkdown(w io.Writer, r driftcheck.Report, roles Roles, vals *Values) 
 	if err := setAsideTable(ew, r); err != nil {
 		return err
 	}
+	if err := unfinishedTable(ew, r, vals); err != nil {
+		return err
+	}
 	fmt.Fprintf(ew, "### Pass-pair verdicts\n\n")
 	if ew.Err() != nil {
 		return ew.Err()
@@ -99,6 +102,29 @@ func setAsideTable(w *ErrWriter, r driftcheck.Report) error {
 	}
 	fmt.Fprintf(w, "### Runs set aside\n\nRuns whose spread marks a disturbed process (methodology: contaminated processes); raw.jsonl keeps every one. A sequential run measures such a pass again in the next round, at most %d times.\n\n", receipt.MaxRemeasures)
 	if err := mdtable.Write(w, []string{"lane", "arm", "collection", "pass", "measurement", "within-run CV", "typical CV", "then"}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return w.Err()
+}
+
+// unfinishedTable writes the runs that gave no samples (driftcheck.Unfinished), each with
+// what became of its pass: measured again, entered as a censored bound, or left without a
+// delta.
+func unfinishedTable(w *ErrWriter, r driftcheck.Report, vals *Values) error {
+	if len(r.Unfinished) == 0 {
+		return w.Err()
+	}
+	rows := make([][]string, 0, len(r.Unfinished))
+	for _, u := range r.Unfinished {
+		what := OneLine(u.Error)
+		if u.TimedOut && u.AtLeast > 0 {
+			what = fmt.Sprintf("timed out: at least %s", human.Value(u.AtLeast, vals.Unit(u.Lane)))
+		}
+		rows = append(rows, []string{u.Lane, u.Arm, fmt.Sprint(u.Collection), fmt.Sprint(u.Pass), fmt.Sprint(u.Attempt + 1), what, u.Outcome})
+	}
+	fmt.Fprintf(w, "### Runs without samples\n\nRuns that failed (a crash, bad output) or timed out; raw.jsonl keeps every one. A sequential run measures a failed run's pass again in the next round, at most %d times. A timed-out run whose bound is known (the wall time over the operations it had to do) is a censored observation: its pair counts toward one direction only, slower when the candidate timed out (methodology: failed and timed-out runs).\n\n", receipt.MaxRemeasures)
+	if err := mdtable.Write(w, []string{"lane", "arm", "collection", "pass", "measurement", "what happened", "then"}, rows); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)

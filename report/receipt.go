@@ -264,9 +264,10 @@ func readData(dir string) (*Data, error) {
 	return d, nil
 }
 
-// DriftInput turns a plan and its records into the drift check's input. Failed runs are
-// left out, so their pairs come out insufficient. A lane is higher-is-better when the plan
-// says better: higher (spec.Resolve records every lane's better direction in the plan).
+// DriftInput turns a plan and its records into the drift check's input. A failed run is an
+// observation without samples that names its error, and a timed-out one carries its bound
+// in the lane's unit (driftcheck.Observation.AtLeast). A lane is higher-is-better when the
+// plan says better: higher (spec.Resolve records every lane's better direction in the plan).
 func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 	in := driftcheck.Input{
 		Base:        plan.Arms[0].Name,
@@ -290,13 +291,25 @@ func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 			after[r.Key()] = order[i-1].Arm
 		}
 	}
+	units := map[string]string{} // lane -> the unit its runs print, for a bound's
+	for _, l := range plan.Lanes {
+		units[l.Name] = l.Unit
+	}
 	for _, r := range recs {
-		if r.OK() {
-			in.Observations = append(in.Observations, driftcheck.Observation{
-				Collection: r.Collection, Pass: r.Pass, Lane: r.Lane, Arm: r.Arm, Samples: r.Samples,
-				Order: r.Order, Position: r.Position, After: after[r.Key()], Attempt: r.Attempt, Round: r.Round,
-			})
+		if r.OK() && units[r.Lane] == "" {
+			units[r.Lane] = r.Unit
 		}
+	}
+	for _, r := range recs {
+		o := driftcheck.Observation{Collection: r.Collection, Pass: r.Pass, Lane: r.Lane, Arm: r.Arm,
+			Order: r.Order, Position: r.Position, After: after[r.Key()], Attempt: r.Attempt, Round: r.Round}
+		if r.OK() {
+			o.Samples = r.Samples
+		} else {
+			o.Failed, o.TimedOut = r.Error, r.TimedOut
+			o.AtLeast = r.BoundIn(cmp.Or(units[r.Lane], r.Unit))
+		}
+		in.Observations = append(in.Observations, o)
 	}
 	for _, l := range plan.Lanes {
 		floor := l.FloorPct
