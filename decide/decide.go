@@ -217,8 +217,10 @@ func Decide(in Input) Decision {
 // candidate arm, a primary lane neither reproduced (either way) nor shown neutral, a guard
 // lane neither cleared nor reproduced slower, a control lane neither shown neutral nor
 // reproduced, or a lane of the predicted decay while the decay is not shown either way.
-// An order-dependent lane stays pending; a lane whose runs failed does not (more runs fail
-// too). A sequential run stops measuring a lane once it is not pending.
+// An order-dependent lane stays pending; a lane whose runs all failed in a collection does
+// not (more runs fail too), while one with some failed runs does: a sequential run measures
+// a failed run's pass again (Remeasure). A sequential run stops measuring a lane once it is
+// not pending.
 func Pending(in Input) []string {
 	var out []string
 	need := map[string]bool{}
@@ -250,8 +252,8 @@ func Pending(in Input) []string {
 // laneOpen reports whether a lane's evidence for one arm leaves the rule wanting more
 // pairs: a primary or control lane neither reproduced nor shown neutral, a guard lane
 // neither cleared nor reproduced slower. An order-dependent lane stays open (its pair
-// means are unbiased, and more pairs may decide it); a lane whose runs failed does not
-// (more runs fail too).
+// means are unbiased, and more pairs may decide it); a lane whose runs all failed in a
+// collection does not (more runs fail too).
 func laneOpen(l laneCase, ev *evidence) bool {
 	p := l.pooled
 	if p == nil || failed(l) {
@@ -270,7 +272,7 @@ func laneOpen(l laneCase, ev *evidence) bool {
 // pairs but none usable.
 func failed(l laneCase) bool {
 	for _, s := range l.colls {
-		if s.Pairs > 0 && s.UsablePairs < s.Pairs {
+		if s.Pairs > 0 && s.UsablePairs == 0 {
 			return true
 		}
 	}

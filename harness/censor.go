@@ -9,7 +9,8 @@ import (
 	"github.com/flipbench/flipbench/receipt"
 )
 
-// timeoutBound returns what a run killed at its timeout after wall is known to be at least
+// timeoutBound returns what a run killed at its timeout after wall (its wall time, at most
+// the timeout: what it ran before the kill) is known to be at least
 // per operation, and its unit: the wall time over the operations the run had to do,
 // (warmup + samples) x the operations of one sample. That is a lower bound of the run's
 // mean time per operation (had it finished, its work would have taken longer than wall),

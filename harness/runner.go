@@ -464,7 +464,7 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 			rec.Error = p.Err.Error()
 			if p.TimedOut {
 				rec.TimedOut = true
-				rec.AtLeast, rec.Unit = timeoutBound(p.Stdout, lane, proto, p.Ended.Sub(p.Started))
+				rec.AtLeast, rec.Unit = timeoutBound(p.Stdout, lane, proto, min(p.Ended.Sub(p.Started), timeout))
 			}
 			return rec
 		}

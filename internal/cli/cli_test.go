@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"bufio"
 	"flag"
 	"fmt"
@@ -441,7 +442,9 @@ func fileExists(p string) bool {
 // also clears its environment (env -i setsid -f fakelane -lane hang), so it carries no
 // mark; the child appends its own pid to the file (-pidfile), and the process waits until
 // it has. FAKE_NOSPACE=N (with FAKE_COUNTER) makes the N-th process and every
-// later one fail as a lane does whose disk is full.
+// later one fail as a lane does whose disk is full. FAKE_HANG_ARM=<arm> (with the -arm
+// flag) makes every process of that arm print its first result and then hang for an hour:
+// a candidate that hangs until the timeout.
 //
 // Realistic noise: FAKE_BETWEEN_PCT scales each process's whole run by exp(N(0,1) x that
 // percent), the process-to-process noise of a shared machine; FAKE_NOISE_PCT is then the
@@ -554,6 +557,7 @@ func fakeLane() {
 	}
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
+	hangs := *arm != "" && *arm == cmp.Or(os.Getenv("FAKE_HANG_ARM_"+*lane), os.Getenv("FAKE_HANG_ARM"))
 	n := *samples
 	switch *lane {
 	case "crash":
@@ -587,6 +591,10 @@ func fakeLane() {
 			name = "SomethingElse"
 		}
 		fmt.Fprintf(w, "Benchmark%s 1 %s ns/op%s\n", name, strconv.FormatFloat(v, 'f', -1, 64), fakeMetrics())
+		if hangs {
+			w.Flush()
+			time.Sleep(time.Hour)
+		}
 	}
 }
 

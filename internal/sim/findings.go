@@ -233,10 +233,12 @@ func SeqFindings(rows []SeqRow, anyFalse bool) string {
 }
 
 // Sentences rewrites the generated sentences that state the numbers of a methodology
-// page's error-rate and sequential tables (blocks error-findings and sequential-findings)
-// from those tables, so that prose about a table says what it shows. simtables calls it
-// after writing the tables; the tests check that docs/methodology.md is what it writes.
-func Sentences(text string) (string, error) {
+// page's error-rate, sequential and decision-rule tables (blocks error-findings,
+// sequential-findings, rule-findings and decision-findings) from those tables, and the
+// gate-level sentence (block gate-findings) from the gate table of gate, the gate page's
+// text, so that prose about a table says what it shows. simtables calls it after writing
+// the tables; the tests check that docs/methodology.md is what it writes.
+func Sentences(text, gate string) (string, error) {
 	table, err := Block(text, "error-rates")
 	if err != nil {
 		return "", err
@@ -265,7 +267,20 @@ func Sentences(text string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return Splice(text, "rule-findings", RuleFindings(rule))
+	if text, err = Splice(text, "rule-findings", RuleFindings(rule)); err != nil {
+		return "", err
+	}
+	if text, err = Splice(text, "decision-findings", DecisionFindings(rule)); err != nil {
+		return "", err
+	}
+	if table, err = Block(gate, "gate"); err != nil {
+		return "", fmt.Errorf("the gate page: %w", err)
+	}
+	noop, err := ParseGateNoOps(table)
+	if err != nil {
+		return "", err
+	}
+	return Splice(text, "gate-findings", GateFindings(noop))
 }
 
 // RuleRow is the part of a row of the decision rule's table (RuleMarkdown) that
@@ -274,6 +289,9 @@ type RuleRow struct {
 	World      string
 	Trials     int
 	MeanRounds float64
+	// FalseSlower and FalseFaster are the decision-level columns: the percent of trials
+	// with a lane of no true effect reproduced slower (faster).
+	FalseSlower, FalseFaster float64
 }
 
 // ParseRuleTable reads the rows of a table RuleMarkdown wrote.
@@ -281,8 +299,8 @@ func ParseRuleTable(table string) ([]RuleRow, error) {
 	var out []RuleRow
 	for _, line := range strings.Split(strings.TrimSpace(table), "\n")[2:] {
 		f := strings.Split(strings.Trim(line, "|"), "|")
-		if len(f) != 8 {
-			return nil, fmt.Errorf("rule table row %q: want 8 cells", line)
+		if len(f) != 10 {
+			return nil, fmt.Errorf("rule table row %q: want 10 cells", line)
 		}
 		r := RuleRow{World: strings.TrimSpace(f[0])}
 		var err error
@@ -291,6 +309,12 @@ func ParseRuleTable(table string) ([]RuleRow, error) {
 		}
 		if r.MeanRounds, err = strconv.ParseFloat(strings.TrimSpace(f[5]), 64); err != nil {
 			return nil, fmt.Errorf("rule table row %q: mean rounds: %w", line, err)
+		}
+		if r.FalseSlower, err = strconv.ParseFloat(strings.TrimSpace(f[8]), 64); err != nil {
+			return nil, fmt.Errorf("rule table row %q: decisions reproduced slower: %w", line, err)
+		}
+		if r.FalseFaster, err = strconv.ParseFloat(strings.TrimSpace(f[9]), 64); err != nil {
+			return nil, fmt.Errorf("rule table row %q: decisions reproduced faster: %w", line, err)
 		}
 		out = append(out, r)
 	}
@@ -310,6 +334,102 @@ func RuleFindings(rows []RuleRow) string {
 	}
 	return fmt.Sprintf("in the decision rule's simulation below the fake-lane experiment with 3%% of its processes\ncontaminated needs a mean of %.1f rounds under Pocock, %.1f under the power family and %.1f\nunder O'Brien-Fleming (%d trials each).\n",
 		mean["pocock"].MeanRounds, mean["power"].MeanRounds, mean["obrien-fleming"].MeanRounds, mean["pocock"].Trials)
+}
+
+// statedPct is the stated false reproduced rate per direction, in percent: alpha/2 at the
+// default alpha of 0.05.
+const statedPct = 2.5
+
+// DecisionFindings states the decision-level columns of the decision rule's table: the
+// largest share of decisions with a lane of no true effect reproduced slower, and faster,
+// over its worlds, and every world where either passes the stated rate.
+func DecisionFindings(rows []RuleRow) string {
+	worst := func(f func(RuleRow) float64) (float64, string) {
+		best, at := -1.0, ""
+		for _, r := range rows {
+			if f(r) > best {
+				best, at = f(r), r.World
+			}
+		}
+		return best, at
+	}
+	slow, slowAt := worst(func(r RuleRow) float64 { return r.FalseSlower })
+	fast, fastAt := worst(func(r RuleRow) float64 { return r.FalseFaster })
+	var over []string
+	for _, r := range rows {
+		if r.FalseSlower > statedPct || r.FalseFaster > statedPct {
+			over = append(over, fmt.Sprintf("%s (%s slower, %s faster)", r.World, num(r.FalseSlower), num(r.FalseFaster)))
+		}
+	}
+	trials := 0
+	if len(rows) > 0 {
+		trials = rows[0].Trials
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "At the decision level (a whole run, %d trials per world), the share of runs that ended with at\nleast one lane of no true effect reproduced slower is at most %s (%s), and reproduced faster\nat most %s (%s), over the table's %d worlds, against the stated %s per direction",
+		trials, num(slow), slowAt, num(fast), fastAt, len(rows), num(statedPct))
+	if len(over) == 0 {
+		b.WriteString(": no world exceeds it.\n")
+	} else {
+		fmt.Fprintf(&b, "; %d worlds exceed it: %s.\n", len(over), strings.Join(over, "; "))
+	}
+	return b.String()
+}
+
+// GateNoOp is a no-op row of the gate table (GateMarkdown): its lanes and process noise,
+// trials, and the percent that failed the gate (regression, exit 3).
+type GateNoOp struct {
+	Lanes         int
+	Noise         string
+	Trials        int
+	RegressionPct float64
+}
+
+// ParseGateNoOps reads the no-op rows of a gate table GateMarkdown wrote.
+func ParseGateNoOps(table string) ([]GateNoOp, error) {
+	var out []GateNoOp
+	for _, line := range strings.Split(table, "\n") {
+		f := strings.Split(strings.Trim(line, "| "), " | ")
+		if !strings.HasPrefix(line, "| ") || len(f) != 10 || f[3] != "no-op" {
+			continue
+		}
+		r := GateNoOp{Noise: f[1]}
+		var err error
+		if r.Lanes, err = strconv.Atoi(f[0]); err != nil {
+			return nil, fmt.Errorf("gate table row %q: lanes: %w", line, err)
+		}
+		if r.Trials, err = strconv.Atoi(f[4]); err != nil {
+			return nil, fmt.Errorf("gate table row %q: trials: %w", line, err)
+		}
+		if r.RegressionPct, err = strconv.ParseFloat(f[6], 64); err != nil {
+			return nil, fmt.Errorf("gate table row %q: regression: %w", line, err)
+		}
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no no-op rows in the gate table")
+	}
+	return out, nil
+}
+
+// GateFindings states the gate level's no-op failure rate: the largest share of no-op
+// runs that failed the gate over the gate table's rows, and the failures in all.
+func GateFindings(rows []GateNoOp) string {
+	worst, at := -1.0, GateNoOp{}
+	failed, runs := 0.0, 0
+	for _, r := range rows {
+		if r.RegressionPct > worst {
+			worst, at = r.RegressionPct, r
+		}
+		failed += r.RegressionPct / 100 * float64(r.Trials)
+		runs += r.Trials
+	}
+	within := "within"
+	if worst > statedPct {
+		within = "beyond"
+	}
+	return fmt.Sprintf("At the gate level ([gate.md](gate.md)'s simulation of the gate's real code), a no-op change\nfailed the gate (a regression, exit 3) in at most %s of the runs of any row (%d lanes at %s\nprocess noise), %.0f of %d no-op runs in all: %s the stated %s for the whole gate, whatever\nits number of lanes.\n",
+		num(worst), at.Lanes, at.Noise, math.Round(failed), runs, within, num(statedPct))
 }
 
 // markers returns the begin and end markers of generated block name.

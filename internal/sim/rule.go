@@ -18,6 +18,9 @@ type RuleLane struct {
 	Name, Role, Expect string
 	// Effect is the candidate's true relative change of the lane's time.
 	Effect float64
+	// TimeoutCand is the share of the candidate's processes of this lane that hang until
+	// the timeout: a candidate that sometimes hangs.
+	TimeoutCand float64
 }
 
 // RuleWorld is a whole experiment the decision rule decides: lanes with roles, a
@@ -41,7 +44,16 @@ type RuleWorld struct {
 	// NoRemeasure leaves a set-aside pass out instead of measuring it again, as the
 	// rule did before decide.Remeasure.
 	NoRemeasure bool
+	// Timeout is the share of every process, in either arm, that hangs until the timeout;
+	// Crash the share that crashes. A hung process is recorded as the harness records it:
+	// timed out, with the bound TimeoutFactor x the lane's nominal level (a timeout set at
+	// TimeoutFactor times a normal run's length); a crashed one without samples.
+	Timeout, Crash float64
 }
+
+// TimeoutFactor is how many times a normal run's length the simulated timeout is: a hung
+// process's bound is that many times the lane's nominal level.
+const TimeoutFactor = 20
 
 // RuleResult is what trials of a rule world did: how many rounds each ran, and the
 // statuses the decision rule gave.
@@ -60,6 +72,10 @@ type RuleResult struct {
 	// FalseReproduced counts lane decisions reproduced in the direction against the truth
 	// (for lanes with no effect, any reproduced verdict), over Lanes x Trials.
 	FalseReproduced, LaneDecisions int
+	// FalseSlowerTrials and FalseFasterTrials count the trials (decisions) in which at
+	// least one lane with no true effect ended reproduced slower (faster): the decision
+	// level's error per direction.
+	FalseSlowerTrials, FalseFasterTrials int
 }
 
 // MedianRounds returns the median number of rounds.
@@ -162,9 +178,10 @@ func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
 					arms = []string{Cand, Base}
 				}
 				for _, arm := range arms {
-					var xs []float64
-					xs, level = w.run(rng, l, arm, level)
-					in.Observations = append(in.Observations, driftcheck.Observation{Collection: c, Pass: p, Lane: l.Name, Arm: arm, Samples: xs, Attempt: attempt, Round: at})
+					o := driftcheck.Observation{Collection: c, Pass: p, Lane: l.Name, Arm: arm, Attempt: attempt, Round: at}
+					o.Samples, level = w.run(rng, l, arm, level)
+					w.fail(rng, l, &o)
+					in.Observations = append(in.Observations, o)
 				}
 			}
 			for c := 1; c <= w.Collections; c++ {
@@ -218,22 +235,59 @@ func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
 		if decided {
 			out.Decided++
 		}
-		for _, l := range w.Lanes {
-			for _, s := range rep.Pooled {
-				if s.Lane != l.Name {
-					continue
-				}
-				out.LaneDecisions++
-				switch {
-				case s.Verdict == driftcheck.LaneReproducedFaster && l.Effect >= 0,
-					s.Verdict == driftcheck.LaneReproducedSlower && l.Effect <= 0:
-					out.FalseReproduced++
-				}
-			}
-		}
+		out.count(rep)
 	}
 	slices.Sort(out.Rounds)
 	return out, nil
+}
+
+// count adds a trial's final lane verdicts to the false reproduced counts: per lane, and
+// per decision (the trial) and direction for the lanes with no true effect.
+func (r *RuleResult) count(rep driftcheck.Report) {
+	slower, faster := false, false
+	for _, l := range r.World.Lanes {
+		for _, s := range rep.Pooled {
+			if s.Lane != l.Name {
+				continue
+			}
+			r.LaneDecisions++
+			switch {
+			case s.Verdict == driftcheck.LaneReproducedFaster && l.Effect >= 0,
+				s.Verdict == driftcheck.LaneReproducedSlower && l.Effect <= 0:
+				r.FalseReproduced++
+			}
+			if l.Effect == 0 {
+				slower = slower || s.Verdict == driftcheck.LaneReproducedSlower
+				faster = faster || s.Verdict == driftcheck.LaneReproducedFaster
+			}
+		}
+	}
+	if slower {
+		r.FalseSlowerTrials++
+	}
+	if faster {
+		r.FalseFasterTrials++
+	}
+}
+
+// fail turns a drawn run into a hung or crashed one, at the world's and the lane's rates:
+// a hung one as the harness records a timed-out run (no samples, the bound of a timeout
+// at TimeoutFactor times a normal run), a crashed one without samples. A world without
+// either draws nothing, so its random stream is that of a world without failures.
+func (w RuleWorld) fail(rng *rand.Rand, l RuleLane, o *driftcheck.Observation) {
+	hang := w.Timeout
+	if o.Arm == Cand {
+		hang = 1 - (1-hang)*(1-l.TimeoutCand)
+	}
+	if hang == 0 && w.Crash == 0 {
+		return
+	}
+	switch u := rng.Float64(); {
+	case u < hang:
+		o.Samples, o.Failed, o.TimedOut, o.AtLeast = nil, "timed out and was killed", true, TimeoutFactor*100
+	case u < hang+w.Crash:
+		o.Samples, o.Failed = nil, "exited with status 2"
+	}
 }
 
 // lanesOfRule returns the names of lanes.
@@ -311,6 +365,11 @@ func RuleGrid() []RuleCase {
 		out = append(out, RuleCase{fmt.Sprintf("fake lanes, 3%% contaminated, %s spending", sp), with(func(w *RuleWorld) { w.Contaminated, w.Spending = 0.03, sp })})
 	}
 	out = append(out, RuleCase{"fake lanes, 3% contaminated, no re-measure", with(func(w *RuleWorld) { w.Contaminated, w.NoRemeasure = 0.03, true })})
+	slowHang := with(func(w *RuleWorld) { w.Lanes[0].Effect, w.Lanes[0].TimeoutCand = 0.3, 0.1 })
+	out = append(out,
+		RuleCase{"fake lanes, 5% of processes crash", with(func(w *RuleWorld) { w.Crash = 0.05 })},
+		RuleCase{"fake lanes, the primary 30% slower and its candidate runs timing out 10% of the time", slowHang},
+		RuleCase{"A/A, the same 10 lanes, 1% of processes in either arm time out", with(func(w *RuleWorld) { w.Lanes, w.Timeout = aa, 0.01 })})
 	return out
 }
 
@@ -330,10 +389,11 @@ func EvaluateRuleGrid(cases []RuleCase, trials int) ([]RuleResult, error) {
 // RuleMarkdown renders the decision rule's table of docs/methodology.md.
 func RuleMarkdown(cases []RuleCase, results []RuleResult) string {
 	var b strings.Builder
-	b.WriteString("| world | trials | stopped decided | accepted | median rounds | mean rounds | mean rounds, primary | false reproduced lane verdicts |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| world | trials | stopped decided | accepted | median rounds | mean rounds | mean rounds, primary | false reproduced lane verdicts | decisions with a no-effect lane reproduced slower | decisions with a no-effect lane reproduced faster |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for i, r := range results {
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %.1f | %.1f | %.1f | %s |\n", cases[i].Name, r.Trials, pct(Rate{r.Decided, r.Trials}),
-			pct(Rate{r.Statuses[spec.StatusAccepted], r.Trials}), r.MedianRounds(), r.MeanRounds(), r.MeanPrimaryRounds(), pct(Rate{r.FalseReproduced, r.LaneDecisions}))
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %.1f | %.1f | %.1f | %s | %s | %s |\n", cases[i].Name, r.Trials, pct(Rate{r.Decided, r.Trials}),
+			pct(Rate{r.Statuses[spec.StatusAccepted], r.Trials}), r.MedianRounds(), r.MeanRounds(), r.MeanPrimaryRounds(), pct(Rate{r.FalseReproduced, r.LaneDecisions}),
+			pct(Rate{r.FalseSlowerTrials, r.Trials}), pct(Rate{r.FalseFasterTrials, r.Trials}))
 	}
 	return b.String()
 }

@@ -24,7 +24,7 @@ func main() {
 	flag.Parse()
 	var err error
 	if *sentences {
-		err = rewrite(*doc, func(text string) (string, error) { return sim.Sentences(text) })
+		err = rewrite(*doc, func(text string) (string, error) { return methodologySentences(text, *gateDoc) })
 	} else {
 		err = run(*doc, *gateDoc, *trials, *quick, *only)
 	}
@@ -134,15 +134,15 @@ func run(doc, gateDoc string, trials int, quick bool, only string) error {
 		if texts[path], err = sim.Splice(texts[path], t.name, md); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if !t.gate {
-			texts[path], err = sim.Sentences(texts[path])
-		}
+		texts[doc], err = sim.Sentences(texts[doc], texts[gateDoc])
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		// Written after every table, so that a long run keeps what it has made.
-		if err := os.WriteFile(path, []byte(texts[path]), 0o644); err != nil {
-			return err
+		for _, p := range []string{path, doc} {
+			if err := os.WriteFile(p, []byte(texts[p]), 0o644); err != nil {
+				return err
+			}
 		}
 		fmt.Fprintf(os.Stderr, "simtables: %s in %s\n", t.name, time.Since(start).Round(time.Second))
 	}
@@ -152,6 +152,16 @@ func run(doc, gateDoc string, trials int, quick bool, only string) error {
 		}
 	}
 	return nil
+}
+
+// methodologySentences rewrites the methodology page's generated sentences, the gate-level one from
+// the gate page at gateDoc.
+func methodologySentences(text, gateDoc string) (string, error) {
+	gate, err := os.ReadFile(gateDoc)
+	if err != nil {
+		return "", err
+	}
+	return sim.Sentences(text, string(gate))
 }
 
 // rewrite applies f to the page's text and writes the result.
