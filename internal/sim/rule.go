@@ -340,7 +340,11 @@ func FakeLanes() []RuleLane {
 // and 5% of the processes contaminated, with AR(1) host noise, and an A/A of ten lanes (a
 // primary expected neutral and nine guards), each under the default spending; then the
 // fake-lane experiment with 3% contamination under every spending function, and once
-// without re-measuring set-aside passes (the same seeds stay with the same rows).
+// without re-measuring set-aside passes; then the failed and timed-out runs: the fake-lane
+// experiment with 5% of its processes crashing, with its primary 30% slower and its
+// candidate runs of it timing out 10% of the time, and the A/A with 1% of the processes in
+// either arm timing out (the same seeds stay with the same rows, and a world without
+// failures draws the random numbers it drew before they were simulated).
 func RuleGrid() []RuleCase {
 	fake := RuleWorld{Lanes: FakeLanes(), Collections: 2, MinPairs: 2, MaxPairs: 40, Samples: 10, Within: 0.02, Between: 0.02}
 	with := func(f func(*RuleWorld)) RuleWorld {
