@@ -217,17 +217,20 @@ func Decide(in Input) Decision {
 // candidate arm, a primary lane neither reproduced (either way) nor shown neutral, a guard
 // lane neither cleared nor reproduced slower, a control lane neither shown neutral nor
 // reproduced, or a lane of the predicted decay while the decay is not shown either way.
-// An order-dependent lane stays pending; a lane whose runs all failed in a collection does
-// not (more runs fail too), while one with some failed runs does: a sequential run measures
-// a failed run's pass again (Remeasure). A sequential run stops measuring a lane once it is
-// not pending.
+// An order-dependent lane stays pending; a lane with a collection whose pairs all lack data
+// does not (more runs would fail too), unless its failed runs are still being measured
+// again (Remeasure) and none has failed on its last allowed attempt: one flaky process does
+// not stop a lane, a lane that crashes every time stops after its first pass failed
+// receipt.MaxRemeasures + 1 times. A sequential run stops measuring a lane once it is not
+// pending.
 func Pending(in Input) []string {
 	var out []string
 	need := map[string]bool{}
+	retry := retrying(in.Analysis)
 	for _, arm := range in.Analysis.Candidates {
 		ev := reconcile(in, arm)
 		for _, l := range ev.lanes {
-			if laneOpen(l, ev) {
+			if laneOpen(l, ev, retry[l.lane.Name]) {
 				need[l.lane.Name] = true
 			}
 		}
@@ -252,11 +255,12 @@ func Pending(in Input) []string {
 // laneOpen reports whether a lane's evidence for one arm leaves the rule wanting more
 // pairs: a primary or control lane neither reproduced nor shown neutral, a guard lane
 // neither cleared nor reproduced slower. An order-dependent lane stays open (its pair
-// means are unbiased, and more pairs may decide it); a lane whose runs all failed in a
-// collection does not (more runs fail too).
-func laneOpen(l laneCase, ev *evidence) bool {
+// means are unbiased, and more pairs may decide it); a lane with a collection whose pairs
+// all lack data does not (more runs fail too), unless retry says its failed runs are still
+// being measured again.
+func laneOpen(l laneCase, ev *evidence, retry bool) bool {
 	p := l.pooled
-	if p == nil || failed(l) {
+	if p == nil || failed(l) && !retry {
 		return false
 	}
 	switch l.lane.Role {
@@ -266,6 +270,26 @@ func laneOpen(l laneCase, ev *evidence) bool {
 		return !p.UpperBelow(l.floor(ev.floorPct), ev.alpha) && p.Verdict != driftcheck.LaneReproducedSlower
 	}
 	return false
+}
+
+// retrying returns the lanes whose failed runs a sequential run is still measuring again:
+// some failed run of the lane not yet replaced (driftcheck.Unfinished, not censored), and
+// none of them on its last allowed attempt (receipt.MaxRemeasures).
+func retrying(rep driftcheck.Report) map[string]bool {
+	out, last := map[string]bool{}, map[string]bool{}
+	for _, u := range rep.Unfinished {
+		if u.Remeasured || u.Censored {
+			continue
+		}
+		out[u.Lane] = true
+		if u.Attempt >= receipt.MaxRemeasures {
+			last[u.Lane] = true
+		}
+	}
+	for l := range last {
+		delete(out, l)
+	}
+	return out
 }
 
 // failed reports whether a lane lacks data because its runs failed: a collection with

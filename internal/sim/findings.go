@@ -366,7 +366,7 @@ func DecisionFindings(rows []RuleRow) string {
 		trials = rows[0].Trials
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "At the decision level (a whole run, %d trials per world), the share of runs that ended with at\nleast one lane of no true effect reproduced slower is at most %s (%s), and reproduced faster\nat most %s (%s), over the table's %d worlds, against the stated %s per direction",
+	fmt.Fprintf(&b, "At the decision level (a whole run, %d trials per world), the share of runs that ended with at least one lane of no true effect reproduced slower is at most %s (the world \"%s\"), and reproduced faster at most %s (\"%s\"), over the table's %d worlds, against the stated %s per direction",
 		trials, num(slow), slowAt, num(fast), fastAt, len(rows), num(statedPct))
 	if len(over) == 0 {
 		b.WriteString(": no world exceeds it.\n")
@@ -417,19 +417,28 @@ func ParseGateNoOps(table string) ([]GateNoOp, error) {
 func GateFindings(rows []GateNoOp) string {
 	worst, at := -1.0, GateNoOp{}
 	failed, runs := 0.0, 0
+	lanes := map[int]bool{}
 	for _, r := range rows {
 		if r.RegressionPct > worst {
 			worst, at = r.RegressionPct, r
 		}
 		failed += r.RegressionPct / 100 * float64(r.Trials)
 		runs += r.Trials
+		lanes[r.Lanes] = true
 	}
 	within := "within"
 	if worst > statedPct {
 		within = "beyond"
 	}
-	return fmt.Sprintf("At the gate level ([gate.md](gate.md)'s simulation of the gate's real code), a no-op change\nfailed the gate (a regression, exit 3) in at most %s of the runs of any row (%d lanes at %s\nprocess noise), %.0f of %d no-op runs in all: %s the stated %s for the whole gate, whatever\nits number of lanes.\n",
-		num(worst), at.Lanes, at.Noise, math.Round(failed), runs, within, num(statedPct))
+	var b strings.Builder
+	b.WriteString("At the gate level ([gate.md](gate.md)'s simulation of the gate's real code), ")
+	if worst == 0 {
+		fmt.Fprintf(&b, "no no-op change failed the gate (a regression, exit 3): 0 of its %d no-op runs over %d rows (%d lane counts, each at several process noises)", runs, len(rows), len(lanes))
+	} else {
+		fmt.Fprintf(&b, "a no-op change failed the gate (a regression, exit 3) in at most %s of the runs of a row (%d lanes at %s process noise), %.0f of its %d no-op runs in all", num(worst), at.Lanes, at.Noise, math.Round(failed), runs)
+	}
+	fmt.Fprintf(&b, ": %s the stated %s for the whole gate, whatever its number of lanes.\n", within, num(statedPct))
+	return b.String()
 }
 
 // markers returns the begin and end markers of generated block name.
