@@ -291,7 +291,9 @@ func (s *Scheduler) stopWorkerLocked(w *worker) {
 		if err := proc.Stop(); err != nil {
 			s.mu.Lock()
 			s.snap.StopFailures++
-			s.stopErrs = append(s.stopErrs, err)
+			if len(s.stopErrs) < maxStopErrs {
+				s.stopErrs = append(s.stopErrs, err)
+			}
 			if errors.Is(err, ErrWorkerHung) {
 				s.failLocked(fmt.Errorf("stopping a worker: %w", err))
 			}

@@ -25,7 +25,7 @@ func waitSnap(t *testing.T, s *Scheduler, what string, cond func(Snapshot) bool)
 	}
 }
 
-func mustRegister(t *testing.T, s *Scheduler, tenant, plugin string, p Profile) *Plugin {
+func mustRegister(t testing.TB, s *Scheduler, tenant, plugin string, p Profile) *Plugin {
 	t.Helper()
 	r, err := s.Register(tenant, plugin, p, Normal)
 	if err != nil {
