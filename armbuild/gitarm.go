@@ -292,7 +292,6 @@ func (g *gitBuild) compile(ctx context.Context, ga *gitArm) error {
 	return nil
 }
 
-
 // cleanup removes every worktree this build made.
 func (g *gitBuild) cleanup(ctx context.Context) error {
 	if len(g.worktrees) == 0 {
