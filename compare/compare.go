@@ -5,10 +5,11 @@
 //
 // The pipeline is the one every measuring verb shares (package pipeline): Experiment makes
 // the experiment with no lanes; once the arms are built, Select lists their benchmarks
-// (-test.list, then one run of each matching benchmark at one iteration to find its
-// sub-benchmarks), keeps those matching the --bench expression as go test would, and
-// resolves the protocol; Pending keeps measuring the lanes whose verdict is not decided;
-// Table renders the receipt as the comparison table.
+// through the run's harness.Starter (harness.ListLanes, then one run of each matching
+// benchmark at one iteration to find its sub-benchmarks), keeps those matching the
+// --bench expression as go test would, and resolves the protocol; Pending keeps measuring
+// the lanes whose verdict is not decided; Table renders the receipt as the comparison
+// table.
 package compare
 
 import (

@@ -42,8 +42,10 @@ type Process struct {
 	Err error
 }
 
-// Starter runs one lane process to completion. The real one is ExecStarter; tests may fake
-// it.
+// Starter runs one process to completion: a lane, a listing of a binary's lanes
+// (ListLanes), a check (Valgrind). Every process flipbench starts but the builds' (package
+// armbuild) starts through it, so each gets what ExecStarter gives it and tests can fake
+// them all. The real one is ExecStarter.
 type Starter interface {
 	Start(ctx context.Context, c Command) Process
 }
@@ -64,7 +66,7 @@ type Command struct {
 	CPUs []int
 }
 
-// ExecStarter runs lane processes with os/exec, each in its own process group so a timeout
+// ExecStarter runs processes with os/exec, each in its own process group so a timeout
 // kills the lane and everything it started. It runs one lane at a time: after each, it
 // ends whatever this process adopted as the child subreaper (see owner.Group).
 type ExecStarter struct {
