@@ -57,21 +57,19 @@ func AcquireLock(ctx context.Context, path string, h Holder, w LockWait) (*Lock,
 	}
 	// The wait is bounded by a timer on the machine's monotonic clock, not by the run's
 	// clock (package clock): a fake clock must not make a wait endless.
-	var expired <-chan time.Time
+	var expired <-chan time.Time // nil, never ready, for WaitForever
+	if w.Max > 0 && w.Max != WaitForever {
+		limit := time.NewTimer(w.Max)
+		defer limit.Stop()
+		expired = limit.C
+	}
 	for waited := false; ; waited = true {
 		l, err := tryLock(path, h)
 		if err == nil || !errors.Is(err, ErrLocked) || w.Max <= 0 {
 			return l, err
 		}
-		if !waited {
-			if w.Waiting != nil {
-				w.Waiting(err.Error())
-			}
-			if w.Max != WaitForever {
-				limit := time.NewTimer(w.Max)
-				defer limit.Stop()
-				expired = limit.C
-			}
+		if !waited && w.Waiting != nil {
+			w.Waiting(err.Error())
 		}
 		t := time.NewTimer(poll)
 		select {
