@@ -263,7 +263,7 @@ func (g *gitBuild) compile(ctx context.Context, ga *gitArm) error {
 		}
 		return fmt.Errorf("build of %s failed: %w", ga.describeRef(), err)
 	}
-	took := g.opts.Clock.Now().Sub(start)
+	took := g.opts.Clock.Since(start)
 	if st, err := os.Stat(out); err != nil || !st.Mode().IsRegular() {
 		return fmt.Errorf("build of %s: %s did not write {out} (%s)", ga.describeRef(), strings.Join(quoteArgs(argv), " "), out)
 	}
