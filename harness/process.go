@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/internal/owner"
 	"github.com/flipbench/flipbench/receipt"
@@ -41,8 +42,10 @@ type Process struct {
 	Err error
 }
 
-// Starter runs one lane process to completion. The real one is ExecStarter; tests may fake
-// it.
+// Starter runs one process to completion: a lane, a listing of a binary's lanes
+// (ListLanes), a check (Valgrind). Every process flipbench starts but the builds' (package
+// armbuild) starts through it, so each gets what ExecStarter gives it and tests can fake
+// them all. The real one is ExecStarter.
 type Starter interface {
 	Start(ctx context.Context, c Command) Process
 }
@@ -63,12 +66,12 @@ type Command struct {
 	CPUs []int
 }
 
-// ExecStarter runs lane processes with os/exec, each in its own process group so a timeout
+// ExecStarter runs processes with os/exec, each in its own process group so a timeout
 // kills the lane and everything it started. It runs one lane at a time: after each, it
 // ends whatever this process adopted as the child subreaper (see owner.Group).
 type ExecStarter struct {
-	// Now returns the current time; nil means time.Now.
-	Now func() time.Time
+	// Clock stamps each process's start and end; nil is the machine's clock.
+	Clock clock.Clock
 	// Grace is how long what a lane left running has between SIGTERM and SIGKILL; zero
 	// means DefaultGrace.
 	Grace time.Duration
@@ -105,10 +108,7 @@ const MaxStdout = 64 << 20
 // delays the reading by one second at most.
 func (e ExecStarter) Start(ctx context.Context, c Command) Process {
 	argv := c.Argv
-	now := e.Now
-	if now == nil {
-		now = time.Now
-	}
+	now := e.Clock.Now
 	runCtx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	tag := "lane-" + strconv.FormatUint(rand.Uint64(), 36)
@@ -189,6 +189,8 @@ func (e ExecStarter) Start(ctx context.Context, c Command) Process {
 		// Nothing adopted what the lane left in its process group: killed as a group.
 		syscall.Kill(-p.PID, syscall.SIGKILL)
 	}
+	// The machine's time, not the run's clock: the runtime compares a read deadline
+	// with the machine's clock.
 	deadline := time.Now().Add(time.Second)
 	outR.SetReadDeadline(deadline)
 	errR.SetReadDeadline(deadline)

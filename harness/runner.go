@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/internal/owner"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
@@ -39,7 +40,8 @@ type Runner struct {
 	Plan    *receipt.Plan
 	Starter Starter
 	Events  Events
-	Now     func() time.Time
+	// Clock stamps the host snapshots; nil is the machine's clock.
+	Clock clock.Clock
 	// Capture snapshots the host; nil means CaptureEnv. Tests pass a fake.
 	Capture func(when string, collection, pass int, now time.Time, dir string) receipt.Snapshot
 	// Others measures the CPU other processes use during each pass; nil means
@@ -223,7 +225,7 @@ func (r *Runner) Sequence(ctx context.Context, next Next) (Outcome, error) {
 				return err
 			}
 		}
-		before := capture("before", c, p, r.now(), r.Dir)
+		before := capture("before", c, p, r.Clock.Now(), r.Dir)
 		if first {
 			// Before anything is measured, watch the idle machine briefly, so a busy
 			// host is reported up front.
@@ -283,7 +285,7 @@ func (r *Runner) Sequence(ctx context.Context, next Next) (Outcome, error) {
 			}
 			r.Events.RunDone(finished, total, rec)
 		}
-		after := capture("after", c, p, r.now(), r.Dir)
+		after := capture("after", c, p, r.Clock.Now(), r.Dir)
 		busyCheck(&after, stopOthers(), "while the pass ran")
 		if err := snapshot(after); err != nil {
 			return err
@@ -388,13 +390,6 @@ func (r *Runner) diskError(err error) error {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
-}
-
-func (r *Runner) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
 }
 
 // runOne runs one process of the plan and turns it into a record.

@@ -243,7 +243,7 @@ func Merge(job MergeJob, opts Options) (*MergeResult, error) {
 	if label == "" {
 		label = plan.Label
 	}
-	stamp, dir, err := NewReceiptDir(job.Results, plan.Experiment, label, opts.now)
+	stamp, dir, err := NewReceiptDir(job.Results, plan.Experiment, label, opts.Clock)
 	if err != nil {
 		return nil, err
 	}

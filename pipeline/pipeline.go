@@ -25,6 +25,7 @@ import (
 	"github.com/flipbench/flipbench/armbuild"
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/incidence"
+	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/profdiff"
 	"github.com/flipbench/flipbench/receipt"
@@ -41,7 +42,8 @@ type Events interface {
 
 // Options are what a run takes from outside.
 type Options struct {
-	// Starter starts lane processes; nil means harness.ExecStarter{}.
+	// Starter starts every process of a run but the builds' (lanes, listings, the
+	// Valgrind check); nil means harness.ExecStarter with Clock.
 	Starter harness.Starter
 	// Events receives progress; nil discards it.
 	Events Events
@@ -50,8 +52,9 @@ type Options struct {
 	// Lock takes the machine lock for a run whose receipts go to dir; nil takes none
 	// (tests).
 	Lock func(ctx context.Context, dir string) (*harness.Lock, error)
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock is the run's one clock (package clock), handed to the builds, the run loop
+	// and the real starter; nil is the machine's.
+	Clock clock.Clock
 	// Capture and Others replace the host snapshot and the busy-host meter (tests); nil
 	// means the real ones.
 	Capture func(when string, collection, pass int, now time.Time, dir string) receipt.Snapshot
@@ -60,7 +63,7 @@ type Options struct {
 
 func (o Options) starter() harness.Starter {
 	if o.Starter == nil {
-		return harness.ExecStarter{}
+		return harness.ExecStarter{Clock: o.Clock}
 	}
 	return o.Starter
 }
@@ -77,13 +80,6 @@ func (o Options) events() Events {
 		return discard{}
 	}
 	return o.Events
-}
-
-func (o Options) now() time.Time {
-	if o.Now == nil {
-		return time.Now()
-	}
-	return o.Now()
 }
 
 // discard is the Events of a run nobody watches.
@@ -144,11 +140,12 @@ type Job struct {
 	// SkipIdentical stops the run before anything is planned or measured when the built
 	// arms are identical (Identical): Result.Identical says so, and no receipt is written.
 	SkipIdentical bool
-	// Select, when set, is called with the built arms before the plan is made, and returns
+	// Select, when set, is called with the built arms and the run's starter before the
+	// plan is made (what it runs on the binaries, it starts through st), and returns
 	// the experiment and the resolved protocol and lanes to plan instead of Spec and
 	// Resolved: flipbench compare lists the benchmarks of the built binaries to choose its
 	// lanes.
-	Select func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error)
+	Select func(ctx context.Context, st harness.Starter, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error)
 	// Continue, when set, is the earlier receipts this run continues (LoadPrior): the run
 	// must measure the same binaries and protocol (Prior.Check), keeps their iteration
 	// counts, and its looks analyse their runs with its own (docs/gate.md, "Continuing an
@@ -205,7 +202,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		build = armbuild.Build
 	}
 	var buildWarnings []receipt.Warning
-	arms, err := build(ctx, job.Spec, armbuild.Options{Root: job.Root, Log: opts.log(), Warn: func(w receipt.Warning) {
+	arms, err := build(ctx, job.Spec, armbuild.Options{Root: job.Root, Log: opts.log(), Clock: opts.Clock, Starter: opts.starter(), Warn: func(w receipt.Warning) {
 		opts.events().Warn(w)
 		buildWarnings = append(buildWarnings, w)
 	}})
@@ -216,7 +213,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		return &Result{Identical: true, Arms: arms}, nil
 	}
 	if job.Select != nil {
-		if job.Spec, job.Resolved, err = job.Select(ctx, arms); err != nil {
+		if job.Spec, job.Resolved, err = job.Select(ctx, opts.starter(), arms); err != nil {
 			return nil, err
 		}
 	}
@@ -253,7 +250,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	var iters Iterations
 	if job.Shard == nil {
 		// Shards would each pick their own iteration counts: they keep the benchtime.
-		if iters, err = FixIterations(ctx, plan, opts.starter(), opts.now); err != nil {
+		if iters, err = FixIterations(ctx, plan, opts.starter(), opts.Clock); err != nil {
 			return nil, err
 		}
 		for _, w := range iters.Warnings {
@@ -261,7 +258,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		}
 		buildWarnings = append(buildWarnings, iters.Warnings...)
 	}
-	stamp, dir, err := NewReceiptDir(results, job.Spec.ID, folder, opts.now)
+	stamp, dir, err := NewReceiptDir(results, job.Spec.ID, folder, opts.Clock)
 	if err != nil {
 		return nil, err
 	}
@@ -397,21 +394,20 @@ func CheckArms(plan *receipt.Plan) error {
 // resultsDir. The stamp has one-second resolution, so when a run of the same experiment
 // and label already took this second, it waits for the next one: every run gets a folder
 // of its own, and stamps keep sorting by time.
-func NewReceiptDir(resultsDir string, id int, label string, now func() time.Time) (stamp, dir string, err error) {
-	if now == nil {
-		now = time.Now
-	}
+func NewReceiptDir(resultsDir string, id int, label string, now clock.Clock) (stamp, dir string, err error) {
 	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
 		return "", "", err
 	}
 	for try := 0; ; try++ {
-		t := now().UTC()
+		t := now.Now().UTC()
 		stamp = t.Format(StampFormat)
 		dir = filepath.Join(resultsDir, fmt.Sprintf("%s-exp%03d-%s", stamp, id, label))
 		err = os.Mkdir(dir, 0o755)
 		if err == nil || !errors.Is(err, os.ErrExist) || try == 3 {
 			return stamp, dir, err
 		}
+		// Until the machine's next second, when the real clock's stamp changes; a fake
+		// clock's stamp may never change, and the fourth try then gives up.
 		time.Sleep(time.Until(t.Truncate(time.Second).Add(time.Second)))
 	}
 }

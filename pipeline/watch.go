@@ -100,7 +100,7 @@ func hostCalibration(opts Options, root, dir string) *calibrate.File {
 	if capture == nil {
 		capture = harness.CaptureEnv
 	}
-	f, err := calibrate.Read(root, calibrate.HostOf(capture("plan", 0, 0, opts.now(), dir)))
+	f, err := calibrate.Read(root, calibrate.HostOf(capture("plan", 0, 0, opts.Clock.Now(), dir)))
 	if err != nil {
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flipbench/flipbench/armbuild"
 	"github.com/flipbench/flipbench/compare"
+	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/internal/shquote"
 	"github.com/flipbench/flipbench/internal/texttable"
 	"github.com/flipbench/flipbench/lanekind"
@@ -240,7 +241,7 @@ func compareRefs(ctx context.Context, root string, refs []string) (base, cand st
 // returns the number of failed runs.
 func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, pkg, base, cand string, names compare.Names, saveID int) (int, error) {
 	co := compare.Options{ID: saveID, Package: pkg, Base: base, Candidate: cand, Benchtime: opts.benchtime,
-		Title: "compare " + pkg + ": " + names.Cand + " against " + names.Base, Date: time.Now().UTC().Format(time.DateOnly)}
+		Title: "compare " + pkg + ": " + names.Cand + " against " + names.Base, Date: s.Clock.Now().UTC().Format(time.DateOnly)}
 	role := spec.RoleGuard
 	if saveID > 0 {
 		role = spec.RolePrimary
@@ -253,8 +254,8 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, 
 	job := pipeline.Job{Spec: e, Root: root, Label: compare.Label, Results: resultsDir(root, opts.results), Command: opts.args,
 		Pending: compare.Pending, ProfileLanes: opts.profile.v, ProfileSamples: opts.profile.samples.n,
 		SkipIdentical: !opts.measureIdentical, StopUndecidable: true}
-	job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
-		exp, res, notes, err := compare.Select(ctx, e, arms, opts.bench, role, ov)
+	job.Select = func(ctx context.Context, st harness.Starter, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
+		exp, res, notes, err := compare.Select(ctx, st, e, arms, opts.bench, role, ov)
 		for _, n := range notes {
 			fmt.Fprintf(s.Err, "flipbench: note: %s\n", n)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/flipbench/flipbench/compare"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/gate"
+	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
@@ -186,8 +187,8 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 		SkipIdentical: !opts.measureIdentical, Continue: prior, FitBudget: true}
 	job.Reach = gateReach(s, opts.strict, threshold, gs.LaneThresholds(), prior)
 	if discover {
-		job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
-			e, res, notes, err := compare.Select(ctx, exp, arms, opts.bench, spec.RoleGuard, opts.overrides)
+		job.Select = func(ctx context.Context, st harness.Starter, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
+			e, res, notes, err := compare.Select(ctx, st, exp, arms, opts.bench, spec.RoleGuard, opts.overrides)
 			for _, n := range notes {
 				fmt.Fprintf(s.Err, "flipbench: note: %s\n", n)
 			}

@@ -16,11 +16,12 @@ import (
 )
 
 // pipelineOptions returns what the pipeline takes from this process: real processes,
-// progress on stderr, the machine lock ($FLIPBENCH_LOCK, waiting up to wait).
+// progress on stderr, the machine lock ($FLIPBENCH_LOCK, waiting up to wait), the clock.
 func pipelineOptions(s Streams, args []string, wait waitFlag, events pipeline.Events) pipeline.Options {
 	return pipeline.Options{
 		Events: events,
 		Log:    s.Err,
+		Clock:  s.Clock,
 		Lock: func(ctx context.Context, dir string) (*harness.Lock, error) {
 			return acquireLockWait(ctx, s, args, dir, wait.d)
 		},
@@ -34,8 +35,8 @@ func runPipeline(ctx context.Context, s Streams, job pipeline.Job, resume string
 	events.setProtocol(job.Resolved.Protocol)
 	if sel := job.Select; sel != nil {
 		// compare resolves its protocol once the arms are built: progress counts against it.
-		job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
-			e, res, err := sel(ctx, arms)
+		job.Select = func(ctx context.Context, st harness.Starter, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
+			e, res, err := sel(ctx, st, arms)
 			if err == nil {
 				events.setProtocol(res.Protocol)
 			}

@@ -13,9 +13,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/flipbench/flipbench/internal/clock"
 )
 
-// Streams are the standard streams a command reads and writes.
+// Streams are the standard streams a command reads and writes, and the clock it reads.
 type Streams struct {
 	In       io.Reader
 	Out, Err io.Writer
@@ -26,13 +28,16 @@ type Streams struct {
 	OutIsTerminal bool
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
+	// Clock is the one clock of the command (package clock), passed down to everything
+	// it runs; nil is the machine's. A test fakes time here.
+	Clock clock.Clock
 
 	argv []string // the command line after the program name, recorded in receipts
 }
 
 // StdStreams returns the process's standard streams.
 func StdStreams() Streams {
-	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), OutIsTerminal: isTerminal(os.Stdout), Getenv: os.Getenv}
+	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), OutIsTerminal: isTerminal(os.Stdout), Getenv: os.Getenv, Clock: clock.Real()}
 }
 
 func (s Streams) getenv(k string) string {
