@@ -13,6 +13,7 @@ import (
 	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -20,7 +21,7 @@ import (
 // blockInput is what the results block shows.
 type blockInput struct {
 	pageDir  string // the page's folder, for relative links
-	data     *report.Data
+	data     *loaded.Receipt
 	decision decide.Decision
 	// status is the status the page keeps; byHand says a person set it.
 	status string
@@ -253,7 +254,7 @@ func renderArm(ew *report.ErrWriter, b *blockInput, a decide.ArmDecision) error 
 
 // blockWarnings collects the receipt's warnings: failed runs, the drift check's warnings,
 // metrics named nonzero that are exactly zero, and the host's, each once.
-func blockWarnings(d *report.Data) []string {
+func blockWarnings(d *loaded.Receipt) []string {
 	var out []string
 	failed := 0
 	for _, r := range d.Records {
@@ -273,11 +274,7 @@ func blockWarnings(d *report.Data) []string {
 	} else if n > 0 {
 		out = append(out, fmt.Sprintf("%d of %d planned runs are missing; finish the run with flipbench ab --resume", n, len(d.Plan.Runs)))
 	}
-	ws, err := d.Warnings()
-	if err != nil {
-		return append(out, err.Error())
-	}
-	for _, w := range ws {
+	for _, w := range report.Warnings(d) {
 		out = append(out, w.String())
 	}
 	return out

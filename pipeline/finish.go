@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/report"
 )
 
@@ -23,7 +24,7 @@ func Finish(dir string) (string, error) {
 	if err := checkRunFiles(dir); err != nil {
 		return "", err
 	}
-	d, err := report.Load(dir)
+	d, err := loaded.Load(dir)
 	if err != nil {
 		return "", err
 	}
@@ -33,8 +34,12 @@ func Finish(dir string) (string, error) {
 	if err := receipt.WriteJSON(filepath.Join(dir, receipt.AnalysisFile), d.Analysis); err != nil {
 		return "", err
 	}
-	if _, err := writePlots(dir, d); err != nil {
+	names, err := writePlots(dir, d)
+	if err != nil {
 		return "", err
+	}
+	for _, name := range names {
+		d.Plots[name] = true // the page links the plots just written
 	}
 	var buf bytes.Buffer
 	if err := report.Render(&buf, d); err != nil {
@@ -93,7 +98,7 @@ func checkRunFiles(dir string) error {
 // difference (report.ProfilePlots). It returns the names of the files
 // written (see report.PlotName). Call it before the manifest is written, so the plots are hashed
 // with the rest of the receipt; the output is deterministic, so rewriting it is harmless.
-func writePlots(dir string, d *report.Data) ([]string, error) {
+func writePlots(dir string, d *loaded.Receipt) ([]string, error) {
 	var names []string
 	for _, arm := range d.Analysis.Candidates {
 		for _, l := range report.PlotLanes(d.Plan) {

@@ -19,7 +19,7 @@ import (
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/profdiff"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
+	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // ProfileTop is how many functions of each profile difference the receipt keeps, by flat
@@ -48,7 +48,7 @@ func profileLanes(ctx context.Context, dir string, plan *receipt.Plan, opts Opti
 	if _, err := os.Stat(filepath.Join(dir, receipt.ManifestFile)); err == nil || profdiff.Exists(dir) {
 		return nil
 	}
-	d, err := report.Load(dir)
+	d, err := loaded.Load(dir)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ type chosenLane struct {
 
 // profiledLanes returns the lanes of d that selection sel profiles, for each candidate
 // arm in plan order of the lanes.
-func profiledLanes(d *report.Data, sel string) []chosenLane {
+func profiledLanes(d *loaded.Receipt, sel string) []chosenLane {
 	var out []chosenLane
 	for _, arm := range d.Analysis.Candidates {
 		for _, l := range d.Plan.Lanes {
@@ -103,7 +103,7 @@ func profiledLanes(d *report.Data, sel string) []chosenLane {
 }
 
 // reportsBytes reports whether the lane's successful runs report B/op.
-func reportsBytes(d *report.Data, lane string) bool {
+func reportsBytes(d *loaded.Receipt, lane string) bool {
 	return slices.ContainsFunc(d.Records, func(r receipt.Record) bool {
 		return r.Lane == lane && r.OK() && len(r.Metrics["B/op"]) > 0
 	})
@@ -123,7 +123,7 @@ type profiler struct {
 
 // lane profiles one lane in the base arm and candidate c.arm and computes the
 // differences both profiles allow.
-func (p *profiler) lane(ctx context.Context, c chosenLane, d *report.Data) (profdiff.Lane, error) {
+func (p *profiler) lane(ctx context.Context, c chosenLane, d *loaded.Receipt) (profdiff.Lane, error) {
 	base := p.plan.Arms[0].Name
 	out := profdiff.Lane{Lane: c.lane.Name, Arm: c.arm, Verdict: string(c.verdict), Diffs: []profdiff.Diff{}}
 	kinds := []string{profdiff.CPU}

@@ -17,6 +17,7 @@ import (
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -250,7 +251,7 @@ func relPath(p string) string {
 // summarize says on stderr what a finished receipt found: one line per candidate and
 // primary or guard lane with its pooled verdict and effect, then the benchmark warnings.
 func summarize(s Streams, dir string) {
-	d, err := report.Load(dir)
+	d, err := loaded.Load(dir)
 	if err != nil {
 		fmt.Fprintf(s.Err, "flipbench: warning: summarising %s: %v\n", relPath(dir), err)
 		return

@@ -23,7 +23,7 @@ import (
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -171,7 +171,7 @@ func runCalibrate(ctx context.Context, s Streams, opts *calibrateOptions) error 
 	if err != nil {
 		return err
 	}
-	d, err := report.Load(out.Dir)
+	d, err := loaded.Load(out.Dir)
 	if err != nil {
 		return err
 	}
@@ -288,7 +288,7 @@ func runPlan(s Streams, opts *planOptions) error {
 	var lanes []calibrate.Lane
 	source := ""
 	if opts.from != "" {
-		d, err := report.Load(ledger.ReceiptDir(opts.from))
+		d, err := loaded.Load(ledger.ReceiptDir(opts.from))
 		if err != nil {
 			return fmt.Errorf("--from %s: %w", opts.from, err)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -295,7 +296,7 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, 
 			receipt.ShortHash(out.Arms[0].SHA256))
 		return 0, nil
 	}
-	d, err := report.Load(out.Dir)
+	d, err := loaded.Load(out.Dir)
 	if err != nil {
 		return 0, err
 	}
