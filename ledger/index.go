@@ -99,7 +99,7 @@ func headline(pageDir string, e *spec.Experiment) string {
 	}
 	if rep.SchemaVersion != driftcheck.SchemaVersion {
 		// An older drift check's analysis: the page shows the one computed afresh
-		// (report.Open), and so does its headline.
+		// (loaded.Open), and so does its headline.
 		d, err := loaded.Load(dir)
 		if err != nil {
 			return ""

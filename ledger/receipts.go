@@ -210,7 +210,7 @@ func ReceiptDir(path string) string {
 	return path
 }
 
-// LoadReceipt loads a receipt, given as its data folder or its page, as report.Open does:
+// LoadReceipt loads a receipt, given as its data folder or its page, as loaded.Open does:
 // it verifies the data folder against its manifest and refuses a receipt whose files
 // changed since the run, and it takes the analysis stored in analysis.json (what the
 // receipt page shows) once it has checked it against the drift check computed afresh

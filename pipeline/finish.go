@@ -28,6 +28,14 @@ func Finish(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return finishLoaded(d)
+}
+
+// finishLoaded writes what Finish derives from the receipt d, loaded and analysed from its
+// data folder, and the page; it returns the page's path. Its caller checked the run files
+// (checkRunFiles) first.
+func finishLoaded(d *loaded.Receipt) (string, error) {
+	dir := d.Dir
 	if _, err := receipt.WriteBench(dir, d.Plan, d.Records); err != nil {
 		return "", err
 	}

@@ -26,7 +26,7 @@ import (
 // and by cumulative difference.
 const ProfileTop = 15
 
-// profileLanes runs, after the measured runs of the plan in dir and before the receipt is
+// profileLanes runs, after the measured runs of the receipt d (loaded and analysed) and before the receipt is
 // written, one more process per arm of every lane the plan's ProfileLanes selects (the
 // lanes reproduced in the pooled analysis, or all), with a CPU profile, and one more
 // with an allocation profile for a lane whose runs report B/op; it keeps the profiles in
@@ -37,7 +37,8 @@ const ProfileTop = 15
 // judge), or a receipt that is finished (it has a manifest) or already profiled. A
 // process that fails or writes no profile is a note in profiles.json, not an error: the
 // measured receipt is complete without it.
-func profileLanes(ctx context.Context, dir string, plan *receipt.Plan, opts Options) error {
+func profileLanes(ctx context.Context, d *loaded.Receipt, opts Options) error {
+	dir, plan := d.Dir, d.Plan
 	sel := plan.ProfileLanes
 	if sel == "" || sel == profdiff.SelectNone || plan.Part() || plan.Merged() {
 		return nil
@@ -47,10 +48,6 @@ func profileLanes(ctx context.Context, dir string, plan *receipt.Plan, opts Opti
 	}
 	if _, err := os.Stat(filepath.Join(dir, receipt.ManifestFile)); err == nil || profdiff.Exists(dir) {
 		return nil
-	}
-	d, err := loaded.Load(dir)
-	if err != nil {
-		return err
 	}
 	chosen := profiledLanes(d, sel)
 	if len(chosen) == 0 {
