@@ -14,7 +14,7 @@ import (
 	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -137,7 +137,7 @@ func (m *Steps) measure(ctx context.Context, job pipeline.Job) (Measurement, err
 	if res.Identical {
 		return Measurement{Identical: true}, nil
 	}
-	d, err := report.Load(res.Dir)
+	d, err := loaded.Load(res.Dir)
 	if err != nil {
 		return Measurement{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -20,7 +21,7 @@ import (
 // blockInput is what the results block shows.
 type blockInput struct {
 	pageDir  string // the page's folder, for relative links
-	data     *report.Data
+	data     *loaded.Receipt
 	decision decide.Decision
 	// status is the status the page keeps; byHand says a person set it.
 	status string
@@ -155,7 +156,7 @@ func renderArm(ew *report.ErrWriter, b *blockInput, a decide.ArmDecision) error 
 		fmt.Fprintf(ew, "Arm %s was not measured in this receipt.\n\n", a.Arm)
 		return ew.Err()
 	}
-	for _, section := range []func(*report.ErrWriter, *report.Data, string) error{evidence, peakRSS, pairVerdicts} {
+	for _, section := range []func(*report.ErrWriter, *loaded.Receipt, string) error{evidence, peakRSS, pairVerdicts} {
 		if err := section(ew, d, a.Arm); err != nil {
 			return err
 		}
@@ -193,7 +194,7 @@ func armDecision(ew *report.ErrWriter, base string, a decide.ArmDecision) {
 
 // evidence writes an arm's evidence tables: pooled over collections, then each
 // collection's.
-func evidence(ew *report.ErrWriter, d *report.Data, arm string) error {
+func evidence(ew *report.ErrWriter, d *loaded.Receipt, arm string) error {
 	roles, vals := report.PlanRoles(d.Plan), report.DataValues(d)
 	var pooled []driftcheck.LaneSummary
 	for _, s := range d.Analysis.Pooled {
@@ -220,7 +221,7 @@ func evidence(ew *report.ErrWriter, d *report.Data, arm string) error {
 }
 
 // peakRSS writes the arm's peak resident set sizes against the base's.
-func peakRSS(ew *report.ErrWriter, d *report.Data, arm string) error {
+func peakRSS(ew *report.ErrWriter, d *loaded.Receipt, arm string) error {
 	fmt.Fprintf(ew, "#### Peak RSS\n\n")
 	if slices.ContainsFunc(d.Records, func(r receipt.Record) bool { return !r.OK() }) {
 		fmt.Fprintf(ew, "Median over the successful runs of each process's peak resident set size; failed runs are left out.\n\n")
@@ -235,7 +236,7 @@ func peakRSS(ew *report.ErrWriter, d *report.Data, arm string) error {
 }
 
 // pairVerdicts writes the arm's pass-pair verdicts.
-func pairVerdicts(ew *report.ErrWriter, d *report.Data, arm string) error {
+func pairVerdicts(ew *report.ErrWriter, d *loaded.Receipt, arm string) error {
 	fmt.Fprintf(ew, "#### Pass-pair verdicts\n\n")
 	var pairs []driftcheck.Pair
 	for _, pr := range d.Analysis.Pairs {
@@ -278,7 +279,7 @@ func armPlots(ew *report.ErrWriter, b *blockInput, arm string) {
 
 // blockWarnings collects the receipt's warnings: failed runs, the drift check's warnings,
 // metrics named nonzero that are exactly zero, and the host's, each once.
-func blockWarnings(d *report.Data) []string {
+func blockWarnings(d *loaded.Receipt) []string {
 	var out []string
 	failed := 0
 	for _, r := range d.Records {
@@ -298,11 +299,7 @@ func blockWarnings(d *report.Data) []string {
 	} else if n > 0 {
 		out = append(out, fmt.Sprintf("%d of %d planned runs are missing; finish the run with flipbench ab --resume", n, len(d.Plan.Runs)))
 	}
-	ws, err := d.Warnings()
-	if err != nil {
-		return append(out, err.Error())
-	}
-	for _, w := range ws {
+	for _, w := range report.Warnings(d) {
 		out = append(out, w.String())
 	}
 	return out

@@ -1,10 +1,15 @@
-// Package pipeline runs an experiment from its spec to its receipt, in one code path that
-// flipbench's measuring verbs share (ab, gate, incidence, calibrate):
+// Package pipeline runs an experiment from its spec to its receipt. Each measuring verb is
+// one call with a typed request that returns a typed outcome carrying the analysed receipt
+// in memory: Ab, Gate, Compare and Calibrate (Merge and Incidence take their own jobs).
+// They share one code path, Run:
 //
 //	lock -> build the arms (armbuild) -> plan.json (harness.NewPlan) -> measure (harness.Runner:
 //	fixed, or sequential rounds with a look after each) -> incidence suite (if the spec has
 //	one) -> analyse (driftcheck) -> derived files (.bench, analysis.json, plots, manifest)
 //	-> the receipt page (report.Render)
+//
+// The receipt is loaded and analysed once after the measured runs (loaded.Load); the
+// page, the profiled lanes and Result.Receipt all come from that one analysis.
 //
 // Everything a run needs from outside comes in Options: how processes start, how the
 // machine lock is taken, where progress goes, the clock. A test passes a fake starter and
@@ -29,6 +34,7 @@ import (
 	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/profdiff"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -151,12 +157,12 @@ type Job struct {
 	// counts, and its looks analyse their runs with its own (docs/gate.md, "Continuing an
 	// undecided gate").
 	Continue *Prior
-	// Reach, when set, is called with each forecast that knows every lane's noise or the
+	// reach, when set, is called with each forecast that knows every lane's noise or the
 	// time per round: before round 1 (the host calibration, the iteration calibration),
 	// and after round 1 when the first forecast lacked something. An
 	// error stops the run there (a *ReachError carrying it); what was measured stays in the
-	// receipt folder. The gate uses it to check that its threshold is within reach.
-	Reach func(Forecast) error
+	// receipt folder. Gate sets it to check that its threshold is within reach.
+	reach func(Forecast) error
 }
 
 // Result is what a run produced.
@@ -170,6 +176,10 @@ type Result struct {
 	// IncidenceErr is set when the incidence suite could not be measured: the A/B receipt
 	// is complete without it.
 	IncidenceErr error
+	// Receipt is the receipt as its page shows it: loaded and analysed once after the
+	// measured runs, with what profiling and the incidence suite added. Nil when the run
+	// stopped before its receipt was written, or measured nothing (Identical).
+	Receipt *loaded.Receipt
 	// Shard is the part of the run a shard measured (nil for a whole run).
 	Shard *receipt.Shard
 	// Identical is set when the job skipped identical arms (Job.SkipIdentical): Arms are
@@ -277,11 +287,11 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	}
 	known := true
 	if !plan.Part() {
-		if known, err = planForecast(opts, job.Root, dir, plan, iters, job.Reach); err != nil {
+		if known, err = planForecast(opts, job.Root, dir, plan, iters, job.reach); err != nil {
 			return &Result{Dir: dir}, err
 		}
 	}
-	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, known, job.Reach))
+	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, known, job.reach))
 }
 
 // Resume finishes the interrupted run in receipt data folder dir: it measures what is
@@ -337,7 +347,9 @@ func release(l *harness.Lock) {
 
 // measureAndFinish measures the plan in dir (w, when set, shows what the looks imply),
 // then profiles the lanes the plan asks for (profileLanes), then measures the incidence
-// suite, then writes the receipt.
+// suite, then writes the receipt. The receipt is loaded and analysed once, after the
+// measured runs: profiling chooses its lanes from that analysis, and the page and
+// Result.Receipt carry it.
 func measureAndFinish(ctx context.Context, dir string, plan *receipt.Plan, job Job, opts Options, w *watch) (*Result, error) {
 	res := &Result{Dir: dir, Shard: plan.Shard}
 	out, looks, err := measure(ctx, dir, plan, job, opts, w)
@@ -352,27 +364,49 @@ func measureAndFinish(ctx context.Context, dir string, plan *receipt.Plan, job J
 		}
 		return res, fmt.Errorf("%w (finished runs are kept: flipbench ab --resume %s)", err, dir)
 	}
-	if err := profileLanes(ctx, dir, plan, opts); err != nil {
+	if err := checkRunFiles(dir); err != nil {
+		return res, fmt.Errorf("writing the receipt for %s: %w", dir, err)
+	}
+	d, err := loaded.Load(dir)
+	if err != nil {
+		return res, fmt.Errorf("writing the receipt for %s: %w", dir, err)
+	}
+	if err := profileLanes(ctx, d, opts); err != nil {
 		if ctx.Err() != nil {
 			return res, fmt.Errorf("%w while profiling; the measured runs are complete: flipbench ab --resume %s", ErrInterrupted, dir)
 		}
 		return res, fmt.Errorf("profiling the reproduced lanes: %w (the measured runs are complete: flipbench ab --resume %s)", err, dir)
 	}
-	if job.Incidence && job.Spec != nil && job.Spec.Incidence != nil && !incidence.Exists(dir) && measuresIncidence(plan) {
-		ij := IncidenceJob{Spec: job.Spec, Root: job.Root, Dir: dir, Command: plan.Command}
-		if _, err := MeasureIncidence(ctx, ij, opts); err != nil {
-			if ctx.Err() != nil {
-				return res, fmt.Errorf("%w while measuring the incidence; the A/B runs are complete: flipbench incidence %d --receipt %s", ErrInterrupted, job.Spec.ID, dir)
-			}
-			res.IncidenceErr = err
-		}
+	if err := measureIncidence(ctx, res, plan, job, opts); err != nil {
+		return res, err
 	}
-	md, err := Finish(dir)
-	if err != nil {
+	if err := d.ReadAdded(); err != nil {
 		return res, fmt.Errorf("writing the receipt for %s: %w", dir, err)
 	}
-	res.Page = md
+	if res.Page, err = finishLoaded(d); err != nil {
+		return res, fmt.Errorf("writing the receipt for %s: %w", dir, err)
+	}
+	res.Receipt = d
 	return res, nil
+}
+
+// measureIncidence measures the spec's incidence suite into the receipt res.Dir after its
+// A/B runs, when the job asks for it and the receipt has none yet. An incidence suite that
+// cannot be measured is res.IncidenceErr, not an error: the A/B receipt is complete
+// without it; only an interruption stops the run.
+func measureIncidence(ctx context.Context, res *Result, plan *receipt.Plan, job Job, opts Options) error {
+	dir := res.Dir
+	if !job.Incidence || job.Spec == nil || job.Spec.Incidence == nil || incidence.Exists(dir) || !measuresIncidence(plan) {
+		return nil
+	}
+	ij := IncidenceJob{Spec: job.Spec, Root: job.Root, Dir: dir, Command: plan.Command}
+	if _, err := MeasureIncidence(ctx, ij, opts); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w while measuring the incidence; the A/B runs are complete: flipbench incidence %d --receipt %s", ErrInterrupted, job.Spec.ID, dir)
+		}
+		res.IncidenceErr = err
+	}
+	return nil
 }
 
 // CheckArms refuses a plan whose arm binaries changed since it was made: resumed runs

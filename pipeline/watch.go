@@ -61,7 +61,7 @@ func checkReach(reach func(Forecast) error, f Forecast) error {
 	return nil
 }
 
-// ReachError is a Job.Reach refusal: the run stopped because its decision is out of reach.
+// ReachError is a refusal of the job's reach (Gate's): the run stopped because its decision is out of reach.
 // Its message is Err's; the plan, and the runs of round 1 when the refusal came after it,
 // stay in the receipt folder.
 type ReachError struct{ Err error }

@@ -16,6 +16,7 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -65,7 +66,7 @@ const (
 // named above its passes) the lane's effect from its pair means as a dashed line with its
 // interval as a band; the effect floor as a grey band around zero; every y tick labelled
 // in percent, negative ones included; the legend beside the data, not on it.
-func Plot(buf *bytes.Buffer, d *Data, arm, lane string) error {
+func Plot(buf *bytes.Buffer, d *loaded.Receipt, arm, lane string) error {
 	var (
 		forwardColor  = color.NRGBA{R: 0x1f, G: 0x6f, B: 0xb4, A: 0xff}
 		reverseColor  = color.NRGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff}

@@ -188,7 +188,10 @@ func bisectMeasurer(ctx context.Context, s Streams, opts *bisectOptions) (bisect
 	}
 	return bisect.Steps{Root: root, Results: resultsDir(root, opts.results), Overrides: opts.overrides, Command: opts.args, Clock: s.Clock,
 		Run: func(ctx context.Context, job pipeline.Job) (*pipeline.Result, error) {
-			return runPipeline(ctx, s, job, "", opts.wait)
+			m := startMeasuring(s, job.Command, opts.wait)
+			m.events.setProtocol(job.Resolved.Protocol)
+			res, err := pipeline.Run(ctx, job, m.opts)
+			return res, m.done(res, err)
 		},
 		Note: func(n string) { fmt.Fprintf(s.Err, "flipbench: note: %s\n", n) }}, log, nil
 }

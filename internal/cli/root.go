@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flipbench/flipbench/internal/clock"
+	"github.com/flipbench/flipbench/pipeline"
 )
 
 // Streams are the standard streams a command reads and writes, and the clock it reads.
@@ -143,13 +144,18 @@ pass-pair REPRODUCED or drift-suspected, and writes receipts that benchstat can 
 	return root
 }
 
-// isFlagError reports whether err is a usage error: one of ours, or one of cobra's
+// isFlagError reports whether err is a usage error: one of ours or the pipeline's
+// (pipeline.RequestError), or one of cobra's
 // command-line complaints (an unknown command, a wrong number of arguments), which cobra
 // returns as plain errors.
 func isFlagError(err error) bool {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code == ExitUsage
+	}
+	var re *pipeline.RequestError
+	if errors.As(err, &re) {
+		return true // a request's value set by a flag
 	}
 	msg := err.Error()
 	for _, prefix := range []string{"unknown command ", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least ", "requires at most ", "invalid argument "} {
