@@ -33,8 +33,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
+	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
@@ -53,8 +54,20 @@ type Options struct {
 	// Warn receives the build's warnings (what a killed run left, worktrees that could not
 	// be removed); nil prints them to Log.
 	Warn func(receipt.Warning)
-	// Now returns the current time; nil means time.Now.
-	Now func() time.Time
+	// Clock stamps each build and times it; nil is the machine's clock.
+	Clock clock.Clock
+	// Starter starts the programs Build runs on the built binaries (listing their lanes,
+	// checking Valgrind); nil means harness.ExecStarter with Clock. The builds themselves
+	// (git, go) run here, in armbuild's own runner.
+	Starter harness.Starter
+}
+
+// starter returns o.Starter, or the real one.
+func (o Options) starter() harness.Starter {
+	if o.Starter == nil {
+		return harness.ExecStarter{Clock: o.Clock}
+	}
+	return o.Starter
 }
 
 // warn reports a build warning through Warn, or on Log.
@@ -79,7 +92,7 @@ func Build(ctx context.Context, exp *spec.Experiment, opts Options) ([]receipt.A
 		return nil, specError(exp, "harness.kind", err.Error())
 	}
 	if counted := countedLanes(exp); len(counted) > 0 {
-		if _, err := lanekind.Valgrind(ctx); err != nil {
+		if _, err := harness.Valgrind(ctx, opts.starter()); err != nil {
 			return nil, fmt.Errorf("%w (lanes %s)", err, strings.Join(counted, ", "))
 		}
 	}
@@ -121,7 +134,7 @@ func Build(ctx context.Context, exp *spec.Experiment, opts Options) ([]receipt.A
 			}
 		}
 	}
-	if err := checkLanes(ctx, exp, out); err != nil {
+	if err := checkLanes(ctx, opts.starter(), exp, out); err != nil {
 		return nil, err
 	}
 	if b, _ := kind.Build(exp.Harness.ForKind()); b.Testdata {

@@ -12,7 +12,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/flipbench/flipbench/internal/owner"
 	"github.com/flipbench/flipbench/lanekind"
@@ -257,14 +256,14 @@ func (g *gitBuild) compile(ctx context.Context, ga *gitArm) error {
 	}
 	defer os.RemoveAll(gotmp)
 	env := []string{"GOWORK=" + goWork(buildDir, ga.wt), "GOTMPDIR=" + gotmp}
-	start := g.now()
+	start := g.opts.Clock.Now()
 	if _, err := run(ctx, command{Dir: buildDir, Args: argv, Env: env}); err != nil {
 		if interrupted(err) {
 			return fmt.Errorf("interrupted while building %s: %w", ga.describeRef(), context.Canceled)
 		}
 		return fmt.Errorf("build of %s failed: %w", ga.describeRef(), err)
 	}
-	took := g.now().Sub(start)
+	took := g.opts.Clock.Since(start)
 	if st, err := os.Stat(out); err != nil || !st.Mode().IsRegular() {
 		return fmt.Errorf("build of %s: %s did not write {out} (%s)", ga.describeRef(), strings.Join(quoteArgs(argv), " "), out)
 	}
@@ -282,7 +281,7 @@ func (g *gitBuild) compile(ctx context.Context, ga *gitArm) error {
 		}
 	}
 	entry, err := store(g.cacheDir(), tmp, cacheEntry{
-		Key: ga.key, Bin: g.build.Bin, RunDir: runDir, SHA256: sum, Built: g.now().UTC(), Seconds: took.Seconds(),
+		Key: ga.key, Bin: g.build.Bin, RunDir: runDir, SHA256: sum, Built: g.opts.Clock.Now().UTC(), Seconds: took.Seconds(),
 	})
 	if err != nil {
 		return err
@@ -291,13 +290,6 @@ func (g *gitBuild) compile(ctx context.Context, ga *gitArm) error {
 	ga.entry = entry
 	fmt.Fprintf(g.opts.Log, "arm %s: built %s (sha256 %s) in %.1fs\n", ga.arm.Name, entry.path, receipt.ShortHash(sum), took.Seconds())
 	return nil
-}
-
-func (g *gitBuild) now() time.Time {
-	if g.opts.Now != nil {
-		return g.opts.Now()
-	}
-	return time.Now()
 }
 
 // cleanup removes every worktree this build made.
@@ -383,4 +375,11 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// GoList runs go list -f format -- patterns in dir, as builds run (the go command in
+// armbuild's runner: its own process group, marked, ended with what it leaves), and
+// returns its output. On failure the error is a *CmdError holding what go list said.
+func GoList(ctx context.Context, dir, format string, patterns []string) ([]byte, error) {
+	return run(ctx, command{Dir: dir, Args: append([]string{"go", "list", "-f", format, "--"}, patterns...)})
 }

@@ -4,23 +4,20 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
+	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
 
-// listTimeout bounds one binary's lane listing.
-const listTimeout = time.Minute
-
-// checkLanes lists the lanes of every arm whose kind can list them (a gotest binary's
-// -test.list) and checks that each lane of the spec is there, so that a lane missing in
-// one arm is an error before anything is measured rather than a column of failed runs.
-// Kinds without a listing (exec) are not checked.
-func checkLanes(ctx context.Context, exp *spec.Experiment, arms []receipt.Arm) error {
+// checkLanes lists, through st, the lanes of every arm whose kind can list them (a gotest
+// binary's -test.list) and checks that each lane of the spec is there, so that a lane
+// missing in one arm is an error before anything is measured rather than a column of
+// failed runs. Kinds without a listing (exec) are not checked.
+func checkLanes(ctx context.Context, st harness.Starter, exp *spec.Experiment, arms []receipt.Arm) error {
 	for _, a := range arms {
-		have, listed, err := ListLanes(ctx, a)
+		have, listed, err := harness.ListLanes(ctx, st, a)
 		if err != nil || !listed {
 			if err != nil {
 				return err
@@ -34,27 +31,6 @@ func checkLanes(ctx context.Context, exp *spec.Experiment, arms []receipt.Arm) e
 		}
 	}
 	return nil
-}
-
-// ListLanes lists the lanes of a built arm whose kind can list them (a gotest binary's
-// -test.list: its top-level benchmarks, without the Benchmark prefix); listed is false for
-// a kind that cannot (exec).
-func ListLanes(ctx context.Context, a receipt.Arm) (lanes []string, listed bool, err error) {
-	kind, err := lanekind.Lookup(a.Kind)
-	if err != nil {
-		return nil, false, fmt.Errorf("arm %s: %w", a.Name, err)
-	}
-	args := kind.ListArgs(a.Bin)
-	if args == nil {
-		return nil, false, nil
-	}
-	lctx, cancel := context.WithTimeout(ctx, listTimeout)
-	out, err := run(lctx, command{Args: args, Env: a.Env})
-	cancel()
-	if err != nil {
-		return nil, true, fmt.Errorf("arm %s: listing the lanes of %s: %w", a.Name, a.Bin, err)
-	}
-	return kind.Lanes(out), true, nil
 }
 
 // missingLanes returns the lanes that kind does not find among the listed ones.

@@ -10,9 +10,11 @@ import (
 	"github.com/flipbench/flipbench/armbuild"
 	"github.com/flipbench/flipbench/compare"
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -35,8 +37,9 @@ type Steps struct {
 	// Note receives what the benchmark selection left out and why a commit was skipped;
 	// nil drops it.
 	Note func(string)
-	// Now is the clock for the receipts' date; nil means time.Now.
-	Now func() time.Time
+	// Clock dates the receipts, and is the pipeline's clock when Run is nil; nil is the
+	// machine's.
+	Clock clock.Clock
 }
 
 // PipelineMeasurer measures a pair as flipbench compare does: a gotest harness over one
@@ -59,20 +62,16 @@ type PipelineMeasurer struct {
 
 // Measure compares p.Cand against p.Base.
 func (m *PipelineMeasurer) Measure(ctx context.Context, p Pair) (Measurement, error) {
-	now := time.Now
-	if m.Now != nil {
-		now = m.Now
-	}
 	e := compare.Experiment(compare.Options{Package: m.Package, Base: p.Base.Hash, Candidate: p.Cand.Hash, Benchtime: m.Benchtime,
-		Title: fmt.Sprintf("bisect %s: %s against %s", m.Package, p.Cand.Short(), p.Base.Short()), Date: now().UTC().Format(time.DateOnly)})
+		Title: fmt.Sprintf("bisect %s: %s against %s", m.Package, p.Cand.Short(), p.Base.Short()), Date: m.Clock.Now().UTC().Format(time.DateOnly)})
 	e.Harness.Ref = m.HarnessRef
 	bench := m.Bench
 	if p.Lane != "" {
 		bench = ExactBench(p.Lane)
 	}
 	job := m.job(e, spec.Resolved{}, p)
-	job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
-		exp, res, notes, err := compare.Select(ctx, e, arms, bench, spec.RoleGuard, m.Overrides)
+	job.Select = func(ctx context.Context, st harness.Starter, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
+		exp, res, notes, err := compare.Select(ctx, st, e, arms, bench, spec.RoleGuard, m.Overrides)
 		for _, n := range notes {
 			m.note(n)
 		}
@@ -128,7 +127,7 @@ func (m *Steps) measure(ctx context.Context, job pipeline.Job) (Measurement, err
 	run := m.Run
 	if run == nil {
 		run = func(ctx context.Context, job pipeline.Job) (*pipeline.Result, error) {
-			return pipeline.Run(ctx, job, pipeline.Options{})
+			return pipeline.Run(ctx, job, pipeline.Options{Clock: m.Clock})
 		}
 	}
 	res, err := run(ctx, job)
@@ -138,7 +137,7 @@ func (m *Steps) measure(ctx context.Context, job pipeline.Job) (Measurement, err
 	if res.Identical {
 		return Measurement{Identical: true}, nil
 	}
-	d, err := report.Load(res.Dir)
+	d, err := loaded.Load(res.Dir)
 	if err != nil {
 		return Measurement{}, err
 	}

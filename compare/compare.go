@@ -5,18 +5,17 @@
 //
 // The pipeline is the one every measuring verb shares (package pipeline): Experiment makes
 // the experiment with no lanes; once the arms are built, Select lists their benchmarks
-// (-test.list, then one run of each matching benchmark at one iteration to find its
-// sub-benchmarks), keeps those matching the --bench expression as go test would, and
-// resolves the protocol; Pending keeps measuring the lanes whose verdict is not decided;
-// Table renders the receipt as the comparison table.
+// through the run's harness.Starter (harness.ListLanes, then one run of each matching
+// benchmark at one iteration to find its sub-benchmarks), keeps those matching the
+// --bench expression as go test would, and resolves the protocol; Pending keeps measuring
+// the lanes whose verdict is not decided; Table renders the receipt as the comparison
+// table.
 package compare
 
 import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -24,8 +23,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/flipbench/flipbench/armbuild"
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
@@ -106,19 +105,20 @@ func Overrides(e *spec.Experiment, ov spec.Overrides) spec.Overrides {
 // CandArm is the name of a comparison's candidate arm.
 const CandArm = "cand"
 
-// Select lists the benchmarks of the built arms and returns the experiment with a lane for
+// Select lists the benchmarks of the built arms, starting the processes through st, and
+// returns the experiment with a lane for
 // every benchmark that every arm has and that bench (a go test -bench expression, ""
 // for every benchmark) selects, with the protocol resolved under ov. A benchmark with
 // sub-benchmarks becomes one lane per sub-benchmark, found by running it once at one
 // iteration in the base arm. notes says what was left out and why.
-func Select(ctx context.Context, e *spec.Experiment, arms []receipt.Arm, bench string, role string, ov spec.Overrides) (exp *spec.Experiment, res spec.Resolved, notes []string, err error) {
+func Select(ctx context.Context, st harness.Starter, e *spec.Experiment, arms []receipt.Arm, bench string, role string, ov spec.Overrides) (exp *spec.Experiment, res spec.Resolved, notes []string, err error) {
 	match, err := Matcher(bench)
 	if err != nil {
 		return nil, spec.Resolved{}, nil, err
 	}
 	var common []string
 	for i, a := range arms {
-		names, listed, err := armbuild.ListLanes(ctx, a)
+		names, listed, err := harness.ListLanes(ctx, st, a)
 		if err != nil {
 			return nil, spec.Resolved{}, nil, err
 		}
@@ -141,7 +141,7 @@ func Select(ctx context.Context, e *spec.Experiment, arms []receipt.Arm, bench s
 		if !match.Top("Benchmark" + top) {
 			continue
 		}
-		subs, err := subBenchmarks(ctx, arms[0], top)
+		subs, err := subBenchmarks(ctx, st, arms[0], top)
 		if err != nil {
 			return nil, spec.Resolved{}, nil, err
 		}
@@ -196,28 +196,23 @@ func prefixed(names []string) []string {
 // dryRunTimeout bounds the one-iteration run that finds a benchmark's sub-benchmarks.
 const dryRunTimeout = 2 * time.Minute
 
-// subBenchmarks runs benchmark top of arm a once at one iteration and returns the names
-// of the results it printed, without the Benchmark prefix and the GOMAXPROCS suffix: top
-// itself, or its sub-benchmarks ("Get/size=10").
-func subBenchmarks(ctx context.Context, a receipt.Arm, top string) ([]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, dryRunTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, a.Bin, "-test.run", "^$", "-test.bench", "^Benchmark"+regexp.QuoteMeta(top)+"$",
-		"-test.benchtime", "1x", "-test.count", "1")
-	cmd.Dir = a.Dir
-	cmd.Env = append(os.Environ(), a.Env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if ctx.Err() != nil {
+// subBenchmarks runs benchmark top of arm a once at one iteration, through st, and returns
+// the names of the results it printed, without the Benchmark prefix and the GOMAXPROCS
+// suffix: top itself, or its sub-benchmarks ("Get/size=10").
+func subBenchmarks(ctx context.Context, st harness.Starter, a receipt.Arm, top string) ([]string, error) {
+	p := st.Start(ctx, harness.Command{Argv: []string{a.Bin, "-test.run", "^$", "-test.bench", "^Benchmark" + regexp.QuoteMeta(top) + "$",
+		"-test.benchtime", "1x", "-test.count", "1"}, Env: a.Env, Dir: a.Dir, Timeout: dryRunTimeout})
+	switch {
+	case ctx.Err() != nil:
 		return nil, fmt.Errorf("listing the sub-benchmarks of Benchmark%s in arm %s: %w", top, a.Name, ctx.Err())
-	}
-	if err != nil {
+	case p.TimedOut:
+		return nil, fmt.Errorf("listing the sub-benchmarks of Benchmark%s in arm %s: %w", top, a.Name, p.Err)
+	case p.Err != nil:
 		// A benchmark that fails is reported by the runs; here it has no results.
 		return nil, nil
 	}
 	var names []string
-	r := benchfmt.NewReader(bytes.NewReader(out), a.Bin)
+	r := benchfmt.NewReader(bytes.NewReader(p.Stdout), a.Bin)
 	for r.Scan() {
 		if res, ok := r.Result().(*benchfmt.Result); ok {
 			n := gomaxprocs.ReplaceAllString(string(res.Name.Full()), "")

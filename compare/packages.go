@@ -1,12 +1,13 @@
 package compare
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/flipbench/flipbench/armbuild"
 )
 
 // IsPackageArg reports whether a command-line argument of flipbench compare names
@@ -25,15 +26,12 @@ func Packages(ctx context.Context, dir, top string, args []string) ([]string, er
 	if len(args) == 0 {
 		args = []string{"."}
 	}
-	cmd := exec.CommandContext(ctx, "go", append([]string{"list", "-f", "{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}", "--"}, args...)...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := armbuild.GoList(ctx, dir, "{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}", args)
 	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
+		msg := err.Error()
+		var ce *armbuild.CmdError
+		if errors.As(err, &ce) {
+			msg = ce.FirstLine()
 		}
 		return nil, fmt.Errorf("go list %s: %s", strings.Join(args, " "), firstLine(msg))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/profdiff"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/report"
 )
 
@@ -50,7 +51,7 @@ type Row struct {
 
 // Rows computes the comparison of a receipt, one row per lane in plan order: the arms'
 // values from their successful runs, the effect from the drift check.
-func Rows(d *report.Data) []Row {
+func Rows(d *loaded.Receipt) []Row {
 	base, cand := d.Plan.Arms[0].Name, ""
 	if len(d.Plan.Arms) > 1 {
 		cand = d.Plan.Arms[1].Name
@@ -133,7 +134,7 @@ const ProfileLines = 3
 // they reported it; then, for every profiled lane, where its CPU time and
 // allocations changed (profdiff.Lines: the top ProfileLines functions by flat difference per
 // operation).
-func Table(w io.Writer, d *report.Data, names Names, width int) error {
+func Table(w io.Writer, d *loaded.Receipt, names Names, width int) error {
 	ew := report.NewErrWriter(w)
 	p := d.Plan
 	rows := Rows(d)
@@ -174,7 +175,7 @@ func Table(w io.Writer, d *report.Data, names Names, width int) error {
 // Markdown writes the comparison as Table does, as markdown for a pull-request comment:
 // a heading with the Summary, what was compared and how, one table (lane, role when there
 // are several, base, candidate, change, verdict, note), and the memory table.
-func Markdown(w io.Writer, d *report.Data, names Names) error {
+func Markdown(w io.Writer, d *loaded.Receipt, names Names) error {
 	ew := report.NewErrWriter(w)
 	p := d.Plan
 	rows := Rows(d)
@@ -415,7 +416,7 @@ func Summary(rows []Row) string {
 // protocolLine says how the comparison was measured: "benchtime 100ms; 6 samples per
 // process; 2 collections; stopped after 3 rounds (every lane decided); 96 processes in
 // 1m10s."
-func protocolLine(d *report.Data) string {
+func protocolLine(d *loaded.Receipt) string {
 	p := d.Plan
 	bt := "-"
 	if len(p.Arms) > 0 {
@@ -438,7 +439,7 @@ func protocolLine(d *report.Data) string {
 }
 
 // stopWhy says why a sequential comparison stopped.
-func stopWhy(d *report.Data, stop string) string {
+func stopWhy(d *loaded.Receipt, stop string) string {
 	switch stop {
 	case receipt.StopDecided:
 		return "every lane decided"

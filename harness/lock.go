@@ -55,7 +55,14 @@ func AcquireLock(ctx context.Context, path string, h Holder, w LockWait) (*Lock,
 	if poll <= 0 {
 		poll = 200 * time.Millisecond
 	}
-	start := time.Now()
+	// The wait is bounded by a timer on the machine's monotonic clock, not by the run's
+	// clock (package clock): a fake clock must not make a wait endless.
+	var expired <-chan time.Time // nil, never ready, for WaitForever
+	if w.Max > 0 && w.Max != WaitForever {
+		limit := time.NewTimer(w.Max)
+		defer limit.Stop()
+		expired = limit.C
+	}
 	for waited := false; ; waited = true {
 		l, err := tryLock(path, h)
 		if err == nil || !errors.Is(err, ErrLocked) || w.Max <= 0 {
@@ -64,15 +71,17 @@ func AcquireLock(ctx context.Context, path string, h Holder, w LockWait) (*Lock,
 		if !waited && w.Waiting != nil {
 			w.Waiting(err.Error())
 		}
-		left := w.Max - time.Since(start)
-		if left <= 0 {
-			return nil, fmt.Errorf("%w (waited %s)", err, w.Max.Round(time.Millisecond))
-		}
-		t := time.NewTimer(min(poll, left))
+		t := time.NewTimer(poll)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return nil, fmt.Errorf("waiting for the machine lock: %w", ctx.Err())
+		case <-expired:
+			t.Stop()
+			if l, err2 := tryLock(path, h); err2 == nil || !errors.Is(err2, ErrLocked) {
+				return l, err2
+			}
+			return nil, fmt.Errorf("%w (waited %s)", err, w.Max.Round(time.Millisecond))
 		case <-t.C:
 		}
 	}

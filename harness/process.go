@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/internal/owner"
 	"github.com/flipbench/flipbench/receipt"
@@ -41,8 +42,10 @@ type Process struct {
 	Err error
 }
 
-// Starter runs one lane process to completion. The real one is ExecStarter; tests may fake
-// it.
+// Starter runs one process to completion: a lane, a listing of a binary's lanes
+// (ListLanes), a check (Valgrind). Every process flipbench starts but the builds' (package
+// armbuild) starts through it, so each gets what ExecStarter gives it and tests can fake
+// them all. The real one is ExecStarter.
 type Starter interface {
 	Start(ctx context.Context, c Command) Process
 }
@@ -63,12 +66,12 @@ type Command struct {
 	CPUs []int
 }
 
-// ExecStarter runs lane processes with os/exec, each in its own process group so a timeout
+// ExecStarter runs processes with os/exec, each in its own process group so a timeout
 // kills the lane and everything it started. It runs one lane at a time: after each, it
 // ends whatever this process adopted as the child subreaper (see owner.Group).
 type ExecStarter struct {
-	// Now returns the current time; nil means time.Now.
-	Now func() time.Time
+	// Clock stamps each process's start and end; nil is the machine's clock.
+	Clock clock.Clock
 	// Grace is how long what a lane left running has between SIGTERM and SIGKILL; zero
 	// means DefaultGrace.
 	Grace time.Duration
@@ -105,10 +108,7 @@ const MaxStdout = 64 << 20
 // delays the reading by one second at most.
 func (e ExecStarter) Start(ctx context.Context, c Command) Process {
 	argv := c.Argv
-	now := e.Now
-	if now == nil {
-		now = time.Now
-	}
+	now := e.Clock.Now
 	runCtx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	tag := "lane-" + strconv.FormatUint(rand.Uint64(), 36)
@@ -172,23 +172,9 @@ func (e ExecStarter) Start(ctx context.Context, c Command) Process {
 	go func() { stderr <- capture(errR, 2*stderrTailBytes, true, nil) }()
 	err = cmd.Wait()
 	p.Ended = now()
-	// Whatever the lane left running, in its group or out of it (setsid, env -i), must
-	// not run into the next lane: it is ended, reaped and listed.
-	left, lerr := group.End(grace, 5*time.Second)
-	for i, l := range left {
-		if i == maxLeftover {
-			p.Leftover = append(p.Leftover, fmt.Sprintf("and %d more", len(left)-i))
-			break
-		}
-		p.Leftover = append(p.Leftover, l.String())
-	}
-	if lerr != nil {
-		p.Leftover = append(p.Leftover, "ending what the lane left running: "+lerr.Error())
-	}
-	if p.Reaper == owner.MechMark {
-		// Nothing adopted what the lane left in its process group: killed as a group.
-		syscall.Kill(-p.PID, syscall.SIGKILL)
-	}
+	p.Leftover = endLeftovers(group, p.PID, p.Reaper, grace)
+	// The machine's time, not the run's clock: the runtime compares a read deadline
+	// with the machine's clock.
 	deadline := time.Now().Add(time.Second)
 	outR.SetReadDeadline(deadline)
 	errR.SetReadDeadline(deadline)
@@ -201,29 +187,58 @@ func (e ExecStarter) Start(ctx context.Context, c Command) Process {
 			p.MaxRSSBytes = ru.Maxrss * 1024 // Linux reports KiB
 		}
 	}
-	switch {
-	case runCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
-		p.TimedOut = true
-		p.Err = fmt.Errorf("timed out after %s and was killed", c.Timeout)
-	case ctx.Err() != nil:
-		p.Err = ctx.Err()
-	case out.over:
-		p.Err = fmt.Errorf("printed more than %d MiB on stdout and was killed; a lane prints its result lines there, and its logs on stderr", MaxStdout>>20)
-	case err != nil:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				p.Err = fmt.Errorf("killed by signal %s", ws.Signal())
-			} else {
-				p.Err = fmt.Errorf("exited with status %d", p.Exit)
-			}
-		} else {
-			p.Err = err
-		}
-	case out.err != nil:
-		p.Err = fmt.Errorf("reading the lane's output: %w", out.err)
-	}
+	p.TimedOut = runCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil
+	p.Err = processErr(ctx, p, c.Timeout, out, err)
 	return p
+}
+
+// endLeftovers ends, reaps and lists whatever the lane (pid) left running, in its group
+// or out of it (setsid, env -i), so that it cannot run into the next lane; at most
+// maxLeftover are named.
+func endLeftovers(group *owner.Group, pid int, reaper string, grace time.Duration) []string {
+	var listed []string
+	left, err := group.End(grace, 5*time.Second)
+	for i, l := range left {
+		if i == maxLeftover {
+			listed = append(listed, fmt.Sprintf("and %d more", len(left)-i))
+			break
+		}
+		listed = append(listed, l.String())
+	}
+	if err != nil {
+		listed = append(listed, "ending what the lane left running: "+err.Error())
+	}
+	if reaper == owner.MechMark {
+		// Nothing adopted what the lane left in its process group: killed as a group.
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	return listed
+}
+
+// processErr says why a finished process p gives no usable output, or nil: timed out
+// (p.TimedOut), interrupted (ctx), too much output, a failed exit (waitErr), or a pipe
+// that could not be read.
+func processErr(ctx context.Context, p Process, timeout time.Duration, out captured, waitErr error) error {
+	switch {
+	case p.TimedOut:
+		return fmt.Errorf("timed out after %s and was killed", timeout)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case out.over:
+		return fmt.Errorf("printed more than %d MiB on stdout and was killed; a lane prints its result lines there, and its logs on stderr", MaxStdout>>20)
+	case waitErr != nil:
+		var ee *exec.ExitError
+		if !errors.As(waitErr, &ee) {
+			return waitErr
+		}
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return fmt.Errorf("killed by signal %s", ws.Signal())
+		}
+		return fmt.Errorf("exited with status %d", p.Exit)
+	case out.err != nil:
+		return fmt.Errorf("reading the lane's output: %w", out.err)
+	}
+	return nil
 }
 
 // captured is what capture read from a pipe.

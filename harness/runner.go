@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/internal/owner"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
@@ -39,7 +40,8 @@ type Runner struct {
 	Plan    *receipt.Plan
 	Starter Starter
 	Events  Events
-	Now     func() time.Time
+	// Clock stamps the host snapshots; nil is the machine's clock.
+	Clock clock.Clock
 	// Capture snapshots the host; nil means CaptureEnv. Tests pass a fake.
 	Capture func(when string, collection, pass int, now time.Time, dir string) receipt.Snapshot
 	// Others measures the CPU other processes use during each pass; nil means
@@ -87,226 +89,266 @@ type Next func(done []receipt.Record) []receipt.Run
 // run looks at its data after every round and runs only the lanes that still need pairs.
 // Every run next returns must be in the plan, or a re-measure of one (Run.Attempt).
 func (r *Runner) Sequence(ctx context.Context, next Next) (Outcome, error) {
-	var out Outcome
+	sq := &sequence{r: r}
+	if err := sq.cleanUp(); err != nil {
+		return sq.out, err
+	}
+	log, recs, err := receipt.OpenLog(r.Dir)
+	if err != nil {
+		return sq.out, err
+	}
+	defer log.Close()
+	sq.log, sq.recs = log, recs
+	if err := sq.resume(); err != nil {
+		return sq.out, err
+	}
+	for {
+		batch := next(sq.recs)
+		if len(batch) == 0 {
+			return sq.out, nil
+		}
+		for _, run := range batch {
+			if !sq.inPlan(run.Key()) {
+				return sq.out, fmt.Errorf("run %+v is not in the plan", run.Key())
+			}
+		}
+		for _, pass := range groupPasses(batch) {
+			if err := sq.runPass(ctx, pass); err != nil {
+				return sq.out, err
+			}
+		}
+	}
+}
+
+// sequence is the state of one Runner.Sequence: the log and its records, which runs are
+// done, the unit each lane prints, the host snapshots so far.
+type sequence struct {
+	r    *Runner
+	out  Outcome
+	log  *receipt.Log
+	recs []receipt.Record
+
+	planned, done map[receipt.Key]bool
+	units         map[string]string // lane -> the unit its runs print
+	arms          map[string]receipt.Arm
+	lanes         map[string]receipt.Lane
+
+	total, finished int
+	env             receipt.Env
+	// lastKinds are the host problems of the last snapshot of each kind ("before",
+	// "after"), so that a problem is reported when it appears, not at every snapshot.
+	lastKinds map[string]map[string]bool
+	first     bool // no pass measured yet: watch the idle machine first
+}
+
+// warn reports a run-stage warning and keeps it in warnings.jsonl, since nothing else in
+// the receipt would show it again.
+func (sq *sequence) warn(msg string) error {
+	w := receipt.Warning{Stage: receipt.StageRun, Text: msg}
+	sq.r.Events.Warn(w)
+	sq.out.Warnings = append(sq.out.Warnings, w)
+	return receipt.AppendWarnings(sq.r.Dir, w)
+}
+
+// cleanUp removes what earlier runs left (CleanUp) and sets aside partial groups of runs
+// an interruption cut off, warning about each.
+func (sq *sequence) cleanUp() error {
+	r := sq.r
 	cleanUp := r.CleanUp
 	if cleanUp == nil {
 		cleanUp = CleanUp
-	}
-	// warn reports a run-stage warning and keeps it in warnings.jsonl, since nothing else
-	// in the receipt would show it again.
-	warn := func(msg string) error {
-		w := receipt.Warning{Stage: receipt.StageRun, Text: msg}
-		r.Events.Warn(w)
-		out.Warnings = append(out.Warnings, w)
-		return receipt.AppendWarnings(r.Dir, w)
 	}
 	notes, err := cleanUp(r.Dir)
 	if err != nil {
 		notes = append(notes, err.Error())
 	}
 	for _, msg := range notes {
-		if err := warn(msg); err != nil {
-			return out, err
+		if err := sq.warn(msg); err != nil {
+			return err
 		}
 	}
 	moved, err := r.supersedePartialGroups()
 	if err != nil {
-		return out, err
+		return err
 	}
 	if moved > 0 {
-		if err := warn(fmt.Sprintf("re-measuring %d runs whose partner runs (the same lane and pass in the other arms) were cut off by the interruption, so that every comparison is made back to back; the earlier runs are kept in %s", moved, receipt.SupersededFile)); err != nil {
-			return out, err
-		}
+		return sq.warn(fmt.Sprintf("re-measuring %d runs whose partner runs (the same lane and pass in the other arms) were cut off by the interruption, so that every comparison is made back to back; the earlier runs are kept in %s", moved, receipt.SupersededFile))
 	}
-	log, recs, err := receipt.OpenLog(r.Dir)
-	if err != nil {
-		return out, err
-	}
-	defer log.Close()
+	return nil
+}
 
-	planned := map[receipt.Key]bool{}
+// inPlan reports whether a run is the plan's, or a re-measure of one.
+func (sq *sequence) inPlan(k receipt.Key) bool {
+	k.Attempt = 0
+	return sq.planned[k]
+}
+
+// resume indexes the plan and checks the records already on disk against it: each must
+// be the plan's, recorded once, with the plan's samples.
+func (sq *sequence) resume() error {
+	r := sq.r
+	sq.planned, sq.done, sq.units = map[receipt.Key]bool{}, map[receipt.Key]bool{}, map[string]string{}
+	sq.arms, sq.lanes, sq.lastKinds, sq.first = map[string]receipt.Arm{}, map[string]receipt.Lane{}, map[string]map[string]bool{}, true
 	for _, run := range r.Plan.Runs {
-		planned[run.Key()] = true
+		sq.planned[run.Key()] = true
 	}
-	done := map[receipt.Key]bool{}
-	units := map[string]string{} // lane -> the unit its runs print
+	for _, a := range r.Plan.Arms {
+		sq.arms[a.Name] = a
+	}
 	for _, l := range r.Plan.Lanes {
+		sq.lanes[l.Name] = l
 		if l.Unit != "" {
-			units[l.Name] = l.Unit
+			sq.units[l.Name] = l.Unit
 		}
 	}
-	// inPlan reports whether a run is the plan's, or a re-measure of one.
-	inPlan := func(k receipt.Key) bool {
-		k.Attempt = 0
-		return planned[k]
-	}
-	for _, rec := range recs {
-		if !inPlan(rec.Key()) || done[rec.Key()] {
-			return out, fmt.Errorf("%s: run %+v is not in the plan or recorded twice; this folder was not written by this plan", filepath.Join(r.Dir, receipt.RawFile), rec.Key())
+	raw := filepath.Join(r.Dir, receipt.RawFile)
+	for _, rec := range sq.recs {
+		if !sq.inPlan(rec.Key()) || sq.done[rec.Key()] {
+			return fmt.Errorf("%s: run %+v is not in the plan or recorded twice; this folder was not written by this plan", raw, rec.Key())
 		}
 		if rec.OK() && len(rec.Samples) != r.Plan.Protocol.Samples {
-			return out, fmt.Errorf("%s: run %+v has %d samples, the plan %d; this folder was not written by this plan", filepath.Join(r.Dir, receipt.RawFile), rec.Key(), len(rec.Samples), r.Plan.Protocol.Samples)
+			return fmt.Errorf("%s: run %+v has %d samples, the plan %d; this folder was not written by this plan", raw, rec.Key(), len(rec.Samples), r.Plan.Protocol.Samples)
 		}
-		done[rec.Key()] = true
+		sq.done[rec.Key()] = true
 		if !rec.OK() {
-			out.Failed++
-		} else if units[rec.Lane] == "" {
-			units[rec.Lane] = rec.Unit
+			sq.out.Failed++
+		} else if sq.units[rec.Lane] == "" {
+			sq.units[rec.Lane] = rec.Unit
 		}
 	}
-	out.Resumed = len(done)
-
-	envPath := filepath.Join(r.Dir, receipt.EnvFile)
-	var env receipt.Env
-	if out.Resumed > 0 {
-		_ = receipt.ReadJSON(envPath, &env) // a missing env.json only loses old snapshots
+	sq.out.Resumed = len(sq.done)
+	if sq.out.Resumed > 0 {
+		_ = receipt.ReadJSON(filepath.Join(r.Dir, receipt.EnvFile), &sq.env) // a missing env.json only loses old snapshots
 	}
-	arms := map[string]receipt.Arm{}
-	for _, a := range r.Plan.Arms {
-		arms[a.Name] = a
-	}
-	lanes := map[string]receipt.Lane{}
-	for _, l := range r.Plan.Lanes {
-		lanes[l.Name] = l
-	}
-
-	total := len(r.Plan.Runs)
+	sq.total = len(r.Plan.Runs)
 	if r.Total > 0 {
-		total = r.Total
+		sq.total = r.Total
 	}
-	r.Events.Begin(total, out.Resumed)
-	finished := out.Resumed
-	capture := r.Capture
+	r.Events.Begin(sq.total, sq.out.Resumed)
+	sq.finished = sq.out.Resumed
+	return nil
+}
+
+// snapshot records a host snapshot in env.json, reporting each host problem when it
+// appears ("before" and "after" snapshots compared with their own kind, since only
+// "after" ones measure a whole pass).
+func (sq *sequence) snapshot(s receipt.Snapshot) error {
+	kinds := map[string]bool{}
+	for _, w := range s.Warnings {
+		kind, _, _ := strings.Cut(w, " ")
+		kinds[kind] = true
+		if !sq.lastKinds[s.When][kind] {
+			// Kept in env.json, from which the receipt shows it.
+			hw := receipt.Warning{Stage: receipt.StageHost, Text: w}
+			sq.r.Events.Warn(hw)
+			sq.out.Warnings = append(sq.out.Warnings, hw)
+		}
+	}
+	sq.lastKinds[s.When] = kinds
+	sq.env.Snapshots = append(sq.env.Snapshots, s)
+	return sq.r.diskError(receipt.WriteJSON(filepath.Join(sq.r.Dir, receipt.EnvFile), sq.env))
+}
+
+// runPass measures the runs of one pass that are not on disk yet, between host
+// snapshots.
+func (sq *sequence) runPass(ctx context.Context, pass []receipt.Run) error {
+	r := sq.r
+	var todo []receipt.Run
+	for _, run := range pass {
+		if !sq.done[run.Key()] {
+			todo = append(todo, run)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	c, p := todo[0].Collection, todo[0].Pass
+	if r.CheckArms != nil {
+		if err := r.CheckArms(); err != nil {
+			return err
+		}
+	}
+	capture, others := r.Capture, r.Others
 	if capture == nil {
 		capture = CaptureEnv
 	}
-	// A host problem is reported when it appears, not again at every snapshot while it
-	// lasts; every snapshot still records it in env.json. "before" and "after" snapshots
-	// are compared with their own kind, since only "after" ones measure a whole pass.
-	lastKinds := map[string]map[string]bool{}
-	snapshot := func(s receipt.Snapshot) error {
-		kinds := map[string]bool{}
-		for _, w := range s.Warnings {
-			kind, _, _ := strings.Cut(w, " ")
-			kinds[kind] = true
-			if !lastKinds[s.When][kind] {
-				// Kept in env.json, from which the receipt shows it.
-				hw := receipt.Warning{Stage: receipt.StageHost, Text: w}
-				r.Events.Warn(hw)
-				out.Warnings = append(out.Warnings, hw)
-			}
-		}
-		lastKinds[s.When] = kinds
-		env.Snapshots = append(env.Snapshots, s)
-		return r.diskError(receipt.WriteJSON(envPath, env))
-	}
-	others := r.Others
 	if others == nil {
 		others = MeasureOthers
 	}
-	first := true
-
-	// runPass measures the runs of one pass that are not on disk yet.
-	runPass := func(pass []receipt.Run) error {
-		var todo []receipt.Run
-		for _, run := range pass {
-			if !done[run.Key()] {
-				todo = append(todo, run)
-			}
-		}
-		if len(todo) == 0 {
-			return nil
-		}
-		c, p := todo[0].Collection, todo[0].Pass
-		if r.CheckArms != nil {
-			if err := r.CheckArms(); err != nil {
-				return err
-			}
-		}
-		before := capture("before", c, p, r.now(), r.Dir)
-		if first {
-			// Before anything is measured, watch the idle machine briefly, so a busy
-			// host is reported up front.
-			stop := others()
-			time.Sleep(idleWindow)
-			busyCheck(&before, stop(), "while flipbench ran nothing")
-			first = false
-		}
-		if err := snapshot(before); err != nil {
+	before := capture("before", c, p, r.Clock.Now(), r.Dir)
+	if sq.first {
+		// Before anything is measured, watch the idle machine briefly, so a busy host is
+		// reported up front.
+		stop := others()
+		time.Sleep(idleWindow)
+		busyCheck(&before, stop(), "while flipbench ran nothing")
+		sq.first = false
+	}
+	if err := sq.snapshot(before); err != nil {
+		return err
+	}
+	stopOthers := others()
+	for _, run := range todo {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		stopOthers := others()
-		for _, run := range todo {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			rec := r.runOne(ctx, run, arms[run.Arm], lanes[run.Lane])
-			if err := ctx.Err(); err != nil {
-				// Interrupted: this run did not finish, so it is not recorded.
-				return err
-			}
-			if !rec.OK() {
-				// A full disk says nothing about the code: stop, and leave the run to be
-				// measured again by a resume. The lane may say so, or not (a shell's echo
-				// says "I/O error"): a file system it uses that is full says it too.
-				full := FullDisks(laneDirs(r.Dir, arms[run.Arm])...)
-				if NoSpace(rec) || full != "" {
-					return r.noSpace(rec, arms[run.Arm], full)
-				}
-			}
-			if len(rec.Leftover) > 0 {
-				// The record keeps them; the receipt lists them.
-				r.Events.Warn(receipt.Warning{Stage: receipt.StageRun, Text: fmt.Sprintf("arm %s, lane %s, collection %d pass %d: left %d processes running when it exited, which flipbench ended (%s); a lane must wait for what it starts, or it competes with the runs after it",
-					rec.Arm, rec.Lane, rec.Collection, rec.Pass, len(rec.Leftover), strings.Join(rec.Leftover, "; "))})
-			}
-			if rec.OK() {
-				// Every run of a lane must print the same unit, or arms would be compared
-				// in different units.
-				if u := units[rec.Lane]; u != "" && u != rec.Unit {
-					rec.Error = fmt.Sprintf("printed %s, but this lane's other runs print %s", rec.Unit, u)
-				} else {
-					units[rec.Lane] = rec.Unit
-				}
-			}
-			if err := log.Append(rec); err != nil {
-				return r.diskError(err)
-			}
-			done[run.Key()] = true
-			recs = append(recs, rec)
-			out.Ran++
-			finished++
-			if !rec.OK() {
-				out.Failed++
-				// The record keeps the error; the receipt lists failed runs.
-				r.Events.Warn(receipt.Warning{Stage: receipt.StageRun,
-					Text: fmt.Sprintf("arm %s, lane %s, collection %d pass %d: %s", rec.Arm, rec.Lane, rec.Collection, rec.Pass, rec.Error)})
-			}
-			r.Events.RunDone(finished, total, rec)
-		}
-		after := capture("after", c, p, r.now(), r.Dir)
-		busyCheck(&after, stopOthers(), "while the pass ran")
-		if err := snapshot(after); err != nil {
+		rec := r.runOne(ctx, run, sq.arms[run.Arm], sq.lanes[run.Lane])
+		if err := ctx.Err(); err != nil {
+			// Interrupted: this run did not finish, so it is not recorded.
 			return err
 		}
-		return nil
+		if err := sq.record(run, rec); err != nil {
+			return err
+		}
 	}
+	after := capture("after", c, p, r.Clock.Now(), r.Dir)
+	busyCheck(&after, stopOthers(), "while the pass ran")
+	return sq.snapshot(after)
+}
 
-	for {
-		batch := next(recs)
-		if len(batch) == 0 {
-			return out, nil
-		}
-		for _, run := range batch {
-			if !inPlan(run.Key()) {
-				return out, fmt.Errorf("run %+v is not in the plan", run.Key())
-			}
-		}
-		for _, pass := range groupPasses(batch) {
-			if err := runPass(pass); err != nil {
-				return out, err
-			}
+// record appends a finished run's record to the log, after the checks a record needs: a
+// full disk stops the run (a resume measures it again), a run that left processes or
+// failed is reported, and every run of a lane must print the lane's unit.
+func (sq *sequence) record(run receipt.Run, rec receipt.Record) error {
+	r := sq.r
+	if !rec.OK() {
+		// A full disk says nothing about the code: stop, and leave the run to be measured
+		// again by a resume. The lane may say so, or not (a shell's echo says "I/O
+		// error"): a file system it uses that is full says it too.
+		full := FullDisks(laneDirs(r.Dir, sq.arms[run.Arm])...)
+		if NoSpace(rec) || full != "" {
+			return r.noSpace(rec, sq.arms[run.Arm], full)
 		}
 	}
+	if len(rec.Leftover) > 0 {
+		// The record keeps them; the receipt lists them.
+		r.Events.Warn(receipt.Warning{Stage: receipt.StageRun, Text: fmt.Sprintf("arm %s, lane %s, collection %d pass %d: left %d processes running when it exited, which flipbench ended (%s); a lane must wait for what it starts, or it competes with the runs after it",
+			rec.Arm, rec.Lane, rec.Collection, rec.Pass, len(rec.Leftover), strings.Join(rec.Leftover, "; "))})
+	}
+	if rec.OK() {
+		// Every run of a lane must print the same unit, or arms would be compared in
+		// different units.
+		if u := sq.units[rec.Lane]; u != "" && u != rec.Unit {
+			rec.Error = fmt.Sprintf("printed %s, but this lane's other runs print %s", rec.Unit, u)
+		} else {
+			sq.units[rec.Lane] = rec.Unit
+		}
+	}
+	if err := sq.log.Append(rec); err != nil {
+		return r.diskError(err)
+	}
+	sq.done[run.Key()] = true
+	sq.recs = append(sq.recs, rec)
+	sq.out.Ran++
+	sq.finished++
+	if !rec.OK() {
+		sq.out.Failed++
+		// The record keeps the error; the receipt lists failed runs.
+		r.Events.Warn(receipt.Warning{Stage: receipt.StageRun,
+			Text: fmt.Sprintf("arm %s, lane %s, collection %d pass %d: %s", rec.Arm, rec.Lane, rec.Collection, rec.Pass, rec.Error)})
+	}
+	r.Events.RunDone(sq.finished, sq.total, rec)
+	return nil
 }
 
 // busyCheck records in s the share of CPU other processes used and warns when it is high.
@@ -388,13 +430,6 @@ func (r *Runner) diskError(err error) error {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
-}
-
-func (r *Runner) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
 }
 
 // runOne runs one process of the plan and turns it into a record.

@@ -1,14 +1,11 @@
 package lanekind
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/flipbench/flipbench/receipt"
 )
@@ -72,22 +69,6 @@ func ForLane(name string, lane receipt.Lane) (Kind, error) {
 		return nil, fmt.Errorf("lane %s counts instructions but the plan says nothing of how (no counter)", lane.Name)
 	}
 	return Counted(k, *lane.Counter), nil
-}
-
-// Valgrind checks that Valgrind can run here and returns its version ("valgrind-3.19.0").
-// Its error is one line that says what to do.
-func Valgrind(ctx context.Context) (string, error) {
-	if _, err := exec.LookPath("valgrind"); err != nil {
-		return "", errors.New("valgrind: not found on PATH; lanes with metric: instructions are counted under Valgrind: install it (apt-get install -y valgrind, or make valgrind)")
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "valgrind", "--version").Output()
-	v := strings.TrimSpace(string(out))
-	if err != nil || !strings.HasPrefix(v, "valgrind-") {
-		return "", fmt.Errorf("valgrind --version: %v %q; lanes with metric: instructions need a working Valgrind (reinstall it: apt-get install -y valgrind)", err, v)
-	}
-	return v, nil
 }
 
 // PinnedEnv returns the environment an instruction-count lane's processes run with, given

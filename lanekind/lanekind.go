@@ -18,7 +18,13 @@
 // A lane with metric: instructions runs its kind wrapped in the instruction counter
 // (Counted, through ForLane): the same command natively and then under Valgrind's
 // callgrind, whose dumps give instructions per operation (see Counted and
-// docs/instructions.md). Valgrind checks that Valgrind can run.
+// docs/instructions.md).
+//
+// lanekind starts no process: it says which processes a run, a listing or a profile
+// starts (Kind.Prepare, Kind.ListArgs, Kind.Profile) and reads what they printed
+// (Kind.Collect, Kind.Lanes), and package harness, which imports it, starts them through
+// harness.Starter (harness.RunOnce, harness.ListLanes; harness.Valgrind checks that
+// Valgrind can run).
 //
 // The packages that build and run lanes (spec, armbuild, harness, the CLI) ask a Kind
 // found with Lookup or ForLane; none of them compares a kind's name. A new kind is one

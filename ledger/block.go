@@ -13,6 +13,7 @@ import (
 	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -20,7 +21,7 @@ import (
 // blockInput is what the results block shows.
 type blockInput struct {
 	pageDir  string // the page's folder, for relative links
-	data     *report.Data
+	data     *loaded.Receipt
 	decision decide.Decision
 	// status is the status the page keeps; byHand says a person set it.
 	status string
@@ -150,41 +151,54 @@ func renderBlock(w io.Writer, b *blockInput) error {
 func renderArm(ew *report.ErrWriter, b *blockInput, a decide.ArmDecision) error {
 	d := b.data
 	base := d.Analysis.Base
+	armDecision(ew, base, a)
+	if !slices.Contains(d.Analysis.Candidates, a.Arm) {
+		fmt.Fprintf(ew, "Arm %s was not measured in this receipt.\n\n", a.Arm)
+		return ew.Err()
+	}
+	for _, section := range []func(*report.ErrWriter, *loaded.Receipt, string) error{evidence, peakRSS, pairVerdicts} {
+		if err := section(ew, d, a.Arm); err != nil {
+			return err
+		}
+	}
+	armPlots(ew, b, a.Arm)
+	return ew.Err()
+}
+
+// armDecision writes an arm's heading with its status, then what held, why it has its
+// status and the notes.
+func armDecision(ew *report.ErrWriter, base string, a decide.ArmDecision) {
 	if a.Reference {
 		fmt.Fprintf(ew, "### %s vs %s: %s (reference arm: not counted in the status)\n\n", a.Arm, base, a.Status)
 	} else {
 		fmt.Fprintf(ew, "### %s vs %s: %s\n\n", a.Arm, base, a.Status)
 	}
-	if len(a.Passed) > 0 {
-		fmt.Fprintf(ew, "Held:\n\n")
-		for _, s := range a.Passed {
+	list := func(heading string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		fmt.Fprintf(ew, "%s:\n\n", heading)
+		for _, s := range items {
 			fmt.Fprintf(ew, "- %s\n", report.OneLine(s))
 		}
 		fmt.Fprintln(ew)
 	}
-	if len(a.Reasons) > 0 {
-		fmt.Fprintf(ew, "Why %s:\n\n", a.Status)
-		for _, r := range a.Reasons {
-			fmt.Fprintf(ew, "- **%s**: %s\n", r.Code, report.OneLine(r.Text))
-		}
-		fmt.Fprintln(ew)
+	list("Held", a.Passed)
+	var why []string
+	for _, r := range a.Reasons {
+		why = append(why, fmt.Sprintf("**%s**: %s", r.Code, r.Text))
 	}
-	if len(a.Notes) > 0 {
-		fmt.Fprintf(ew, "Notes:\n\n")
-		for _, s := range a.Notes {
-			fmt.Fprintf(ew, "- %s\n", report.OneLine(s))
-		}
-		fmt.Fprintln(ew)
-	}
-	if !slices.Contains(d.Analysis.Candidates, a.Arm) {
-		fmt.Fprintf(ew, "Arm %s was not measured in this receipt.\n\n", a.Arm)
-		return ew.Err()
-	}
+	list(fmt.Sprintf("Why %s", a.Status), why)
+	list("Notes", a.Notes)
+}
 
+// evidence writes an arm's evidence tables: pooled over collections, then each
+// collection's.
+func evidence(ew *report.ErrWriter, d *loaded.Receipt, arm string) error {
 	roles, vals := report.PlanRoles(d.Plan), report.DataValues(d)
 	var pooled []driftcheck.LaneSummary
 	for _, s := range d.Analysis.Pooled {
-		if s.Arm == a.Arm {
+		if s.Arm == arm {
 			pooled = append(pooled, s)
 		}
 	}
@@ -194,7 +208,7 @@ func renderArm(ew *report.ErrWriter, b *blockInput, a decide.ArmDecision) error 
 	}
 	fmt.Fprintln(ew)
 	for _, g := range report.Groups(d.Analysis.Lanes) {
-		if g[0].Arm != a.Arm {
+		if g[0].Arm != arm {
 			continue
 		}
 		fmt.Fprintf(ew, "#### Collection %d\n\n", g[0].Collection)
@@ -203,57 +217,69 @@ func renderArm(ew *report.ErrWriter, b *blockInput, a decide.ArmDecision) error 
 		}
 		fmt.Fprintln(ew)
 	}
+	return nil
+}
 
+// peakRSS writes the arm's peak resident set sizes against the base's.
+func peakRSS(ew *report.ErrWriter, d *loaded.Receipt, arm string) error {
 	fmt.Fprintf(ew, "#### Peak RSS\n\n")
 	if slices.ContainsFunc(d.Records, func(r receipt.Record) bool { return !r.OK() }) {
 		fmt.Fprintf(ew, "Median over the successful runs of each process's peak resident set size; failed runs are left out.\n\n")
 	} else {
 		fmt.Fprintf(ew, "Median over runs of each process's peak resident set size.\n\n")
 	}
-	if err := report.RSSTable(ew, d, []string{base, a.Arm}, report.RSSMedianDelta); err != nil {
+	if err := report.RSSTable(ew, d, []string{d.Analysis.Base, arm}, report.RSSMedianDelta); err != nil {
 		return err
 	}
 	fmt.Fprintln(ew)
+	return nil
+}
 
+// pairVerdicts writes the arm's pass-pair verdicts.
+func pairVerdicts(ew *report.ErrWriter, d *loaded.Receipt, arm string) error {
 	fmt.Fprintf(ew, "#### Pass-pair verdicts\n\n")
 	var pairs []driftcheck.Pair
 	for _, pr := range d.Analysis.Pairs {
-		if pr.Arm == a.Arm {
+		if pr.Arm == arm {
 			pairs = append(pairs, pr)
 		}
 	}
 	if len(pairs) == 0 {
 		fmt.Fprintf(ew, "No pass-pairs.\n\n")
-	} else {
-		if err := report.PairTable(ew, pairs, false); err != nil {
-			return err
-		}
-		fmt.Fprintln(ew)
+		return nil
 	}
+	if err := report.PairTable(ew, pairs, false); err != nil {
+		return err
+	}
+	fmt.Fprintln(ew)
+	return nil
+}
 
+// armPlots links the arm's per-pass delta plots that the receipt holds.
+func armPlots(ew *report.ErrWriter, b *blockInput, arm string) {
+	d := b.data
 	var plots []string
 	for _, l := range report.PlotLanes(d.Plan) {
-		path := filepath.Join(d.Dir, report.PlotName(a.Arm, l.Name))
+		path := filepath.Join(d.Dir, report.PlotName(arm, l.Name))
 		if _, err := os.Stat(path); err == nil {
-			plots = append(plots, fmt.Sprintf("![%s: per-pass delta, %s vs %s](%s)", l.Name, a.Arm, base, b.rel(path)))
+			plots = append(plots, fmt.Sprintf("![%s: per-pass delta, %s vs %s](%s)", l.Name, arm, d.Analysis.Base, b.rel(path)))
 		}
 	}
 	fmt.Fprintf(ew, "#### Plots\n\n")
 	if len(plots) == 0 {
 		fmt.Fprintf(ew, "This receipt has no plots (it was made before flipbench drew them).\n\n")
-	} else {
-		fmt.Fprintf(ew, "Per-pass delta of each primary and guard lane: circles are forward passes, triangles reverse; "+
-			"the shaded band is the effect floor, dashed lines the collection medians.\n\n")
-		for _, s := range plots {
-			fmt.Fprintf(ew, "%s\n\n", s)
-		}
+		return
 	}
-	return ew.Err()
+	fmt.Fprintf(ew, "Per-pass delta of each primary and guard lane: circles are forward passes, triangles reverse; "+
+		"the shaded band is the effect floor, dashed lines the collection medians.\n\n")
+	for _, s := range plots {
+		fmt.Fprintf(ew, "%s\n\n", s)
+	}
 }
 
 // blockWarnings collects the receipt's warnings: failed runs, the drift check's warnings,
 // metrics named nonzero that are exactly zero, and the host's, each once.
-func blockWarnings(d *report.Data) []string {
+func blockWarnings(d *loaded.Receipt) []string {
 	var out []string
 	failed := 0
 	for _, r := range d.Records {
@@ -273,11 +299,7 @@ func blockWarnings(d *report.Data) []string {
 	} else if n > 0 {
 		out = append(out, fmt.Sprintf("%d of %d planned runs are missing; finish the run with flipbench ab --resume", n, len(d.Plan.Runs)))
 	}
-	ws, err := d.Warnings()
-	if err != nil {
-		return append(out, err.Error())
-	}
-	for _, w := range ws {
+	for _, w := range report.Warnings(d) {
 		out = append(out, w.String())
 	}
 	return out

@@ -30,7 +30,7 @@ import (
 // links resolve, that every receipt it lists exists with the listed SHA-256, that every
 // listed receipt's data folder matches its manifest (so any changed byte in any receipt
 // file is caught) and that its analysis.json, when of the current schema, is the drift
-// check computed afresh from its plan.json and raw.jsonl (report.Open), and that its
+// check computed afresh from its plan.json and raw.jsonl (loaded.Open), and that its
 // results block, status and receipts are what finalize makes from its newest listed
 // receipt, the decision rule applied afresh. Last, experiments/README.md must be what
 // flipbench ledger writes. Problem paths are root joined with the file's path below it.

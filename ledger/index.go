@@ -13,6 +13,7 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -98,8 +99,8 @@ func headline(pageDir string, e *spec.Experiment) string {
 	}
 	if rep.SchemaVersion != driftcheck.SchemaVersion {
 		// An older drift check's analysis: the page shows the one computed afresh
-		// (report.Open), and so does its headline.
-		d, err := report.Load(dir)
+		// (loaded.Open), and so does its headline.
+		d, err := loaded.Load(dir)
 		if err != nil {
 			return ""
 		}

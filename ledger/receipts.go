@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -209,12 +210,12 @@ func ReceiptDir(path string) string {
 	return path
 }
 
-// LoadReceipt loads a receipt, given as its data folder or its page, as report.Open does:
+// LoadReceipt loads a receipt, given as its data folder or its page, as loaded.Open does:
 // it verifies the data folder against its manifest and refuses a receipt whose files
 // changed since the run, and it takes the analysis stored in analysis.json (what the
 // receipt page shows) once it has checked it against the drift check computed afresh
 // from plan.json and raw.jsonl, refusing one that differs; an analysis of an older schema
 // is replaced by the one computed afresh.
-func LoadReceipt(dir string) (*report.Data, error) {
-	return report.Open(ReceiptDir(dir))
+func LoadReceipt(dir string) (*loaded.Receipt, error) {
+	return loaded.Open(ReceiptDir(dir))
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
+	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // A run that continues earlier receipts (flipbench gate --continue, docs/gate.md): a gate
@@ -180,7 +180,7 @@ func (p *Prior) Own(pass int) (int, bool) {
 // Analyze analyses p's runs and recs as one data set (Combine; recs alone for a nil p).
 func (p *Prior) Analyze(plan *receipt.Plan, recs []receipt.Record) (driftcheck.Report, []receipt.Record, error) {
 	c, all := p.Combine(plan, recs)
-	rep, err := driftcheck.Analyze(report.DriftInput(c, all), c.Drift)
+	rep, err := driftcheck.Analyze(loaded.DriftInput(c, all), c.Drift)
 	return rep, all, err
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/report"
 )
 
@@ -23,18 +24,30 @@ func Finish(dir string) (string, error) {
 	if err := checkRunFiles(dir); err != nil {
 		return "", err
 	}
-	d, err := report.Load(dir)
+	d, err := loaded.Load(dir)
 	if err != nil {
 		return "", err
 	}
+	return finishLoaded(d)
+}
+
+// finishLoaded writes what Finish derives from the receipt d, loaded and analysed from its
+// data folder, and the page; it returns the page's path. Its caller checked the run files
+// (checkRunFiles) first.
+func finishLoaded(d *loaded.Receipt) (string, error) {
+	dir := d.Dir
 	if _, err := receipt.WriteBench(dir, d.Plan, d.Records); err != nil {
 		return "", err
 	}
 	if err := receipt.WriteJSON(filepath.Join(dir, receipt.AnalysisFile), d.Analysis); err != nil {
 		return "", err
 	}
-	if _, err := writePlots(dir, d); err != nil {
+	names, err := writePlots(dir, d)
+	if err != nil {
 		return "", err
+	}
+	for _, name := range names {
+		d.Plots[name] = true // the page links the plots just written
 	}
 	var buf bytes.Buffer
 	if err := report.Render(&buf, d); err != nil {
@@ -93,7 +106,7 @@ func checkRunFiles(dir string) error {
 // difference (report.ProfilePlots). It returns the names of the files
 // written (see report.PlotName). Call it before the manifest is written, so the plots are hashed
 // with the rest of the receipt; the output is deterministic, so rewriting it is harmless.
-func writePlots(dir string, d *report.Data) ([]string, error) {
+func writePlots(dir string, d *loaded.Receipt) ([]string, error) {
 	var names []string
 	for _, arm := range d.Analysis.Candidates {
 		for _, l := range report.PlotLanes(d.Plan) {

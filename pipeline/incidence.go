@@ -14,7 +14,6 @@ import (
 	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
-	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -79,7 +78,7 @@ func Incidence(ctx context.Context, j IncidenceJob, opts Options) (*incidence.Re
 	if j.Receipt != "" {
 		j.Dir = j.Receipt
 	} else {
-		if _, j.Dir, err = NewReceiptDir(j.Results, j.Spec.ID, "incidence", opts.now); err != nil {
+		if _, j.Dir, err = NewReceiptDir(j.Results, j.Spec.ID, "incidence", opts.Clock); err != nil {
 			return nil, "", err
 		}
 		if lock != nil {
@@ -140,16 +139,16 @@ func MeasureIncidence(ctx context.Context, j IncidenceJob, opts Options) (*incid
 		Arms:    []spec.Arm{{Name: spec.BaseArm, Ref: ref, Tags: []string{ProbeTag}}},
 	}
 	fmt.Fprintf(log, "incidence: building the suite %s at %s with -tags %s\n", suite.Package, ref, ProbeTag)
-	arms, err := armbuild.Build(ctx, suiteExp, armbuild.Options{Root: j.Root, Log: log})
+	st := opts.starter()
+	arms, err := armbuild.Build(ctx, suiteExp, armbuild.Options{Root: j.Root, Log: log, Clock: opts.Clock, Starter: st})
 	if err != nil {
 		return nil, fmt.Errorf("building the incidence suite: %w", err)
 	}
 	arm := arms[0]
 	arm.Name = "probe"
-	st := opts.starter()
-	lanes, err := listLanes(ctx, st, kind, arm)
+	lanes, _, err := harness.ListLanes(ctx, st, arm)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the incidence suite: %w", err)
 	}
 	if len(lanes) == 0 {
 		return nil, fmt.Errorf("the incidence suite %s has no benchmarks (lanes)", suite.Package)
@@ -183,15 +182,6 @@ func MeasureIncidence(ctx context.Context, j IncidenceJob, opts Options) (*incid
 		fmt.Fprintf(log, "incidence %s: %s\n", f.Level, mdtable.OneLine(f.Message))
 	}
 	return rep, nil
-}
-
-// listLanes lists the lanes of a suite binary.
-func listLanes(ctx context.Context, st harness.Starter, kind lanekind.Kind, arm receipt.Arm) ([]string, error) {
-	p := st.Start(ctx, harness.Command{Argv: kind.ListArgs(arm.Bin), Env: arm.Env, Dir: arm.Dir, Timeout: time.Minute})
-	if p.Err != nil {
-		return nil, fmt.Errorf("listing the lanes of the incidence suite %s: %v: %s", arm.Bin, p.Err, p.StderrTail)
-	}
-	return kind.Lanes(p.Stdout), nil
 }
 
 // runSuiteLane runs one suite lane once (one sample, no warmup) and records it as the run

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 )
@@ -122,9 +123,9 @@ func shortList(parts []string) string {
 // FixIterations calibrates the iteration count of every gotest lane of plan whose
 // benchtime is a duration (see ReplanLow), through st, and writes it into plan.Lanes.
 // A lane that fails its calibration keeps its duration benchtime and gets a warning.
-// The clock now times the calibration.
-func FixIterations(ctx context.Context, plan *receipt.Plan, st harness.Starter, now func() time.Time) (Iterations, error) {
-	started := now()
+// The clock now times the calibration; nil is the machine's.
+func FixIterations(ctx context.Context, plan *receipt.Plan, st harness.Starter, now clock.Clock) (Iterations, error) {
+	started := now.Now()
 	var it Iterations
 	if len(plan.Arms) < 2 || !durationArms(plan) {
 		return it, nil
@@ -151,7 +152,7 @@ func FixIterations(ctx context.Context, plan *receipt.Plan, st harness.Starter, 
 		l.Iterations, l.Replanned, l.Lengthened = cal.Iterations, cal.Replanned, cal.Lengthened
 		it.Lanes = append(it.Lanes, cal)
 	}
-	it.Took = now().Sub(started)
+	it.Took = now.Since(started)
 	return it, nil
 }
 
@@ -190,15 +191,15 @@ type prober func(arm receipt.Arm, lane receipt.Lane, samples int) (probe, error)
 // calibrateLane runs lane once at its duration benchtime in the base arm, picks N, and
 // checks N with one sample in every other arm; then it lengthens the samples of a lane
 // whose setup outside the timer is large (lengthened).
-func calibrateLane(ctx context.Context, st harness.Starter, plan *receipt.Plan, l receipt.Lane, proto receipt.Protocol, target time.Duration, now func() time.Time) (LaneCalibration, error) {
+func calibrateLane(ctx context.Context, st harness.Starter, plan *receipt.Plan, l receipt.Lane, proto receipt.Protocol, target time.Duration, now clock.Clock) (LaneCalibration, error) {
 	cal := LaneCalibration{Lane: l.Name, Target: target, PerOp: map[string]float64{}}
 	run := func(arm receipt.Arm, lane receipt.Lane, samples int) (probe, error) {
 		pr := proto
 		pr.Samples = samples
-		t0 := now()
+		t0 := now.Now()
 		rec := harness.RunOnce(ctx, st, receipt.Run{Lane: lane.Name, Arm: arm.Name}, arm, lane, pr)
 		p := probe{process: rec.Ended.Sub(rec.Started)}
-		p.took = max(now().Sub(t0), p.process)
+		p.took = max(now.Since(t0), p.process)
 		if !rec.OK() {
 			return p, fmt.Errorf("arm %s: %s", arm.Name, rec.Error)
 		}

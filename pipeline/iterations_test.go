@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
 )
@@ -69,7 +70,7 @@ func gotestPlan(benchtime string, lanes ...string) *receipt.Plan {
 }
 
 func TestFixIterations(t *testing.T) {
-	clock := func() time.Time { return time.Unix(0, 0) }
+	fixed := clock.Fixed(time.Unix(0, 0))
 	for _, tc := range []struct {
 		name      string
 		base      time.Duration
@@ -89,7 +90,7 @@ func TestFixIterations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := &benchBinary{perOp: map[string]time.Duration{"base": tc.base, "cand": tc.cand}, startup: 20 * time.Millisecond}
 			plan := gotestPlan(tc.benchtime, "Sub/small")
-			it, err := FixIterations(context.Background(), plan, bin, clock)
+			it, err := FixIterations(context.Background(), plan, bin, fixed)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +137,7 @@ func TestFixIterations(t *testing.T) {
 // sample gets longer samples: the setup is then a third of a sample, and a sample at
 // most 4x the benchtime.
 func TestFixIterationsLengthens(t *testing.T) {
-	clock := func() time.Time { return time.Unix(0, 0) }
+	fixed := clock.Fixed(time.Unix(0, 0))
 	for _, tc := range []struct {
 		setup, untimed time.Duration
 		wantN          int
@@ -150,7 +151,7 @@ func TestFixIterationsLengthens(t *testing.T) {
 		bin := &benchBinary{perOp: map[string]time.Duration{"base": 10 * time.Microsecond, "cand": 10 * time.Microsecond},
 			startup: 20 * time.Millisecond, setup: tc.setup, untimed: tc.untimed}
 		plan := gotestPlan("100ms", "Seek")
-		it, err := FixIterations(context.Background(), plan, bin, clock)
+		it, err := FixIterations(context.Background(), plan, bin, fixed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,11 +180,11 @@ func TestFixIterationsLengthens(t *testing.T) {
 }
 
 func TestFixIterationsLeavesOtherLanes(t *testing.T) {
-	clock := func() time.Time { return time.Unix(0, 0) }
+	fixed := clock.Fixed(time.Unix(0, 0))
 	for _, bt := range []string{"1x", "500x", ""} {
 		bin := &benchBinary{perOp: map[string]time.Duration{"base": time.Microsecond, "cand": time.Microsecond}}
 		plan := gotestPlan(bt, "Get")
-		if _, err := FixIterations(context.Background(), plan, bin, clock); err != nil {
+		if _, err := FixIterations(context.Background(), plan, bin, fixed); err != nil {
 			t.Fatal(err)
 		}
 		if plan.Lanes[0].Iterations != 0 || len(bin.seen) != 0 {
@@ -214,7 +215,7 @@ func (failing) Start(context.Context, harness.Command) harness.Process {
 // A lane whose calibration fails keeps its benchtime and says so in a warning.
 func TestFixIterationsFailure(t *testing.T) {
 	plan := gotestPlan("100ms", "Get")
-	it, err := FixIterations(context.Background(), plan, failing{}, func() time.Time { return time.Unix(0, 0) })
+	it, err := FixIterations(context.Background(), plan, failing{}, clock.Fixed(time.Unix(0, 0)))
 	if err != nil {
 		t.Fatal(err)
 	}

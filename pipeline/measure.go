@@ -23,7 +23,7 @@ type PendingFunc func(rep driftcheck.Report) []string
 // each look implies).
 func measure(ctx context.Context, dir string, plan *receipt.Plan, job Job, opts Options, w *watch) (harness.Outcome, []receipt.Look, error) {
 	runner := &harness.Runner{Dir: dir, Plan: plan, Starter: opts.starter(), Events: opts.events(),
-		Now: opts.Now, Capture: opts.Capture, Others: opts.Others,
+		Clock: opts.Clock, Capture: opts.Capture, Others: opts.Others,
 		CheckArms: func() error {
 			if err := CheckArms(plan); err != nil {
 				return fmt.Errorf("%w; the finished runs are kept: restore the binary, then flipbench ab --resume %s", err, dir)

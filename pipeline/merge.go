@@ -122,128 +122,29 @@ func Merge(job MergeJob, opts Options) (*MergeResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	ref := ins[0]
-	for _, in := range ins[1:] {
-		if d := DiffPlans(ref.plan, in.plan); d != nil {
-			return nil, fmt.Errorf("%s: %s: %s, but %s has %s; the shards of one run share one plan: the same page, flags and binaries", in.dir, d.What, d.B, ref.dir, d.A)
-		}
-	}
-	stages, err := groupStages(ins)
+	stages, err := checkShards(ins)
 	if err != nil {
 		return nil, err
 	}
-	for _, in := range ins {
-		if err := checkHosts(in); err != nil {
-			return nil, err
-		}
+	have, from, err := shardRecords(ins)
+	if err != nil {
+		return nil, err
 	}
-	have := map[receipt.Key]receipt.Record{}
-	from := map[receipt.Key]*shardInput{}
-	for _, in := range ins {
-		for _, rec := range in.recs {
-			k := rec.Key()
-			if !in.shard().Has(receipt.Run{Collection: rec.Collection, Pass: rec.Pass, Lane: rec.Lane, Arm: rec.Arm}) {
-				return nil, fmt.Errorf("%s: run %+v is not one of %s's pairs and lanes; its raw.jsonl was not written by its plan", in.dir, k, in.shard().Name())
-			}
-			if other := from[k]; other != nil {
-				return nil, fmt.Errorf("run %+v is in both %s and %s: their stages overlap", k, other.dir, in.dir)
-			}
-			have[k], from[k] = rec, in
-		}
-	}
-
-	plan := *ref.plan
+	plan := *ins[0].plan
 	res := &MergeResult{}
-	for _, st := range stages {
-		for i := 1; i <= st.count; i++ {
-			in := st.byIndex[i]
-			if in == nil {
-				if pairs := AssignPairs(&plan, st.from, st.to, st.count)[i-1]; len(pairs) > 0 {
-					res.Missing = append(res.Missing, MissingShard{Index: i, Count: st.count, FromRound: st.from, ToRound: st.to, Pairs: pairs})
-				}
-				continue
-			}
-			src := receipt.ShardSource{Receipt: filepath.Base(in.dir), ManifestSHA256: in.manifest, Index: i, Count: st.count,
-				FromRound: st.from, ToRound: st.to, Pairs: in.shard().Pairs}
-			for _, h := range in.hosts {
-				src.Hosts = append(src.Hosts, h.String())
-			}
-			res.Sources = append(res.Sources, src)
-		}
-	}
-	plan.Shard = &receipt.Shard{Count: len(res.Sources), Sources: res.Sources}
+	shardSources(&plan, stages, res)
 	plan.Command = job.Command
-
-	var kept []receipt.Record
-	if plan.Protocol.Sequential == nil {
-		for _, r := range plan.Runs {
-			if rec, ok := have[r.Key()]; ok {
-				kept = append(kept, rec)
-			}
-		}
-	} else {
-		pending := job.Pending
-		if pending == nil {
-			if job.Spec == nil {
-				return nil, fmt.Errorf("merging a sequential run needs its page, whose decision rule says which lanes each look leaves pending")
-			}
-			e := job.Spec
-			pending = func(rep driftcheck.Report) []string {
-				return decide.Pending(decide.Input{Spec: e, Plan: &plan, Analysis: rep})
-			}
-		}
-		if kept, err = replay(&plan, have, stages, pending, shardsElapsed(from), opts.events(), res); err != nil {
-			return nil, err
-		}
-		if res.Next != nil {
-			*res.Next = NextStage(&plan, res.Next.FromRound-1, res.Next.Lanes, stages[len(stages)-1].count)
-		}
+	kept, err := keptRecords(job, &plan, have, from, stages, opts, res)
+	if err != nil {
+		return nil, err
 	}
-	index := map[string]int{}
-	for i, src := range res.Sources {
-		index[src.Receipt] = i
-	}
-	for _, r := range kept {
-		res.Sources[index[filepath.Base(from[r.Key()].dir)]].Runs++
-	}
-	if plan.Protocol.Sequential != nil {
-		// Only the shards of the round the looks wait for are missing: later stages
-		// would have measured what a look stopped.
-		var need []MissingShard
-		for _, m := range res.Missing {
-			if m.FromRound <= res.Incomplete && res.Incomplete <= m.ToRound {
-				need = append(need, m)
-			}
-		}
-		res.Missing = need
-	}
-	for _, m := range res.Missing {
-		plan.Shard.Missing = append(plan.Shard.Missing, m.Pairs...)
-	}
-	res.LeftOut = len(have) - len(kept)
-	if res.LeftOut > 0 {
-		// Runs of the rounds the looks reached were stopped by a look; later ones wait
-		// for an incomplete round.
-		in := map[receipt.Key]bool{}
-		for _, r := range kept {
-			in[r.Key()] = true
-		}
-		end := res.Incomplete
-		if res.Next != nil {
-			end = res.Next.FromRound
-		}
-		for k := range have {
-			if !in[k] && end > 0 && receipt.Round(k.Pass) > end {
-				res.LeftWaiting++
-			}
-		}
-	}
+	countMerged(&plan, res, have, from, kept)
 
 	label := job.Label
 	if label == "" {
 		label = plan.Label
 	}
-	stamp, dir, err := NewReceiptDir(job.Results, plan.Experiment, label, opts.now)
+	stamp, dir, err := NewReceiptDir(job.Results, plan.Experiment, label, opts.Clock)
 	if err != nil {
 		return nil, err
 	}
@@ -260,6 +161,150 @@ func Merge(job MergeJob, opts Options) (*MergeResult, error) {
 		return nil, fmt.Errorf("writing the merged receipt %s: %w", dir, err)
 	}
 	return res, nil
+}
+
+// checkShards refuses shards of different runs (the first difference of their plans,
+// named) and shards whose pass pairs span hosts, and groups them by stage.
+func checkShards(ins []*shardInput) ([]*stageInputs, error) {
+	ref := ins[0]
+	for _, in := range ins[1:] {
+		if d := DiffPlans(ref.plan, in.plan); d != nil {
+			return nil, fmt.Errorf("%s: %s: %s, but %s has %s; the shards of one run share one plan: the same page, flags and binaries", in.dir, d.What, d.B, ref.dir, d.A)
+		}
+	}
+	stages, err := groupStages(ins)
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range ins {
+		if err := checkHosts(in); err != nil {
+			return nil, err
+		}
+	}
+	return stages, nil
+}
+
+// shardRecords gathers every shard's records by key, with the shard each came from; a
+// record outside its shard's pairs and lanes, or in two shards, is refused.
+func shardRecords(ins []*shardInput) (map[receipt.Key]receipt.Record, map[receipt.Key]*shardInput, error) {
+	have := map[receipt.Key]receipt.Record{}
+	from := map[receipt.Key]*shardInput{}
+	for _, in := range ins {
+		for _, rec := range in.recs {
+			k := rec.Key()
+			if !in.shard().Has(receipt.Run{Collection: rec.Collection, Pass: rec.Pass, Lane: rec.Lane, Arm: rec.Arm}) {
+				return nil, nil, fmt.Errorf("%s: run %+v is not one of %s's pairs and lanes; its raw.jsonl was not written by its plan", in.dir, k, in.shard().Name())
+			}
+			if other := from[k]; other != nil {
+				return nil, nil, fmt.Errorf("run %+v is in both %s and %s: their stages overlap", k, other.dir, in.dir)
+			}
+			have[k], from[k] = rec, in
+		}
+	}
+	return have, from, nil
+}
+
+// shardSources names every stage's shard receipts in the merged plan's shard field, and
+// lists in res the shards of each stage that were not given.
+func shardSources(plan *receipt.Plan, stages []*stageInputs, res *MergeResult) {
+	for _, st := range stages {
+		for i := 1; i <= st.count; i++ {
+			in := st.byIndex[i]
+			if in == nil {
+				if pairs := AssignPairs(plan, st.from, st.to, st.count)[i-1]; len(pairs) > 0 {
+					res.Missing = append(res.Missing, MissingShard{Index: i, Count: st.count, FromRound: st.from, ToRound: st.to, Pairs: pairs})
+				}
+				continue
+			}
+			src := receipt.ShardSource{Receipt: filepath.Base(in.dir), ManifestSHA256: in.manifest, Index: i, Count: st.count,
+				FromRound: st.from, ToRound: st.to, Pairs: in.shard().Pairs}
+			for _, h := range in.hosts {
+				src.Hosts = append(src.Hosts, h.String())
+			}
+			res.Sources = append(res.Sources, src)
+		}
+	}
+	plan.Shard = &receipt.Shard{Count: len(res.Sources), Sources: res.Sources}
+}
+
+// keptRecords returns the records the merged receipt keeps, in the schedule's order: of
+// a fixed protocol every planned run given; of a sequential one those the looks replayed
+// over the stages reach (the page's rule, or job.Pending, says which lanes each look
+// leaves pending), setting res.Next when a later stage is due.
+func keptRecords(job MergeJob, plan *receipt.Plan, have map[receipt.Key]receipt.Record, from map[receipt.Key]*shardInput,
+	stages []*stageInputs, opts Options, res *MergeResult) ([]receipt.Record, error) {
+	if plan.Protocol.Sequential == nil {
+		var kept []receipt.Record
+		for _, r := range plan.Runs {
+			if rec, ok := have[r.Key()]; ok {
+				kept = append(kept, rec)
+			}
+		}
+		return kept, nil
+	}
+	pending := job.Pending
+	if pending == nil {
+		if job.Spec == nil {
+			return nil, fmt.Errorf("merging a sequential run needs its page, whose decision rule says which lanes each look leaves pending")
+		}
+		e := job.Spec
+		pending = func(rep driftcheck.Report) []string {
+			return decide.Pending(decide.Input{Spec: e, Plan: plan, Analysis: rep})
+		}
+	}
+	kept, err := replay(plan, have, stages, pending, shardsElapsed(from), opts.events(), res)
+	if err != nil {
+		return nil, err
+	}
+	if res.Next != nil {
+		*res.Next = NextStage(plan, res.Next.FromRound-1, res.Next.Lanes, stages[len(stages)-1].count)
+	}
+	return kept, nil
+}
+
+// countMerged counts each source's kept runs, keeps as missing only the shards the looks
+// wait for (of a sequential run: later stages would have measured what a look stopped),
+// names their pairs in the plan, and counts the runs left out and those left waiting for
+// an incomplete round.
+func countMerged(plan *receipt.Plan, res *MergeResult, have map[receipt.Key]receipt.Record, from map[receipt.Key]*shardInput, kept []receipt.Record) {
+	index := map[string]int{}
+	for i, src := range res.Sources {
+		index[src.Receipt] = i
+	}
+	for _, r := range kept {
+		res.Sources[index[filepath.Base(from[r.Key()].dir)]].Runs++
+	}
+	if plan.Protocol.Sequential != nil {
+		var need []MissingShard
+		for _, m := range res.Missing {
+			if m.FromRound <= res.Incomplete && res.Incomplete <= m.ToRound {
+				need = append(need, m)
+			}
+		}
+		res.Missing = need
+	}
+	for _, m := range res.Missing {
+		plan.Shard.Missing = append(plan.Shard.Missing, m.Pairs...)
+	}
+	res.LeftOut = len(have) - len(kept)
+	if res.LeftOut == 0 {
+		return
+	}
+	// Runs of the rounds the looks reached were stopped by a look; later ones wait for an
+	// incomplete round.
+	in := map[receipt.Key]bool{}
+	for _, r := range kept {
+		in[r.Key()] = true
+	}
+	end := res.Incomplete
+	if res.Next != nil {
+		end = res.Next.FromRound
+	}
+	for k := range have {
+		if !in[k] && end > 0 && receipt.Round(k.Pass) > end {
+			res.LeftWaiting++
+		}
+	}
 }
 
 // loadShards reads the shard receipts of dirs, ordered by stage and shard; each must be

@@ -1,10 +1,15 @@
-// Package pipeline runs an experiment from its spec to its receipt, in one code path that
-// flipbench's measuring verbs share (ab, gate, incidence, calibrate):
+// Package pipeline runs an experiment from its spec to its receipt. Each measuring verb is
+// one call with a typed request that returns a typed outcome carrying the analysed receipt
+// in memory: Ab, Gate, Compare and Calibrate (Merge and Incidence take their own jobs).
+// They share one code path, Run:
 //
 //	lock -> build the arms (armbuild) -> plan.json (harness.NewPlan) -> measure (harness.Runner:
 //	fixed, or sequential rounds with a look after each) -> incidence suite (if the spec has
 //	one) -> analyse (driftcheck) -> derived files (.bench, analysis.json, plots, manifest)
 //	-> the receipt page (report.Render)
+//
+// The receipt is loaded and analysed once after the measured runs (loaded.Load); the
+// page, the profiled lanes and Result.Receipt all come from that one analysis.
 //
 // Everything a run needs from outside comes in Options: how processes start, how the
 // machine lock is taken, where progress goes, the clock. A test passes a fake starter and
@@ -25,9 +30,11 @@ import (
 	"github.com/flipbench/flipbench/armbuild"
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/incidence"
+	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/profdiff"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -41,7 +48,8 @@ type Events interface {
 
 // Options are what a run takes from outside.
 type Options struct {
-	// Starter starts lane processes; nil means harness.ExecStarter{}.
+	// Starter starts every process of a run but the builds' (lanes, listings, the
+	// Valgrind check); nil means harness.ExecStarter with Clock.
 	Starter harness.Starter
 	// Events receives progress; nil discards it.
 	Events Events
@@ -50,8 +58,9 @@ type Options struct {
 	// Lock takes the machine lock for a run whose receipts go to dir; nil takes none
 	// (tests).
 	Lock func(ctx context.Context, dir string) (*harness.Lock, error)
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock is the run's one clock (package clock), handed to the builds, the run loop
+	// and the real starter; nil is the machine's.
+	Clock clock.Clock
 	// Capture and Others replace the host snapshot and the busy-host meter (tests); nil
 	// means the real ones.
 	Capture func(when string, collection, pass int, now time.Time, dir string) receipt.Snapshot
@@ -60,7 +69,7 @@ type Options struct {
 
 func (o Options) starter() harness.Starter {
 	if o.Starter == nil {
-		return harness.ExecStarter{}
+		return harness.ExecStarter{Clock: o.Clock}
 	}
 	return o.Starter
 }
@@ -77,13 +86,6 @@ func (o Options) events() Events {
 		return discard{}
 	}
 	return o.Events
-}
-
-func (o Options) now() time.Time {
-	if o.Now == nil {
-		return time.Now()
-	}
-	return o.Now()
 }
 
 // discard is the Events of a run nobody watches.
@@ -144,22 +146,23 @@ type Job struct {
 	// SkipIdentical stops the run before anything is planned or measured when the built
 	// arms are identical (Identical): Result.Identical says so, and no receipt is written.
 	SkipIdentical bool
-	// Select, when set, is called with the built arms before the plan is made, and returns
+	// Select, when set, is called with the built arms and the run's starter before the
+	// plan is made (what it runs on the binaries, it starts through st), and returns
 	// the experiment and the resolved protocol and lanes to plan instead of Spec and
 	// Resolved: flipbench compare lists the benchmarks of the built binaries to choose its
 	// lanes.
-	Select func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error)
+	Select func(ctx context.Context, st harness.Starter, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error)
 	// Continue, when set, is the earlier receipts this run continues (LoadPrior): the run
 	// must measure the same binaries and protocol (Prior.Check), keeps their iteration
 	// counts, and its looks analyse their runs with its own (docs/gate.md, "Continuing an
 	// undecided gate").
 	Continue *Prior
-	// Reach, when set, is called with each forecast that knows every lane's noise or the
+	// reach, when set, is called with each forecast that knows every lane's noise or the
 	// time per round: before round 1 (the host calibration, the iteration calibration),
 	// and after round 1 when the first forecast lacked something. An
 	// error stops the run there (a *ReachError carrying it); what was measured stays in the
-	// receipt folder. The gate uses it to check that its threshold is within reach.
-	Reach func(Forecast) error
+	// receipt folder. Gate sets it to check that its threshold is within reach.
+	reach func(Forecast) error
 }
 
 // Result is what a run produced.
@@ -173,6 +176,10 @@ type Result struct {
 	// IncidenceErr is set when the incidence suite could not be measured: the A/B receipt
 	// is complete without it.
 	IncidenceErr error
+	// Receipt is the receipt as its page shows it: loaded and analysed once after the
+	// measured runs, with what profiling and the incidence suite added. Nil when the run
+	// stopped before its receipt was written, or measured nothing (Identical).
+	Receipt *loaded.Receipt
 	// Shard is the part of the run a shard measured (nil for a whole run).
 	Shard *receipt.Shard
 	// Identical is set when the job skipped identical arms (Job.SkipIdentical): Arms are
@@ -205,7 +212,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		build = armbuild.Build
 	}
 	var buildWarnings []receipt.Warning
-	arms, err := build(ctx, job.Spec, armbuild.Options{Root: job.Root, Log: opts.log(), Warn: func(w receipt.Warning) {
+	arms, err := build(ctx, job.Spec, armbuild.Options{Root: job.Root, Log: opts.log(), Clock: opts.Clock, Starter: opts.starter(), Warn: func(w receipt.Warning) {
 		opts.events().Warn(w)
 		buildWarnings = append(buildWarnings, w)
 	}})
@@ -216,7 +223,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		return &Result{Identical: true, Arms: arms}, nil
 	}
 	if job.Select != nil {
-		if job.Spec, job.Resolved, err = job.Select(ctx, arms); err != nil {
+		if job.Spec, job.Resolved, err = job.Select(ctx, opts.starter(), arms); err != nil {
 			return nil, err
 		}
 	}
@@ -253,7 +260,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	var iters Iterations
 	if job.Shard == nil {
 		// Shards would each pick their own iteration counts: they keep the benchtime.
-		if iters, err = FixIterations(ctx, plan, opts.starter(), opts.now); err != nil {
+		if iters, err = FixIterations(ctx, plan, opts.starter(), opts.Clock); err != nil {
 			return nil, err
 		}
 		for _, w := range iters.Warnings {
@@ -261,7 +268,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		}
 		buildWarnings = append(buildWarnings, iters.Warnings...)
 	}
-	stamp, dir, err := NewReceiptDir(results, job.Spec.ID, folder, opts.now)
+	stamp, dir, err := NewReceiptDir(results, job.Spec.ID, folder, opts.Clock)
 	if err != nil {
 		return nil, err
 	}
@@ -280,11 +287,11 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	}
 	known := true
 	if !plan.Part() {
-		if known, err = planForecast(opts, job.Root, dir, plan, iters, job.Reach); err != nil {
+		if known, err = planForecast(opts, job.Root, dir, plan, iters, job.reach); err != nil {
 			return &Result{Dir: dir}, err
 		}
 	}
-	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, known, job.Reach))
+	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, known, job.reach))
 }
 
 // Resume finishes the interrupted run in receipt data folder dir: it measures what is
@@ -340,7 +347,9 @@ func release(l *harness.Lock) {
 
 // measureAndFinish measures the plan in dir (w, when set, shows what the looks imply),
 // then profiles the lanes the plan asks for (profileLanes), then measures the incidence
-// suite, then writes the receipt.
+// suite, then writes the receipt. The receipt is loaded and analysed once, after the
+// measured runs: profiling chooses its lanes from that analysis, and the page and
+// Result.Receipt carry it.
 func measureAndFinish(ctx context.Context, dir string, plan *receipt.Plan, job Job, opts Options, w *watch) (*Result, error) {
 	res := &Result{Dir: dir, Shard: plan.Shard}
 	out, looks, err := measure(ctx, dir, plan, job, opts, w)
@@ -355,27 +364,49 @@ func measureAndFinish(ctx context.Context, dir string, plan *receipt.Plan, job J
 		}
 		return res, fmt.Errorf("%w (finished runs are kept: flipbench ab --resume %s)", err, dir)
 	}
-	if err := profileLanes(ctx, dir, plan, opts); err != nil {
+	if err := checkRunFiles(dir); err != nil {
+		return res, fmt.Errorf("writing the receipt for %s: %w", dir, err)
+	}
+	d, err := loaded.Load(dir)
+	if err != nil {
+		return res, fmt.Errorf("writing the receipt for %s: %w", dir, err)
+	}
+	if err := profileLanes(ctx, d, opts); err != nil {
 		if ctx.Err() != nil {
 			return res, fmt.Errorf("%w while profiling; the measured runs are complete: flipbench ab --resume %s", ErrInterrupted, dir)
 		}
 		return res, fmt.Errorf("profiling the reproduced lanes: %w (the measured runs are complete: flipbench ab --resume %s)", err, dir)
 	}
-	if job.Incidence && job.Spec != nil && job.Spec.Incidence != nil && !incidence.Exists(dir) && measuresIncidence(plan) {
-		ij := IncidenceJob{Spec: job.Spec, Root: job.Root, Dir: dir, Command: plan.Command}
-		if _, err := MeasureIncidence(ctx, ij, opts); err != nil {
-			if ctx.Err() != nil {
-				return res, fmt.Errorf("%w while measuring the incidence; the A/B runs are complete: flipbench incidence %d --receipt %s", ErrInterrupted, job.Spec.ID, dir)
-			}
-			res.IncidenceErr = err
-		}
+	if err := measureIncidence(ctx, res, plan, job, opts); err != nil {
+		return res, err
 	}
-	md, err := Finish(dir)
-	if err != nil {
+	if err := d.ReadAdded(); err != nil {
 		return res, fmt.Errorf("writing the receipt for %s: %w", dir, err)
 	}
-	res.Page = md
+	if res.Page, err = finishLoaded(d); err != nil {
+		return res, fmt.Errorf("writing the receipt for %s: %w", dir, err)
+	}
+	res.Receipt = d
 	return res, nil
+}
+
+// measureIncidence measures the spec's incidence suite into the receipt res.Dir after its
+// A/B runs, when the job asks for it and the receipt has none yet. An incidence suite that
+// cannot be measured is res.IncidenceErr, not an error: the A/B receipt is complete
+// without it; only an interruption stops the run.
+func measureIncidence(ctx context.Context, res *Result, plan *receipt.Plan, job Job, opts Options) error {
+	dir := res.Dir
+	if !job.Incidence || job.Spec == nil || job.Spec.Incidence == nil || incidence.Exists(dir) || !measuresIncidence(plan) {
+		return nil
+	}
+	ij := IncidenceJob{Spec: job.Spec, Root: job.Root, Dir: dir, Command: plan.Command}
+	if _, err := MeasureIncidence(ctx, ij, opts); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w while measuring the incidence; the A/B runs are complete: flipbench incidence %d --receipt %s", ErrInterrupted, job.Spec.ID, dir)
+		}
+		res.IncidenceErr = err
+	}
+	return nil
 }
 
 // CheckArms refuses a plan whose arm binaries changed since it was made: resumed runs
@@ -397,21 +428,20 @@ func CheckArms(plan *receipt.Plan) error {
 // resultsDir. The stamp has one-second resolution, so when a run of the same experiment
 // and label already took this second, it waits for the next one: every run gets a folder
 // of its own, and stamps keep sorting by time.
-func NewReceiptDir(resultsDir string, id int, label string, now func() time.Time) (stamp, dir string, err error) {
-	if now == nil {
-		now = time.Now
-	}
+func NewReceiptDir(resultsDir string, id int, label string, now clock.Clock) (stamp, dir string, err error) {
 	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
 		return "", "", err
 	}
 	for try := 0; ; try++ {
-		t := now().UTC()
+		t := now.Now().UTC()
 		stamp = t.Format(StampFormat)
 		dir = filepath.Join(resultsDir, fmt.Sprintf("%s-exp%03d-%s", stamp, id, label))
 		err = os.Mkdir(dir, 0o755)
 		if err == nil || !errors.Is(err, os.ErrExist) || try == 3 {
 			return stamp, dir, err
 		}
+		// Until the machine's next second, when the real clock's stamp changes; a fake
+		// clock's stamp may never change, and the fourth try then gives up.
 		time.Sleep(time.Until(t.Truncate(time.Second).Add(time.Second)))
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/flipbench/flipbench/gate"
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -249,6 +250,20 @@ lanes:
 	}
 	if _, err := os.Stat(resumed.Page); err != nil {
 		t.Errorf("no receipt page: %v", err)
+	}
+	// The result carries the receipt its page was rendered from: the analysis written to
+	// analysis.json, which Open verifies against one recomputed from the data.
+	for name, r := range map[string]*Result{"whole": whole, "resumed": resumed} {
+		if r.Receipt == nil || r.Receipt.Dir != r.Dir || len(r.Receipt.Records) != r.Outcome.Ran+r.Outcome.Resumed {
+			t.Fatalf("%s: Result.Receipt %+v, want the receipt of %s", name, r.Receipt, r.Dir)
+		}
+		opened, err := loaded.Open(r.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := loaded.AnalysisDiff(opened.Analysis, r.Receipt.Analysis); diff != "" {
+			t.Errorf("%s: Result.Receipt's analysis is not the receipt's: %s", name, diff)
+		}
 	}
 }
 

@@ -19,14 +19,14 @@ import (
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/profdiff"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
+	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // ProfileTop is how many functions of each profile difference the receipt keeps, by flat
 // and by cumulative difference.
 const ProfileTop = 15
 
-// profileLanes runs, after the measured runs of the plan in dir and before the receipt is
+// profileLanes runs, after the measured runs of the receipt d (loaded and analysed) and before the receipt is
 // written, one more process per arm of every lane the plan's ProfileLanes selects (the
 // lanes reproduced in the pooled analysis, or all), with a CPU profile, and one more
 // with an allocation profile for a lane whose runs report B/op; it keeps the profiles in
@@ -37,7 +37,8 @@ const ProfileTop = 15
 // judge), or a receipt that is finished (it has a manifest) or already profiled. A
 // process that fails or writes no profile is a note in profiles.json, not an error: the
 // measured receipt is complete without it.
-func profileLanes(ctx context.Context, dir string, plan *receipt.Plan, opts Options) error {
+func profileLanes(ctx context.Context, d *loaded.Receipt, opts Options) error {
+	dir, plan := d.Dir, d.Plan
 	sel := plan.ProfileLanes
 	if sel == "" || sel == profdiff.SelectNone || plan.Part() || plan.Merged() {
 		return nil
@@ -47,10 +48,6 @@ func profileLanes(ctx context.Context, dir string, plan *receipt.Plan, opts Opti
 	}
 	if _, err := os.Stat(filepath.Join(dir, receipt.ManifestFile)); err == nil || profdiff.Exists(dir) {
 		return nil
-	}
-	d, err := report.Load(dir)
-	if err != nil {
-		return err
 	}
 	chosen := profiledLanes(d, sel)
 	if len(chosen) == 0 {
@@ -85,7 +82,7 @@ type chosenLane struct {
 
 // profiledLanes returns the lanes of d that selection sel profiles, for each candidate
 // arm in plan order of the lanes.
-func profiledLanes(d *report.Data, sel string) []chosenLane {
+func profiledLanes(d *loaded.Receipt, sel string) []chosenLane {
 	var out []chosenLane
 	for _, arm := range d.Analysis.Candidates {
 		for _, l := range d.Plan.Lanes {
@@ -103,7 +100,7 @@ func profiledLanes(d *report.Data, sel string) []chosenLane {
 }
 
 // reportsBytes reports whether the lane's successful runs report B/op.
-func reportsBytes(d *report.Data, lane string) bool {
+func reportsBytes(d *loaded.Receipt, lane string) bool {
 	return slices.ContainsFunc(d.Records, func(r receipt.Record) bool {
 		return r.Lane == lane && r.OK() && len(r.Metrics["B/op"]) > 0
 	})
@@ -123,7 +120,7 @@ type profiler struct {
 
 // lane profiles one lane in the base arm and candidate c.arm and computes the
 // differences both profiles allow.
-func (p *profiler) lane(ctx context.Context, c chosenLane, d *report.Data) (profdiff.Lane, error) {
+func (p *profiler) lane(ctx context.Context, c chosenLane, d *loaded.Receipt) (profdiff.Lane, error) {
 	base := p.plan.Arms[0].Name
 	out := profdiff.Lane{Lane: c.lane.Name, Arm: c.arm, Verdict: string(c.verdict), Diffs: []profdiff.Diff{}}
 	kinds := []string{profdiff.CPU}

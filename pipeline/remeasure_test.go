@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
+	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // TestRemeasureSetAside disturbs one process of round 1: the look after round 1 sets its
@@ -71,7 +71,7 @@ lanes:
 	if again[0].Order != again[1].Order || again[0].Position == again[1].Position {
 		t.Errorf("re-measured records %+v: want the plan's order and positions", again)
 	}
-	d, err := report.Open(whole.Dir)
+	d, err := loaded.Open(whole.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ lanes:
 	if crashed.Lane != m.Lane || crashed.Pass != m.Pass || crashed.Arm != m.Arm || again != 2 {
 		t.Fatalf("crashed %+v, %d runs measured again: want both arms of %+v in round 2", crashed, again, m)
 	}
-	d, err := report.Open(out.Dir)
+	d, err := loaded.Open(out.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func checkReach(reach func(Forecast) error, f Forecast) error {
 	return nil
 }
 
-// ReachError is a Job.Reach refusal: the run stopped because its decision is out of reach.
+// ReachError is a refusal of the job's reach (Gate's): the run stopped because its decision is out of reach.
 // Its message is Err's; the plan, and the runs of round 1 when the refusal came after it,
 // stay in the receipt folder.
 type ReachError struct{ Err error }
@@ -100,7 +100,7 @@ func hostCalibration(opts Options, root, dir string) *calibrate.File {
 	if capture == nil {
 		capture = harness.CaptureEnv
 	}
-	f, err := calibrate.Read(root, calibrate.HostOf(capture("plan", 0, 0, opts.now(), dir)))
+	f, err := calibrate.Read(root, calibrate.HostOf(capture("plan", 0, 0, opts.Clock.Now(), dir)))
 	if err != nil {
 		return nil
 	}

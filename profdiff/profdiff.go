@@ -131,46 +131,71 @@ func Compute(kind string, base, cand *profile.Profile, baseOps, candOps, n int) 
 	if baseOps <= 0 || candOps <= 0 {
 		return Diff{}, fmt.Errorf("operations must be positive (base %d, cand %d)", baseOps, candOps)
 	}
-	bi, err := valueIndex(base, typ)
-	if err != nil {
-		return Diff{}, fmt.Errorf("base profile: %w", err)
-	}
-	ci, err := valueIndex(cand, typ)
-	if err != nil {
-		return Diff{}, fmt.Errorf("candidate profile: %w", err)
-	}
-	// As pprof -diff_base: the base negated and labelled, merged with the candidate.
-	b, c := base.Copy(), cand.Copy()
-	for _, p := range []*profile.Profile{b, c} {
-		p.Comments = nil
-	}
-	if bi != ci || len(b.SampleType) != len(c.SampleType) {
-		if err := profile.CompatibilizeSampleTypes([]*profile.Profile{b, c}); err != nil {
-			return Diff{}, fmt.Errorf("the profiles cannot be compared: %v", err)
-		}
-	}
-	b.SetLabel("pprof::base", []string{"true"})
-	b.Scale(-1)
-	merged, err := profile.Merge([]*profile.Profile{c, b})
-	if err != nil {
-		return Diff{}, fmt.Errorf("merging the profiles: %v", err)
-	}
-	vi, err := valueIndex(merged, typ)
+	merged, vi, err := mergeDiff(typ, base, cand)
 	if err != nil {
 		return Diff{}, err
 	}
 	st := merged.SampleType[vi]
 	d := Diff{Kind: kind, SampleType: st.Type + "/" + st.Unit, Unit: unit, BaseOps: baseOps, CandOps: candOps,
 		BaseEvents: events(base, kind), CandEvents: events(cand, kind)}
-	type acc struct {
-		flat, cum      Values
-		noiseB, noiseC float64 // the variance of flat's Base and Cand from sampling
+	fns := accumulate(&d, merged, vi, kind, baseOps, candOps)
+	var all []Entry
+	for name, a := range fns {
+		all = append(all, Entry{Function: name, Flat: a.flat, Cum: a.cum, FlatNoise: math.Sqrt(a.noiseB + a.noiseC)})
 	}
-	fns := map[string]*acc{}
-	get := func(name string) *acc {
+	d.Functions = len(all)
+	d.Top, d.TopCum, d.TopCode = rank(all, n)
+	return d, nil
+}
+
+// mergeDiff merges cand with base negated and labelled pprof::base, as pprof -diff_base
+// does, and returns the merged profile with the index of the sample type typ in it.
+func mergeDiff(typ string, base, cand *profile.Profile) (*profile.Profile, int, error) {
+	bi, err := valueIndex(base, typ)
+	if err != nil {
+		return nil, 0, fmt.Errorf("base profile: %w", err)
+	}
+	ci, err := valueIndex(cand, typ)
+	if err != nil {
+		return nil, 0, fmt.Errorf("candidate profile: %w", err)
+	}
+	b, c := base.Copy(), cand.Copy()
+	for _, p := range []*profile.Profile{b, c} {
+		p.Comments = nil
+	}
+	if bi != ci || len(b.SampleType) != len(c.SampleType) {
+		if err := profile.CompatibilizeSampleTypes([]*profile.Profile{b, c}); err != nil {
+			return nil, 0, fmt.Errorf("the profiles cannot be compared: %v", err)
+		}
+	}
+	b.SetLabel("pprof::base", []string{"true"})
+	b.Scale(-1)
+	merged, err := profile.Merge([]*profile.Profile{c, b})
+	if err != nil {
+		return nil, 0, fmt.Errorf("merging the profiles: %v", err)
+	}
+	vi, err := valueIndex(merged, typ)
+	if err != nil {
+		return nil, 0, err
+	}
+	return merged, vi, nil
+}
+
+// funcCost is one function's share of a merged difference profile, per operation.
+type funcCost struct {
+	flat, cum      Values
+	noiseB, noiseC float64 // the variance of flat's Base and Cand from sampling
+}
+
+// accumulate adds every sample of the merged profile, per operation of its arm, to d's
+// total and to the flat cost of its leaf and the cumulative cost of each function on its
+// stack (once per sample under recursion), and returns the functions' costs.
+func accumulate(d *Diff, merged *profile.Profile, vi int, kind string, baseOps, candOps int) map[string]*funcCost {
+	fns := map[string]*funcCost{}
+	get := func(name string) *funcCost {
 		a := fns[name]
 		if a == nil {
-			a = &acc{}
+			a = &funcCost{}
 			fns[name] = a
 		}
 		return a
@@ -223,11 +248,13 @@ func Compute(kind string, base, cand *profile.Profile, baseOps, candOps, n int) 
 			add(&get(f).cum)
 		}
 	}
-	var all []Entry
-	for name, a := range fns {
-		all = append(all, Entry{Function: name, Flat: a.flat, Cum: a.cum, FlatNoise: math.Sqrt(a.noiseB + a.noiseC)})
-	}
-	d.Functions = len(all)
+	return fns
+}
+
+// rank returns the n entries whose flat cost changed most, the n whose cumulative cost
+// did, and the n of those outside the runtime and testing machinery, each leaving out
+// entries that did not change.
+func rank(all []Entry, n int) (top, topCum, topCode []Entry) {
 	byFlat := slices.Clone(all)
 	slices.SortFunc(byFlat, func(x, y Entry) int {
 		return cmp.Or(cmp.Compare(math.Abs(y.Flat.Delta), math.Abs(x.Flat.Delta)),
@@ -242,8 +269,7 @@ func Compute(kind string, base, cand *profile.Profile, baseOps, candOps, n int) 
 	cum := func(e Entry) Values { return e.Cum }
 	byFlat, byCum = nonZero(byFlat, flat), nonZero(byCum, cum)
 	code := slices.DeleteFunc(slices.Clone(byCum), func(e Entry) bool { return Machinery(e.Function) })
-	d.Top, d.TopCum, d.TopCode = byFlat[:min(n, len(byFlat))], byCum[:min(n, len(byCum))], code[:min(n, len(code))]
-	return d, nil
+	return byFlat[:min(n, len(byFlat))], byCum[:min(n, len(byCum))], code[:min(n, len(code))]
 }
 
 // Machinery reports whether fn belongs to the Go runtime (runtime, runtime/...,

@@ -10,6 +10,7 @@ import (
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // Counted reports whether any lane of the plan counts instructions.
@@ -21,7 +22,7 @@ func Counted(p *receipt.Plan) bool {
 // counted (from which function's entry to which, operations per sample, the pinned
 // environment, the tool) and what counting cost: the median wall time of the native and
 // the counted process of a run, and their ratio, over the successful runs.
-func CountingTable(w io.Writer, d *Data) error {
+func CountingTable(w io.Writer, d *loaded.Receipt) error {
 	type times struct{ native, counted, ratio []float64 }
 	by := map[string]*times{}
 	tools := map[string][]string{}

@@ -16,7 +16,7 @@ import (
 // collections and per collection (EvidenceTable), the pass statistics per collection,
 // then every pass-pair verdict with its reason (PairTable). Sections use third-level
 // headings. roles names the lanes' roles (nil shows none). The drift check's warnings are
-// not here: the receipt shows them with every other warning (Data.Warnings), and
+// not here: the receipt shows them with every other warning (Warnings), and
 // flipbench drift after the tables.
 func DriftMarkdown(w io.Writer, r driftcheck.Report, roles Roles, vals *Values) error {
 	ew := NewErrWriter(w)

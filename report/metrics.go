@@ -10,13 +10,14 @@ import (
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/nonzero"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/spec"
 )
 
 // MetricsSection writes the "Lane metrics" section (heading, a line on what it shows, the
 // MetricsTable of every arm) after heading, the text that starts its heading line ("\n## ",
 // "### "). It writes nothing and returns false when the table would show nothing.
-func MetricsSection(w io.Writer, d *Data, heading string) (bool, error) {
+func MetricsSection(w io.Writer, d *loaded.Receipt, heading string) (bool, error) {
 	var table bytes.Buffer
 	shown, err := MetricsTable(&table, d, d.Plan.ArmNames())
 	if err != nil || !shown {
@@ -35,7 +36,7 @@ func MetricsSection(w io.Writer, d *Data, heading string) (bool, error) {
 // names whether higher is better; a metric the page names in the lane's nonzero list says
 // "(nonzero)". It writes nothing and returns false when no lane reported a metric besides
 // its value and none names a nonzero metric: the per-pass tables already show the values.
-func MetricsTable(w io.Writer, d *Data, arms []string) (bool, error) {
+func MetricsTable(w io.Writer, d *loaded.Receipt, arms []string) (bool, error) {
 	type key struct{ lane, arm, metric string }
 	values := map[key][]float64{}
 	units := map[string]string{}     // lane -> the unit its runs recorded
@@ -107,7 +108,7 @@ func MetricsTable(w io.Writer, d *Data, arms []string) (bool, error) {
 // their nonzero lists: one for every lane, metric and arm where the metric is exactly
 // zero over the arm's successful runs, or was never reported (package nonzero finds and
 // phrases them, as it does the incidence report's zero).
-func NonZeroWarnings(d *Data) []string {
+func NonZeroWarnings(d *loaded.Receipt) []string {
 	var out []string
 	for _, w := range nonzero.Find(nonzero.FromRecords(d.Plan, d.Records), true) {
 		out = append(out, w.String())

@@ -8,11 +8,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // metricsData is a receipt of two arms and two lanes; Over names two metrics nonzero,
 // one of which no run reports, and the base's stale metric is 0 everywhere.
-func metricsData() *Data {
+func metricsData() *loaded.Receipt {
 	plan := &receipt.Plan{
 		Arms: []receipt.Arm{{Name: "base"}, {Name: "cand"}},
 		Lanes: []receipt.Lane{
@@ -27,7 +28,7 @@ func metricsData() *Data {
 		}
 		return r
 	}
-	return &Data{Plan: plan, Records: []receipt.Record{
+	return &loaded.Receipt{Plan: plan, Records: []receipt.Record{
 		rec("Over", "base", []float64{0, 0, 0}, map[string][]float64{"stale/op": {0, 0, 0}, "age-ms": {1, 2, 3}}, false),
 		rec("Over", "cand", []float64{60, 70, 80}, map[string][]float64{"stale/op": {0, 10, 20}, "age-ms": {4, 5, 6}}, false),
 		rec("Over", "cand", []float64{1e9}, map[string][]float64{"stale/op": {1e9}}, true), // failed: left out

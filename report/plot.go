@@ -16,6 +16,7 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -60,73 +61,16 @@ const (
 	legendWidth = 2.2 * vg.Inch
 )
 
+// ruleColor is the grey of the plot's rules and collection names.
+func ruleColor() color.NRGBA { return color.NRGBA{R: 0x55, G: 0x55, B: 0x55, A: 0xff} }
+
 // Plot writes the SVG plot of one lane for one candidate arm to buf: the per-pass delta
 // against base by pass, forward and reverse passes drawn differently; per collection (each
 // named above its passes) the lane's effect from its pair means as a dashed line with its
 // interval as a band; the effect floor as a grey band around zero; every y tick labelled
 // in percent, negative ones included; the legend beside the data, not on it.
-func Plot(buf *bytes.Buffer, d *Data, arm, lane string) error {
-	var (
-		forwardColor  = color.NRGBA{R: 0x1f, G: 0x6f, B: 0xb4, A: 0xff}
-		reverseColor  = color.NRGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff}
-		bandColor     = color.NRGBA{R: 0x99, G: 0x99, B: 0x99, A: 0x40} // translucent: NRGBA
-		intervalColor = color.NRGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0x38}
-		effectColor   = color.NRGBA{R: 0x1b, G: 0x6e, B: 0x1b, A: 0xff}
-		ruleColor     = color.NRGBA{R: 0x55, G: 0x55, B: 0x55, A: 0xff}
-	)
-	passes := d.Plan.Protocol.Passes
-	floor := d.Analysis.Config.EffectFloorPct
-	maxColl, lastPass := 0, 0
-	var usable []driftcheck.PassDelta
-	for _, pd := range d.Analysis.Passes {
-		if pd.Arm != arm || pd.Lane != lane {
-			continue
-		}
-		maxColl = max(maxColl, pd.Collection)
-		if pd.Usable {
-			usable = append(usable, pd)
-			lastPass = max(lastPass, pd.Pass)
-		}
-	}
-	if maxColl == 0 {
-		maxColl = d.Plan.Protocol.Collections
-	}
-	// A sequential run may stop well before its last planned pass: show the passes run.
-	shown := passes
-	if d.Plan.Protocol.Sequential != nil {
-		shown = max(lastPass+lastPass%2, 2)
-	}
-	var fwd, rev plotter.XYs
-	for _, pd := range usable {
-		xy := plotter.XY{X: float64((pd.Collection-1)*shown + pd.Pass), Y: pd.DeltaPct}
-		if pd.Order == driftcheck.OrderReverse {
-			rev = append(rev, xy)
-		} else {
-			fwd = append(fwd, xy)
-		}
-	}
-	n := float64(maxColl * shown)
-	lo, hi := 0.5, n+0.5
-	ymin, ymax := -floor, floor
-	grow := func(y float64) { ymin, ymax = min(ymin, y), max(ymax, y) }
-	for _, xy := range append(append(plotter.XYs{}, fwd...), rev...) {
-		grow(xy.Y)
-	}
-	var colls []driftcheck.LaneSummary
-	for _, s := range d.Analysis.Lanes {
-		if s.Arm == arm && s.Lane == lane && s.UsablePairs > 0 {
-			colls = append(colls, s)
-			grow(s.EstimatePct)
-			if s.Bounded {
-				grow(s.CILowPct)
-				grow(s.CIHighPct)
-			}
-		}
-	}
-	// Pad the data, and leave a strip at the top for the collections' names.
-	pad := (ymax - ymin) * 0.08
-	ymin, ymax = ymin-pad, ymax+pad+(ymax-ymin)*0.12
-
+func Plot(buf *bytes.Buffer, d *loaded.Receipt, arm, lane string) error {
+	pd := plotDataOf(d, arm, lane)
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: %s vs %s, delta per pass", lane, arm, d.Analysis.Base)
 	p.Title.TextStyle.Font = plotFont(12)
@@ -136,14 +80,13 @@ func Plot(buf *bytes.Buffer, d *Data, arm, lane string) error {
 		a.Label.TextStyle.Font = plotFont(10)
 		a.Tick.Label.Font = plotFont(9)
 	}
-	p.X.Min, p.X.Max = lo, hi
-	p.Y.Min, p.Y.Max = ymin, ymax
+	p.X.Min, p.X.Max = pd.lo, pd.hi
+	p.Y.Min, p.Y.Max = pd.ymin, pd.ymax
 	p.Y.Tick.Marker = percentTicks{}
-
 	var ticks []plot.Tick
-	for c := 0; c < maxColl; c++ {
-		for k := 1; k <= shown; k++ {
-			ticks = append(ticks, plot.Tick{Value: float64(c*shown + k), Label: fmt.Sprint(k)})
+	for c := 0; c < pd.colls; c++ {
+		for k := 1; k <= pd.shown; k++ {
+			ticks = append(ticks, plot.Tick{Value: float64(c*pd.shown + k), Label: fmt.Sprint(k)})
 		}
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
@@ -151,35 +94,120 @@ func Plot(buf *bytes.Buffer, d *Data, arm, lane string) error {
 	legend.TextStyle.Font = plotFont(9)
 	legend.Top, legend.Left = true, true
 	legend.Padding = vg.Points(4)
-
-	band, err := plotter.NewPolygon(plotter.XYs{{X: lo, Y: -floor}, {X: hi, Y: -floor}, {X: hi, Y: floor}, {X: lo, Y: floor}})
+	for _, layer := range []func(*plot.Plot, *plot.Legend) error{pd.floorBand, pd.effects, pd.collectionNames, pd.passes} {
+		if err := layer(p, &legend); err != nil {
+			return err
+		}
+	}
+	c, err := draw.NewFormattedCanvas(plotWidth, plotHeight, "svg")
 	if err != nil {
 		return err
 	}
-	band.Color = bandColor
+	dc := draw.New(c)
+	p.Draw(draw.Crop(dc, 0, -legendWidth, 0, -vg.Points(4)))
+	legend.Draw(draw.Crop(dc, plotWidth-legendWidth+vg.Points(12), 0, 0, -vg.Points(28)))
+	_, err = c.WriteTo(buf)
+	return err
+}
+
+// plotData is what one lane's plot draws, placed on its axes: passes numbered across
+// collections (shown passes each), the x range lo..hi and the y range ymin..ymax.
+type plotData struct {
+	floor        float64
+	colls, shown int
+	fwd, rev     plotter.XYs
+	summaries    []driftcheck.LaneSummary // the collections' effects with usable pairs
+	lo, hi       float64
+	ymin, ymax   float64
+}
+
+// plotDataOf gathers arm's usable pass deltas and collection effects for lane from d.
+func plotDataOf(d *loaded.Receipt, arm, lane string) plotData {
+	pd := plotData{floor: d.Analysis.Config.EffectFloorPct}
+	lastPass := 0
+	var usable []driftcheck.PassDelta
+	for _, x := range d.Analysis.Passes {
+		if x.Arm != arm || x.Lane != lane {
+			continue
+		}
+		pd.colls = max(pd.colls, x.Collection)
+		if x.Usable {
+			usable = append(usable, x)
+			lastPass = max(lastPass, x.Pass)
+		}
+	}
+	if pd.colls == 0 {
+		pd.colls = d.Plan.Protocol.Collections
+	}
+	// A sequential run may stop well before its last planned pass: show the passes run.
+	pd.shown = d.Plan.Protocol.Passes
+	if d.Plan.Protocol.Sequential != nil {
+		pd.shown = max(lastPass+lastPass%2, 2)
+	}
+	for _, x := range usable {
+		xy := plotter.XY{X: float64((x.Collection-1)*pd.shown + x.Pass), Y: x.DeltaPct}
+		if x.Order == driftcheck.OrderReverse {
+			pd.rev = append(pd.rev, xy)
+		} else {
+			pd.fwd = append(pd.fwd, xy)
+		}
+	}
+	pd.lo, pd.hi = 0.5, float64(pd.colls*pd.shown)+0.5
+	ymin, ymax := -pd.floor, pd.floor
+	grow := func(y float64) { ymin, ymax = min(ymin, y), max(ymax, y) }
+	for _, xy := range append(append(plotter.XYs{}, pd.fwd...), pd.rev...) {
+		grow(xy.Y)
+	}
+	for _, s := range d.Analysis.Lanes {
+		if s.Arm == arm && s.Lane == lane && s.UsablePairs > 0 {
+			pd.summaries = append(pd.summaries, s)
+			grow(s.EstimatePct)
+			if s.Bounded {
+				grow(s.CILowPct)
+				grow(s.CIHighPct)
+			}
+		}
+	}
+	// Pad the data, and leave a strip at the top for the collections' names.
+	pad := (ymax - ymin) * 0.08
+	pd.ymin, pd.ymax = ymin-pad, ymax+pad+(ymax-ymin)*0.12
+	return pd
+}
+
+// floorBand draws the effect floor as a grey band around zero, and the zero line.
+func (pd plotData) floorBand(p *plot.Plot, legend *plot.Legend) error {
+	band, err := plotter.NewPolygon(plotter.XYs{{X: pd.lo, Y: -pd.floor}, {X: pd.hi, Y: -pd.floor}, {X: pd.hi, Y: pd.floor}, {X: pd.lo, Y: pd.floor}})
+	if err != nil {
+		return err
+	}
+	band.Color = color.NRGBA{R: 0x99, G: 0x99, B: 0x99, A: 0x40} // translucent: NRGBA
 	band.LineStyle.Width = 0
 	p.Add(band)
-	legend.Add(fmt.Sprintf("effect floor ±%s%%", human.Num(floor)), band)
-
-	zero, err := plotter.NewLine(plotter.XYs{{X: lo, Y: 0}, {X: hi, Y: 0}})
+	legend.Add(fmt.Sprintf("effect floor ±%s%%", human.Num(pd.floor)), band)
+	zero, err := plotter.NewLine(plotter.XYs{{X: pd.lo, Y: 0}, {X: pd.hi, Y: 0}})
 	if err != nil {
 		return err
 	}
-	zero.Color = ruleColor
+	zero.Color = ruleColor()
 	zero.Width = vg.Points(0.5)
 	p.Add(zero)
+	return nil
+}
 
+// effects draws each collection's effect as a dashed line over its passes, with its
+// interval as a band where it is bounded.
+func (pd plotData) effects(p *plot.Plot, legend *plot.Legend) error {
 	var effectLine *plotter.Line
 	var intervalBand *plotter.Polygon
-	for _, s := range colls {
-		x0 := float64((s.Collection-1)*shown) + 0.5
-		x1 := x0 + float64(shown)
+	for _, s := range pd.summaries {
+		x0 := float64((s.Collection-1)*pd.shown) + 0.5
+		x1 := x0 + float64(pd.shown)
 		if s.Bounded {
 			ib, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: s.CILowPct}, {X: x1, Y: s.CILowPct}, {X: x1, Y: s.CIHighPct}, {X: x0, Y: s.CIHighPct}})
 			if err != nil {
 				return err
 			}
-			ib.Color = intervalColor
+			ib.Color = color.NRGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0x38}
 			ib.LineStyle.Width = 0
 			p.Add(ib)
 			intervalBand = ib
@@ -188,7 +216,7 @@ func Plot(buf *bytes.Buffer, d *Data, arm, lane string) error {
 		if err != nil {
 			return err
 		}
-		m.Color = effectColor
+		m.Color = color.NRGBA{R: 0x1b, G: 0x6e, B: 0x1b, A: 0xff}
 		m.Width = vg.Points(1)
 		m.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		p.Add(m)
@@ -200,19 +228,25 @@ func Plot(buf *bytes.Buffer, d *Data, arm, lane string) error {
 	if intervalBand != nil {
 		legend.Add("its interval at the collection's replication level", intervalBand)
 	}
+	return nil
+}
+
+// collectionNames names each collection above its passes and separates collections with
+// dotted lines.
+func (pd plotData) collectionNames(p *plot.Plot, _ *plot.Legend) error {
 	var names plotter.XYLabels
-	for c := 0; c < maxColl; c++ {
-		names.XYs = append(names.XYs, plotter.XY{X: float64(c*shown) + 0.5 + float64(shown)/2, Y: ymax})
+	for c := 0; c < pd.colls; c++ {
+		names.XYs = append(names.XYs, plotter.XY{X: float64(c*pd.shown) + 0.5 + float64(pd.shown)/2, Y: pd.ymax})
 		names.Labels = append(names.Labels, fmt.Sprintf("collection %d", c+1))
 		if c == 0 {
 			continue
 		}
-		x := float64(c*shown) + 0.5
-		sep, err := plotter.NewLine(plotter.XYs{{X: x, Y: ymin}, {X: x, Y: ymax}})
+		x := float64(c*pd.shown) + 0.5
+		sep, err := plotter.NewLine(plotter.XYs{{X: x, Y: pd.ymin}, {X: x, Y: pd.ymax}})
 		if err != nil {
 			return err
 		}
-		sep.Color = ruleColor
+		sep.Color = ruleColor()
 		sep.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
 		p.Add(sep)
 	}
@@ -224,17 +258,22 @@ func Plot(buf *bytes.Buffer, d *Data, arm, lane string) error {
 		labels.TextStyle[i].Font = plotFont(9)
 		labels.TextStyle[i].XAlign = draw.XCenter
 		labels.TextStyle[i].YAlign = draw.YTop
-		labels.TextStyle[i].Color = ruleColor
+		labels.TextStyle[i].Color = ruleColor()
 	}
 	p.Add(labels)
+	return nil
+}
+
+// passes draws the forward and reverse passes' deltas as circles and triangles.
+func (pd plotData) passes(p *plot.Plot, legend *plot.Legend) error {
 	for _, s := range []struct {
 		xys   plotter.XYs
 		label string
 		color color.Color
 		shape draw.GlyphDrawer
 	}{
-		{fwd, "forward pass (base first)", forwardColor, draw.CircleGlyph{}},
-		{rev, "reverse pass (candidates first)", reverseColor, draw.PyramidGlyph{}},
+		{pd.fwd, "forward pass (base first)", color.NRGBA{R: 0x1f, G: 0x6f, B: 0xb4, A: 0xff}, draw.CircleGlyph{}},
+		{pd.rev, "reverse pass (candidates first)", color.NRGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff}, draw.PyramidGlyph{}},
 	} {
 		if len(s.xys) == 0 {
 			continue
@@ -249,15 +288,7 @@ func Plot(buf *bytes.Buffer, d *Data, arm, lane string) error {
 		p.Add(sc)
 		legend.Add(s.label, sc)
 	}
-	c, err := draw.NewFormattedCanvas(plotWidth, plotHeight, "svg")
-	if err != nil {
-		return err
-	}
-	dc := draw.New(c)
-	p.Draw(draw.Crop(dc, 0, -legendWidth, 0, -vg.Points(4)))
-	legend.Draw(draw.Crop(dc, plotWidth-legendWidth+vg.Points(12), 0, 0, -vg.Points(28)))
-	_, err = c.WriteTo(buf)
-	return err
+	return nil
 }
 
 // percentTicks are the y axis ticks of a plot: gonum's default positions, each major tick

@@ -6,8 +6,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/profdiff"
+	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // profilePlotBars is how many functions a profile plot shows.
@@ -174,12 +173,10 @@ const ProfileEntries = 8
 // ProfileSection writes the profile differences of d (profdiff.Markdown) with the bar
 // charts Finish wrote beside them; heading starts each lane's heading line, and link
 // turns a path relative to the data folder into the page's link to it.
-func ProfileSection(w io.Writer, d *Data, heading string, link func(rel string) string) error {
+func ProfileSection(w io.Writer, d *loaded.Receipt, heading string, link func(rel string) string) error {
 	return profdiff.Markdown(w, d.Profiles, heading, ProfileEntries, func(rel string) string {
-		if strings.HasSuffix(rel, ".svg") {
-			if _, err := os.Stat(filepath.Join(d.Dir, rel)); err != nil {
-				return ""
-			}
+		if strings.HasSuffix(rel, ".svg") && !d.Plots[rel] {
+			return ""
 		}
 		return link(rel)
 	})
@@ -187,7 +184,7 @@ func ProfileSection(w io.Writer, d *Data, heading string, link func(rel string) 
 
 // ProfilePlots returns the bar charts of d's profile differences: file name (in the data
 // folder) to SVG.
-func ProfilePlots(d *Data) (map[string][]byte, error) {
+func ProfilePlots(d *loaded.Receipt) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	if d.Profiles == nil {
 		return out, nil

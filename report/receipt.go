@@ -1,331 +1,32 @@
 // Package report renders receipts: the markdown page of one run of an experiment, written
 // beside its data folder, with provenance, per-pass tables, the drift check's verdicts,
-// peak RSS, failed runs and warnings. Everything it shows is computed from the data folder,
-// so a receipt can be re-rendered at any time (Finish is idempotent).
+// peak RSS, failed runs and warnings. Everything it shows is computed from a receipt
+// loaded into memory (package loaded), so a receipt can be re-rendered at any time
+// (Finish is idempotent). It reads no file: loading and verifying belong to package
+// loaded, writing to the pipeline.
 package report
 
 import (
-	"cmp"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/internal/shquote"
-	"github.com/flipbench/flipbench/lanekind"
-	"github.com/flipbench/flipbench/profdiff"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/spec"
+	"github.com/flipbench/flipbench/receipt/loaded"
 )
-
-// Data is everything a receipt shows, loaded from a data folder.
-type Data struct {
-	Dir      string
-	Plan     *receipt.Plan
-	Records  []receipt.Record
-	Env      receipt.Env
-	Analysis driftcheck.Report
-	// Looks are a sequential run's looks (looks.jsonl); nil for a fixed protocol.
-	Looks []receipt.Look
-	// Kept are the warnings the build and the run kept in warnings.jsonl.
-	Kept []receipt.Warning
-	// Profiles are the profile differences of the lanes profiled after the measured runs
-	// (profiles.json); nil when none were.
-	Profiles *profdiff.Report
-	// Reanalyzed says that Open found an analysis.json of an older schema than this
-	// flipbench's drift check and computed the analysis afresh from the run's data (plan
-	// and raw runs, both under the manifest) instead.
-	Reanalyzed bool
-}
-
-// Load reads a receipt data folder and runs the drift check on it afresh: what Finish
-// renders, and what flipbench drift shows.
-func Load(dir string) (*Data, error) {
-	d, err := readData(dir)
-	if err != nil {
-		return nil, err
-	}
-	d.Analysis, err = driftcheck.Analyze(DriftInput(d.Plan, d.Records), d.Plan.Drift)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	return d, nil
-}
-
-// Open loads a finished receipt as its page shows it, for deciding on it: it refuses an
-// unfinished receipt (no manifest yet), verifies the data folder against its manifest,
-// refusing a receipt whose files changed since the run, checks that the receipt page
-// exists and is the page rendered from the data (receipt.VerifyPage), and takes the drift
-// analysis stored in analysis.json, unless that analysis is of an older schema
-// (Data.Reanalyzed: then the one computed afresh). A stored analysis of the current schema is
-// checked against the drift check computed afresh from the plan and raw runs, and a
-// receipt whose analysis.json differs is refused with the first difference named (an
-// analysis edited and its manifest recomputed). dir is the data folder.
-func Open(dir string) (*Data, error) {
-	st, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("receipt %s: %w", dir, err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("receipt %s: not a receipt data folder", dir)
-	}
-	if _, err := os.Stat(filepath.Join(dir, receipt.ManifestFile)); errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("receipt %s is not finished (it has no %s): a run is still measuring into it, or was interrupted (flipbench ab --resume %s finishes it)", dir, receipt.ManifestFile, dir)
-	}
-	if err := receipt.VerifyManifest(dir); err != nil {
-		return nil, fmt.Errorf("receipt %s does not match its manifest; refusing a changed receipt:\n%w", dir, err)
-	}
-	if _, err := os.Stat(Path(dir)); err != nil {
-		return nil, fmt.Errorf("receipt %s: its page %s is missing: %w", dir, Path(dir), err)
-	}
-	if err := receipt.VerifyPage(dir); err != nil {
-		return nil, fmt.Errorf("receipt %s: refusing a receipt page edited by hand: %w", dir, err)
-	}
-	d, err := readData(dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := receipt.ReadJSON(filepath.Join(dir, receipt.AnalysisFile), &d.Analysis); err != nil {
-		return nil, fmt.Errorf("receipt %s: %w", dir, err)
-	}
-	fresh, err := driftcheck.Analyze(DriftInput(d.Plan, d.Records), d.Plan.Drift)
-	if err != nil {
-		return nil, fmt.Errorf("receipt %s: %w", dir, err)
-	}
-	if d.Analysis.SchemaVersion != driftcheck.SchemaVersion {
-		// An analysis of another schema says what an older drift check concluded; the rule
-		// reads today's, computed from the same verified data.
-		d.Analysis, d.Reanalyzed = fresh, true
-		tidyReasons(&d.Analysis)
-		return d, nil
-	}
-	tidyReasons(&d.Analysis)
-	if diff := AnalysisDiff(d.Analysis, fresh); diff != "" {
-		return nil, fmt.Errorf("receipt %s: %s is not the drift check of its %s (%s); a stored analysis is derived from the measured data, never edited: restore the receipt (e.g. with git checkout) or measure anew",
-			dir, receipt.AnalysisFile, receipt.RawFile, diff)
-	}
-	return d, nil
-}
-
-// AnalysisDiff compares a stored drift analysis with one computed afresh from the same
-// data, in their JSON form, and describes the first difference as a field path with both
-// values ("pooled[3].estimate_pct: -42 stored, -3.07 recomputed"), or returns "" when they
-// agree. The reasons of both are tidied first (see tidyReasons).
-func AnalysisDiff(stored, fresh driftcheck.Report) string {
-	tidyReasons(&stored)
-	tidyReasons(&fresh)
-	var a, b any
-	for _, x := range []struct {
-		r   driftcheck.Report
-		out *any
-	}{{stored, &a}, {fresh, &b}} {
-		data, err := json.Marshal(x.r)
-		if err == nil {
-			err = json.Unmarshal(data, x.out)
-		}
-		if err != nil {
-			return "cannot compare: " + err.Error()
-		}
-	}
-	return jsonDiff("", a, b)
-}
-
-// jsonDiff returns the first difference between two decoded JSON values, or "".
-func jsonDiff(path string, a, b any) string {
-	at := func() string {
-		if path == "" {
-			return "the document"
-		}
-		return path
-	}
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok {
-			break
-		}
-		keys := make([]string, 0, len(x)+len(y))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		for k := range y {
-			if _, ok := x[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			xv, xok := x[k]
-			yv, yok := y[k]
-			switch {
-			case !xok:
-				return fmt.Sprintf("%s: missing from the stored analysis, %s recomputed", p, jsonText(yv))
-			case !yok:
-				return fmt.Sprintf("%s: %s stored, absent when recomputed", p, jsonText(xv))
-			}
-			if d := jsonDiff(p, xv, yv); d != "" {
-				return d
-			}
-		}
-		return ""
-	case []any:
-		y, ok := b.([]any)
-		if !ok {
-			break
-		}
-		for i := range min(len(x), len(y)) {
-			if d := jsonDiff(fmt.Sprintf("%s[%d]", path, i), x[i], y[i]); d != "" {
-				return d
-			}
-		}
-		if len(x) != len(y) {
-			return fmt.Sprintf("%s: %d entries stored, %d recomputed", at(), len(x), len(y))
-		}
-		return ""
-	default:
-		if a == b {
-			return ""
-		}
-	}
-	x, xok := a.(float64)
-	y, yok := b.(float64)
-	if xok && yok && fmt.Sprintf("%.6g", x) != fmt.Sprintf("%.6g", y) {
-		return fmt.Sprintf("%s: %.6g stored, %.6g recomputed", at(), x, y)
-	}
-	return fmt.Sprintf("%s: %s stored, %s recomputed", at(), jsonText(a), jsonText(b))
-}
-
-// jsonText writes a decoded JSON value in one short line.
-func jsonText(v any) string {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	s := string(data)
-	if len(s) > 60 {
-		s = s[:57] + "..."
-	}
-	return s
-}
-
-// tidyReasons rewrites the signed zeros ("-0.0%") that older drift checks wrote into the
-// reasons of a stored analysis, so a page shows them as the current one would.
-func tidyReasons(r *driftcheck.Report) {
-	for i := range r.Pairs {
-		r.Pairs[i].Reason = human.Tidy(r.Pairs[i].Reason)
-	}
-	for _, ls := range [][]driftcheck.LaneSummary{r.Lanes, r.Pooled} {
-		for i := range ls {
-			ls[i].Reason = human.Tidy(ls[i].Reason)
-		}
-	}
-	for i := range r.Warnings {
-		r.Warnings[i] = human.Tidy(r.Warnings[i])
-	}
-}
-
-// readData reads what a run wrote into a receipt data folder: the plan, the records and
-// the environment (optional).
-func readData(dir string) (*Data, error) {
-	plan, err := receipt.ReadPlan(dir)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := receipt.ReadRecords(dir)
-	if err != nil {
-		return nil, err
-	}
-	d := &Data{Dir: dir, Plan: plan, Records: recs}
-	if err := receipt.ReadJSON(filepath.Join(dir, receipt.EnvFile), &d.Env); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	if d.Looks, err = receipt.ReadLooks(dir); err != nil {
-		return nil, err
-	}
-	if d.Kept, err = receipt.ReadWarnings(dir); err != nil {
-		return nil, err
-	}
-	if d.Profiles, err = profdiff.ReadReport(dir); err != nil {
-		return nil, err
-	}
-	return d, nil
-}
-
-// DriftInput turns a plan and its records into the drift check's input. A failed run is an
-// observation without samples that names its error, and a timed-out one carries its bound
-// in the lane's unit (driftcheck.Observation.AtLeast). A lane is higher-is-better when the
-// plan says better: higher (spec.Resolve records every lane's better direction in the plan).
-func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
-	in := driftcheck.Input{
-		Base:        plan.Arms[0].Name,
-		Collections: plan.Protocol.Collections,
-		Passes:      plan.Protocol.Passes,
-	}
-	for _, a := range plan.Arms[1:] {
-		in.Candidates = append(in.Candidates, a.Name)
-	}
-	// After is the arm of the process that ran just before, in the same pass (the same
-	// round's measurement of it: a pass measured again runs in a later round), by start
-	// time: failed runs ran too. A pass runs on one machine, so shards merged from several
-	// keep each pass's own sequence.
-	order := slices.Clone(recs)
-	slices.SortStableFunc(order, func(a, b receipt.Record) int {
-		return cmp.Or(cmp.Compare(a.Collection, b.Collection), cmp.Compare(a.Pass, b.Pass), cmp.Compare(a.Round, b.Round), a.Started.Compare(b.Started))
-	})
-	after := map[receipt.Key]string{}
-	for i, r := range order {
-		if i > 0 && order[i-1].Collection == r.Collection && order[i-1].Pass == r.Pass && order[i-1].Round == r.Round {
-			after[r.Key()] = order[i-1].Arm
-		}
-	}
-	units := map[string]string{} // lane -> the unit its runs print, for a bound's
-	for _, l := range plan.Lanes {
-		units[l.Name] = l.Unit
-	}
-	for _, r := range recs {
-		if r.OK() && units[r.Lane] == "" {
-			units[r.Lane] = r.Unit
-		}
-	}
-	for _, r := range recs {
-		o := driftcheck.Observation{Collection: r.Collection, Pass: r.Pass, Lane: r.Lane, Arm: r.Arm,
-			Order: r.Order, Position: r.Position, After: after[r.Key()], Attempt: r.Attempt, Round: r.Round}
-		if r.OK() {
-			o.Samples = r.Samples
-		} else {
-			o.Failed, o.TimedOut = r.Error, r.TimedOut
-			o.AtLeast = r.BoundIn(cmp.Or(units[r.Lane], r.Unit))
-		}
-		in.Observations = append(in.Observations, o)
-	}
-	for _, l := range plan.Lanes {
-		floor := l.FloorPct
-		if floor == 0 {
-			floor = lanekind.DefaultFloorPct(l.Metric)
-		}
-		in.Lanes = append(in.Lanes, driftcheck.Lane{Name: l.Name, HigherIsBetter: l.Better == spec.BetterHigher, FloorPct: floor, Group: lanekind.NoiseGroup(l.Metric)})
-	}
-	return in
-}
 
 // Path returns the receipt page's path for a data folder: the folder's name plus ".md".
 func Path(dir string) string { return receipt.PagePath(dir) }
 
 // Render writes the receipt page. It returns the first error, a write error included.
-func Render(w io.Writer, d *Data) error {
+func Render(w io.Writer, d *loaded.Receipt) error {
 	ew := NewErrWriter(w)
 	if err := render(ew, d); err != nil {
 		return err
@@ -334,7 +35,7 @@ func Render(w io.Writer, d *Data) error {
 }
 
 // render writes the receipt page to w, which remembers its first write error.
-func render(w *ErrWriter, d *Data) error {
+func render(w *ErrWriter, d *loaded.Receipt) error {
 	p := d.Plan
 	name := filepath.Base(d.Dir)
 	fmt.Fprintf(w, "# Receipt: experiment %d, %s\n\n", p.Experiment, p.Label)
@@ -400,13 +101,9 @@ func render(w *ErrWriter, d *Data) error {
 			return err
 		}
 	}
-	if incidence.Exists(d.Dir) {
-		r, err := incidence.Read(d.Dir)
-		if err != nil {
-			return err
-		}
+	if d.Incidence != nil {
 		fmt.Fprintln(w)
-		if err := incidence.Markdown(w, r); err != nil {
+		if err := incidence.Markdown(w, d.Incidence); err != nil {
 			return err
 		}
 	}
@@ -420,10 +117,7 @@ func render(w *ErrWriter, d *Data) error {
 		}
 	}
 	leftover(w, d.Records)
-	ws, err := d.Warnings()
-	if err != nil {
-		return err
-	}
+	ws := Warnings(d)
 	fmt.Fprintf(w, "\n## Warnings\n\n")
 	if len(ws) == 0 {
 		fmt.Fprintf(w, "None.\n")
@@ -437,22 +131,18 @@ func render(w *ErrWriter, d *Data) error {
 // Warnings returns every warning of the receipt in one shape, by stage: those the build
 // and the run kept (warnings.jsonl), the host's (env.json), the drift check's, the lane
 // metrics' (nonzero) and the incidence report's findings.
-func (d *Data) Warnings() ([]receipt.Warning, error) {
+func Warnings(d *loaded.Receipt) []receipt.Warning {
 	out := slices.Clone(d.Kept)
 	out = append(out, receipt.Warnings(receipt.StageHost, d.Env.HostWarnings())...)
 	out = append(out, receipt.Warnings(receipt.StageAnalysis, d.Analysis.Warnings)...)
 	out = append(out, receipt.Warnings(receipt.StageMetrics, NonZeroWarnings(d))...)
 	out = append(out, receipt.Warnings(receipt.StageBenchmark, BenchtimeWarnings(d))...)
-	if incidence.Exists(d.Dir) {
-		r, err := incidence.Read(d.Dir)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range r.Findings {
+	if d.Incidence != nil {
+		for _, f := range d.Incidence.Findings {
 			out = append(out, receipt.Warning{Stage: receipt.StageIncidence, Text: f.Level + ": " + f.Message})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // leftover lists the runs that left processes running when they exited.
@@ -486,7 +176,7 @@ func benchArgs(name string, p *receipt.Plan) string {
 // run's "72 planned, 72 recorded, 0 failed"; a sequential run's rounds against the most
 // its rule allowed and why it stopped ("256 recorded in 2 of at most 10 rounds (stopped:
 // the budget would be spent by another round), 0 failed; the rule allowed 1280 runs").
-func runsText(d *Data) string {
+func runsText(d *loaded.Receipt) string {
 	p := d.Plan
 	failed := len(failedRuns(d.Records))
 	s := p.Protocol.Sequential
@@ -508,7 +198,7 @@ func runsText(d *Data) string {
 		len(d.Records), last.Round, Count(s.MaxPairs, "round", "rounds"), why, failed, len(p.Runs))
 }
 
-func provenance(w io.Writer, d *Data) error {
+func provenance(w io.Writer, d *loaded.Receipt) error {
 	p := d.Plan
 	passes := Count(p.Protocol.Passes, "pass", "passes")
 	if s := p.Protocol.Sequential; s != nil {
@@ -588,7 +278,7 @@ func armsTable(w io.Writer, p *receipt.Plan) error {
 }
 
 // passTable shows, per lane and pass, each arm's median and each candidate's delta and CVs.
-func passTable(w io.Writer, d *Data) error {
+func passTable(w io.Writer, d *loaded.Receipt) error {
 	header := []string{"lane", "coll", "pass", "order", "arm", "base median", "cand median", "delta", "base CV", "cand CV", "note"}
 	vals := DataValues(d)
 	var rows [][]string

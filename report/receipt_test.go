@@ -2,10 +2,8 @@ package report
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/flipbench/flipbench/internal/receipttest"
 	"github.com/flipbench/flipbench/profdiff"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // finishSynth writes a synthetic receipt, its derived files and its page, and returns its
@@ -106,33 +105,9 @@ func TestRenderShapes(t *testing.T) {
 	}
 }
 
-// TestOpen checks that Open refuses a receipt that does not match its manifest and
-// reads the stored analysis of one that does.
-func TestOpen(t *testing.T) {
-	dir, _ := finishSynth(t, receipttest.Default())
-	d, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(d.Analysis.Lanes) != fmt.Sprint(fresh.Analysis.Lanes) || len(d.Records) != 16 || d.Plan.Experiment != 1 {
-		t.Errorf("Open and Load disagree")
-	}
-	receipttest.Flip(t, filepath.Join(dir, receipt.AnalysisFile))
-	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "does not match its manifest; refusing a changed receipt") {
-		t.Errorf("got %v", err)
-	}
-	if _, err := Open(filepath.Join(dir, "nowhere")); err == nil {
-		t.Errorf("no error for a missing folder")
-	}
-}
-
 func TestRSSTable(t *testing.T) {
 	// Four runs per lane and arm; an even count takes the mean of the middle two.
-	d := &Data{Plan: &receipt.Plan{Lanes: []receipt.Lane{{Name: "L"}, {Name: "M"}, {Name: "N"}}}}
+	d := &loaded.Receipt{Plan: &receipt.Plan{Lanes: []receipt.Lane{{Name: "L"}, {Name: "M"}, {Name: "N"}}}}
 	add := func(lane, arm string, mib float64, failed bool) {
 		r := receipt.Record{Lane: lane, Arm: arm, MaxRSSBytes: int64(mib * (1 << 20))}
 		if failed {
@@ -187,31 +162,10 @@ func TestSummaryDeltas(t *testing.T) {
 	}
 }
 
-// TestDriftInputBetter checks that the better direction comes from the plan alone, which
-// spec.Resolve fills for every lane: a rate unit does not make a lane higher-is-better.
-func TestDriftInputBetter(t *testing.T) {
-	plan := &receipt.Plan{Arms: []receipt.Arm{{Name: "base"}, {Name: "cand"}},
-		Protocol: receipt.Protocol{Collections: 1, Passes: 2},
-		Lanes:    []receipt.Lane{{Name: "rate", Better: "higher"}, {Name: "time", Better: "lower"}, {Name: "unset"}}}
-	var recs []receipt.Record
-	for _, l := range plan.Lanes {
-		recs = append(recs, receipt.Record{Collection: 1, Pass: 1, Lane: l.Name, Arm: "base", Samples: []float64{1, 2}, Unit: "ops/s"})
-	}
-	in := DriftInput(plan, recs)
-	got := map[string]bool{}
-	for _, l := range in.Lanes {
-		got[l.Name] = l.HigherIsBetter
-	}
-	want := map[string]bool{"rate": true, "time": false, "unset": false}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("higher-is-better %v, want %v", got, want)
-	}
-}
-
 // TestRenderWriteError checks that Render reports a failing writer wherever it fails.
 func TestRenderWriteError(t *testing.T) {
 	dir := receipttest.Write(t, receipttest.Default())
-	d, err := Load(dir)
+	d, err := loaded.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +184,7 @@ func TestRenderWriteError(t *testing.T) {
 // manifest and the page) for a receipt folder, as pipeline.Finish does, so this package's
 // tests can read whole pages without importing the pipeline (which imports report).
 func renderAll(dir string) (string, error) {
-	d, err := Load(dir)
+	d, err := loaded.Load(dir)
 	if err != nil {
 		return "", err
 	}
@@ -271,25 +225,5 @@ func TestProfilePlot(t *testing.T) {
 	buf.Reset()
 	if err := ProfilePlot(&buf, "Work", "cand", "base", profdiff.Diff{Kind: profdiff.Alloc, Unit: "B/op", Top: []profdiff.Entry{}}); err != nil {
 		t.Errorf("a difference with no entry: %v", err)
-	}
-}
-
-// TestAnalysisDiff checks that a stored analysis that differs from the recomputed one in
-// any field is named by its path, and that equal ones agree.
-func TestAnalysisDiff(t *testing.T) {
-	fresh := driftcheck.Report{SchemaVersion: driftcheck.SchemaVersion, Base: "base", Candidates: []string{"cand"},
-		Pooled: []driftcheck.LaneSummary{{Lane: "a", Arm: "cand", EstimatePct: -3.0712, Reason: "effect -0.0%"}}}
-	stored := fresh
-	stored.Pooled = slices.Clone(fresh.Pooled)
-	if d := AnalysisDiff(stored, fresh); d != "" {
-		t.Errorf("equal analyses differ: %s", d)
-	}
-	stored.Pooled[0].EstimatePct = -42
-	if d, want := AnalysisDiff(stored, fresh), "pooled[0].estimate_pct: -42 stored, -3.0712 recomputed"; d != want {
-		t.Errorf("AnalysisDiff = %q, want %q", d, want)
-	}
-	stored.Pooled = nil
-	if d, want := AnalysisDiff(stored, fresh), "pooled: null stored, [{"; !strings.HasPrefix(d, want) {
-		t.Errorf("AnalysisDiff = %q, want it to start %q", d, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
+	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // RSSStyle chooses the columns of RSSTable.
@@ -26,7 +27,7 @@ const (
 // order, with columns for the given arms in the given style. Only successful runs count:
 // a crashed or timed-out process's peak says little about the arm. A lane or arm without
 // a successful run that reported its peak RSS shows "-".
-func RSSTable(w io.Writer, d *Data, arms []string, style RSSStyle) error {
+func RSSTable(w io.Writer, d *loaded.Receipt, arms []string, style RSSStyle) error {
 	type key struct{ lane, arm string }
 	rss := map[key][]float64{}
 	for _, r := range d.Records {

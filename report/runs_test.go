@@ -5,21 +5,22 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // TestRunsText checks that a sequential run's receipt says how many rounds ran of how
 // many the rule allowed and why it stopped, never "1280 planned, 256 recorded".
 func TestRunsText(t *testing.T) {
-	seq := &Data{
+	seq := &loaded.Receipt{
 		Plan:    &receipt.Plan{Protocol: receipt.Protocol{Sequential: &receipt.Sequential{MinPairs: 2, MaxPairs: 10, Budget: 10 * time.Minute}}, Runs: make([]receipt.Run, 1280)},
 		Records: make([]receipt.Record, 256),
 		Looks:   []receipt.Look{{Round: 1}, {Round: 2, Stop: receipt.StopBudget}},
 	}
-	fixed := &Data{Plan: &receipt.Plan{Runs: make([]receipt.Run, 72)}, Records: make([]receipt.Record, 72)}
-	running := &Data{Plan: seq.Plan, Records: make([]receipt.Record, 128), Looks: []receipt.Look{{Round: 1}}}
+	fixed := &loaded.Receipt{Plan: &receipt.Plan{Runs: make([]receipt.Run, 72)}, Records: make([]receipt.Record, 72)}
+	running := &loaded.Receipt{Plan: seq.Plan, Records: make([]receipt.Record, 128), Looks: []receipt.Look{{Round: 1}}}
 	for _, tt := range []struct {
 		name string
-		d    *Data
+		d    *loaded.Receipt
 		want string
 	}{
 		{"sequential, stopped by the budget", seq, "256 recorded in 2 of at most 10 rounds (stopped: the 10m0s budget would be spent by another round), 0 failed; the rule allowed 1280 runs"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/mdtable"
+	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // LaneShare is how much of a lane's process time its recorded samples were: the sum of
@@ -34,7 +35,7 @@ type LaneShare struct {
 }
 
 // SampleShares returns the share of process time of every lane whose samples are times.
-func SampleShares(d *Data) []LaneShare {
+func SampleShares(d *loaded.Receipt) []LaneShare {
 	var out []LaneShare
 	for _, l := range d.Plan.Lanes {
 		s := LaneShare{Lane: l.Name, Iterations: l.Iterations, Benchtime: l.Benchtime, Replanned: l.Replanned != "", Lengthened: l.Lengthened != "", SampleSec: map[string]float64{}}
@@ -80,7 +81,7 @@ func SampleShares(d *Data) []LaneShare {
 
 // SharesTable writes the lanes' shares of process time as a markdown table: lane,
 // iterations per sample, each arm's median sample time, the share.
-func SharesTable(w io.Writer, d *Data, shares []LaneShare) error {
+func SharesTable(w io.Writer, d *loaded.Receipt, shares []LaneShare) error {
 	arms := d.Plan.ArmNames()
 	header := []string{"lane", "iterations per sample"}
 	for _, a := range arms {

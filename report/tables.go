@@ -12,6 +12,7 @@ import (
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // Roles maps a lane name to its role, for the role column of tables; a lane it does not
@@ -161,7 +162,7 @@ func ConfigText(r driftcheck.Report) string {
 // Stopped returns a sequential receipt's last look when it says the run stopped (every
 // lane decided, max-pairs, or the budget), and false for a fixed protocol or a sequential
 // run cut short, whose missing runs a resume would measure.
-func Stopped(d *Data) (receipt.Look, bool) {
+func Stopped(d *loaded.Receipt) (receipt.Look, bool) {
 	if len(d.Looks) == 0 {
 		return receipt.Look{}, false
 	}
@@ -172,7 +173,7 @@ func Stopped(d *Data) (receipt.Look, bool) {
 // LooksTable writes a sequential run's stopping rule and its looks: per round, the
 // measured time, how many lanes were decided, the lanes the next round ran, and why the
 // run stopped.
-func LooksTable(w io.Writer, d *Data) error {
+func LooksTable(w io.Writer, d *loaded.Receipt) error {
 	ew := NewErrWriter(w)
 	if s := d.Plan.Protocol.Sequential; s != nil {
 		fmt.Fprintf(ew, "Stopping rule: a look after every round (one pass pair in each collection) from round %d, "+
@@ -221,7 +222,7 @@ type valueKey struct {
 }
 
 // DataValues returns the values of a receipt's runs.
-func DataValues(d *Data) *Values {
+func DataValues(d *loaded.Receipt) *Values {
 	v := &Values{units: map[string]string{}, meds: map[valueKey][]float64{}}
 	for _, r := range d.Records {
 		if !r.OK() || len(r.Samples) == 0 {

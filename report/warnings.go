@@ -10,6 +10,7 @@ import (
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -31,7 +32,7 @@ const ShortSampleNs = 1e6
 // Only time units are checked. A lane whose spec declares a count (harness.benchtime: 1x,
 // receipt.Lane.Benchtime) means its iteration count (one execution per sample, timed on
 // purpose) and gets no warning.
-func BenchtimeWarnings(d *Data) []string {
+func BenchtimeWarnings(d *loaded.Receipt) []string {
 	var out []string
 	for _, l := range d.Plan.Lanes {
 		if l.Benchtime != "" && !lanekind.IsDuration(l.Benchtime) {
@@ -109,7 +110,7 @@ func BenchtimeWarnings(d *Data) []string {
 // VerdictLines summarises a receipt in one line per candidate and primary or guard lane:
 // "candA PointRead (primary, expect faster): reproduced-faster, effect -12.1% [-15.0%,
 // -9.1%]", from the lane evidence pooled over collections.
-func VerdictLines(d *Data) []string {
+func VerdictLines(d *loaded.Receipt) []string {
 	var out []string
 	for _, s := range d.Analysis.Pooled {
 		i := slices.IndexFunc(d.Plan.Lanes, func(l receipt.Lane) bool { return l.Name == s.Lane })

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // TestBenchtimeWarnings checks the warning about a b.N benchmark given too few
@@ -14,8 +15,8 @@ func TestBenchtimeWarnings(t *testing.T) {
 	gotest := func(bt string) []string {
 		return []string{"{bin}", "-test.run", "^$", "-test.bench", "^Benchmark{lane}$", "-test.benchtime", bt, "-test.count", "{count}"}
 	}
-	data := func(cmd []string, kind string, recs ...receipt.Record) *Data {
-		return &Data{Plan: &receipt.Plan{
+	data := func(cmd []string, kind string, recs ...receipt.Record) *loaded.Receipt {
+		return &loaded.Receipt{Plan: &receipt.Plan{
 			Arms:  []receipt.Arm{{Name: "base", Kind: kind, Command: cmd}, {Name: "cand", Kind: kind, Command: cmd}},
 			Lanes: []receipt.Lane{{Name: "Get", Role: "primary"}},
 		}, Records: recs}
@@ -27,7 +28,7 @@ func TestBenchtimeWarnings(t *testing.T) {
 		}
 		return r
 	}
-	declared := func(bt string, d *Data) *Data {
+	declared := func(bt string, d *loaded.Receipt) *loaded.Receipt {
 		d.Plan.Lanes[0].Benchtime = bt
 		return d
 	}
@@ -35,7 +36,7 @@ func TestBenchtimeWarnings(t *testing.T) {
 		Samples: []float64{9000, 8800, 9100, 1000, 1100, 1050}, Iters: []int{10, 10, 12, 5000, 5200, 4900}}
 	for _, c := range []struct {
 		name string
-		d    *Data
+		d    *loaded.Receipt
 		want string
 	}{
 		{"1x, 12µs samples", data(gotest("1x"), "gotest", rec("base", 12000), rec("cand", 12500)),

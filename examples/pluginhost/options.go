@@ -107,8 +107,9 @@ type Options struct {
 	// IdleTimeout is how long an idle used worker stays resident; pressure may evict it
 	// sooner.
 	IdleTimeout time.Duration
-	// MaxIdleWorkers, when > 0, bounds the idle residency cache by count: beyond it the
-	// least recently used idle worker is stopped.
+	// MaxIdleWorkers, when > 0, bounds the idle residency cache of used workers by
+	// count: beyond it the least recently used one is stopped. Pristine workers do not
+	// count; PristineReserve bounds them.
 	MaxIdleWorkers int
 	// MaxQueuedCalls bounds the calls waiting for admission; MaxCallBytes bounds the
 	// serialized size of one call. Beyond either a call is rejected at once.

@@ -13,7 +13,7 @@ import (
 // processScheduler returns a scheduler whose workers are processes of this test binary
 // (TestMain serves calls when WorkerEnv is set), and checks at cleanup that none of them
 // is left running.
-func processScheduler(t *testing.T, opt Options) (*Scheduler, *ProcessLauncher) {
+func processScheduler(t testing.TB, opt Options) (*Scheduler, *ProcessLauncher) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {

@@ -201,7 +201,8 @@ func (s *Scheduler) hasUnboundLocked(r *registration) bool {
 }
 
 // idleLocked puts a worker into the idle cache: a pristine one at the front (evicted
-// first), any other at the back; beyond MaxIdleWorkers the front one is evicted.
+// first), any other at the back. Beyond MaxIdleWorkers used idle workers (pristine ones
+// are bounded by PristineReserve, not by it) the least recently used one is evicted.
 func (s *Scheduler) idleLocked(w *worker, now time.Time) {
 	w.idleSince = now
 	if w.pristine {
@@ -218,10 +219,21 @@ func (s *Scheduler) idleLocked(w *worker, now time.Time) {
 	if w.heavy {
 		s.idleHeavyMiB += w.mem
 	}
-	for s.opt.MaxIdleWorkers > 0 && s.snap.Idle > s.opt.MaxIdleWorkers {
-		s.stopWorkerLocked(s.idle.Front().Value.(*worker))
+	for s.opt.MaxIdleWorkers > 0 && s.snap.Idle-s.snap.Pristine > s.opt.MaxIdleWorkers {
+		s.stopWorkerLocked(s.oldestUsedIdleLocked())
 		s.snap.Evictions++
 	}
+}
+
+// oldestUsedIdleLocked returns the least recently used idle worker that is not pristine.
+// The caller has checked that there is one.
+func (s *Scheduler) oldestUsedIdleLocked() *worker {
+	for e := s.idle.Front(); e != nil; e = e.Next() {
+		if w := e.Value.(*worker); !w.pristine {
+			return w
+		}
+	}
+	panic("pluginhost: no used idle worker although the idle cache is over its bound")
 }
 
 // unidleLocked takes a worker out of the idle cache for a call.
@@ -279,7 +291,9 @@ func (s *Scheduler) stopWorkerLocked(w *worker) {
 		if err := proc.Stop(); err != nil {
 			s.mu.Lock()
 			s.snap.StopFailures++
-			s.stopErrs = append(s.stopErrs, err)
+			if len(s.stopErrs) < maxStopErrs {
+				s.stopErrs = append(s.stopErrs, err)
+			}
 			if errors.Is(err, ErrWorkerHung) {
 				s.failLocked(fmt.Errorf("stopping a worker: %w", err))
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,7 +37,10 @@ type Scheduler struct {
 	arrivals, admissions uint64
 	sweep                Timer
 	snap                 Snapshot
-	stopErrs             []error
+	// stopErrs holds the first maxStopErrs errors of stopping workers, for Close; the
+	// rest are only counted (Snapshot.StopFailures), so crashing plugins cannot make a
+	// long-running scheduler's memory grow.
+	stopErrs []error
 	// starting holds the pristine workers whose launch is in progress; releasing the
 	// workers whose approved session is being cleaned up.
 	starting, releasing map[*worker]struct{}
@@ -50,6 +54,9 @@ type Scheduler struct {
 	// wg counts running calls and stopping workers.
 	wg sync.WaitGroup
 }
+
+// maxStopErrs is how many errors of stopping workers the scheduler keeps for Close.
+const maxStopErrs = 16
 
 // regKey identifies a registration.
 type regKey struct{ tenant, plugin string }
@@ -478,7 +485,11 @@ func (s *Scheduler) Close() error {
 	s.wg.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return errors.Join(s.stopErrs...)
+	errs := s.stopErrs
+	if more := s.snap.StopFailures - uint64(len(errs)); more > 0 {
+		errs = append(slices.Clone(errs), fmt.Errorf("and %d more workers whose stop failed", more))
+	}
+	return errors.Join(errs...)
 }
 
 // enqueue queues a call, or refuses it, and runs the dispatcher.

@@ -25,7 +25,7 @@ func waitSnap(t *testing.T, s *Scheduler, what string, cond func(Snapshot) bool)
 	}
 }
 
-func mustRegister(t *testing.T, s *Scheduler, tenant, plugin string, p Profile) *Plugin {
+func mustRegister(t testing.TB, s *Scheduler, tenant, plugin string, p Profile) *Plugin {
 	t.Helper()
 	r, err := s.Register(tenant, plugin, p, Normal)
 	if err != nil {
@@ -120,6 +120,33 @@ func TestPristineReserve(t *testing.T) {
 	sn = waitSnap(t, s, "demand expired and idle workers stopped", func(sn Snapshot) bool { return sn.Workers == 0 })
 	if sn.Pristine != 0 || sn.IdleStops == 0 {
 		t.Errorf("after expiry: %+v", sn)
+	}
+}
+
+// TestPristineBesideIdleBound: MaxIdleWorkers bounds the used idle workers only, so a
+// pristine worker started into the budget the bound leaves free stays ready (it is not
+// evicted the moment it is idle, which would start and stop workers in a loop), a cold
+// call takes it, and the bound then evicts the least recently used used worker.
+func TestPristineBesideIdleBound(t *testing.T) {
+	s, _ := processScheduler(t, Options{MemoryBudgetMiB: 256, MaxIdleWorkers: 1, PristineReserve: 1})
+	prof := Profile{Name: "sleep", MemoryMiB: 64}
+	a := mustRegister(t, s, "A", "p", prof)
+	whoami(t, a)
+	waitSnap(t, s, "a pristine worker is ready beside A's idle one", func(sn Snapshot) bool { return sn.Pristine == 1 && sn.Idle == 2 })
+	time.Sleep(30 * time.Millisecond)
+	if sn := s.Snapshot(); sn.PristineStarts != 1 || sn.Evictions != 0 || sn.Pristine != 1 {
+		t.Errorf("the idle bound evicted the pristine worker or the reserve restarted it: %+v", sn)
+	}
+	b := mustRegister(t, s, "B", "p", prof)
+	if _, _, _, res := whoami(t, b); !res.Pristine {
+		t.Errorf("B's first call did not take the pristine worker: %+v", res)
+	}
+	sn := waitSnap(t, s, "the bound keeps one used idle worker", func(sn Snapshot) bool { return sn.Idle-sn.Pristine == 1 })
+	if sn.Evictions != 1 || sn.LaunchedCalls != 1 || sn.PristineCalls != 1 {
+		t.Errorf("after B: %+v", sn)
+	}
+	if _, _, _, res := whoami(t, b); res.Cold {
+		t.Error("the bound evicted B's worker, the most recently used, instead of A's")
 	}
 }
 

@@ -14,9 +14,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flipbench/flipbench/internal/relpath"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -128,68 +130,58 @@ func parseShard(v string) (pipeline.ShardRequest, error) {
 func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	if opts.resume != "" {
-		plan, err := receipt.ReadPlan(opts.resume)
-		if err != nil {
-			return fmt.Errorf("--resume %s: %w", opts.resume, err)
-		}
-		if _, err := os.Stat(filepath.Join(opts.resume, receipt.ManifestFile)); err == nil {
-			// A finished receipt a page lists is immutable: rendering it again would change
-			// what the page vouches for.
-			if err := finishedAndListed(opts.resume, plan, "there is nothing to resume"); err != nil {
-				return fmt.Errorf("--resume %s: %w", opts.resume, err)
-			}
-		}
-		job, err := resumeJob(s, opts.resume)
-		if err != nil {
-			return fmt.Errorf("--resume %s: %w", opts.resume, err)
-		}
-		res, err := runPipeline(ctx, s, job, opts.resume, opts.wait)
-		if err != nil && !interrupted(err) {
-			err = fmt.Errorf("--resume %s: %w", opts.resume, err)
-		}
-		return finishAb(s, res, err)
-	}
-
-	exp, page, root, err := findExperiment(opts.page)
+	req, err := abRequest(s, opts)
 	if err != nil {
 		return err
 	}
+	m := startMeasuring(s, req.Command, opts.wait)
+	m.events.setProtocol(req.Resolved.Protocol)
+	res, err := pipeline.Ab(ctx, req, m.opts)
+	err = m.done(res, err)
+	switch {
+	case errors.Is(err, pipeline.ErrNothingToRun):
+		fmt.Fprintf(s.Err, "flipbench: %v; no receipt written\n", err)
+		return nil
+	case err != nil && opts.resume != "" && !interrupted(err):
+		return fmt.Errorf("--resume %s: %w", opts.resume, err)
+	}
+	return finishAb(s, res, err)
+}
+
+// abRequest is the request of ab's flags: a page resolved with the overrides, or the
+// receipt to resume with the page its plan was made from.
+func abRequest(s Streams, opts *abOptions) (pipeline.AbRequest, error) {
+	if opts.resume != "" {
+		req, err := resumeRequest(s, opts.resume)
+		if err != nil {
+			return req, fmt.Errorf("--resume %s: %w", opts.resume, err)
+		}
+		return req, nil
+	}
+	exp, page, root, err := findExperiment(opts.page)
+	if err != nil {
+		return pipeline.AbRequest{}, err
+	}
 	res, err := exp.Resolve(opts.overrides)
 	if err != nil {
-		return flagProblem(err)
+		return pipeline.AbRequest{}, flagProblem(err)
 	}
 	label := opts.label
 	if label == "" {
 		label = opts.overrides.Profile
 	}
-	if label == "" {
-		label = spec.FullProfile
-	}
 	rel, _ := filepath.Rel(root, page)
-	job := pipeline.Job{Spec: exp, Root: root, Page: filepath.ToSlash(rel), Resolved: res, Label: label,
-		Results: resultsDir(root, opts.results), Command: opts.args, Incidence: true, ProfileLanes: opts.profile.v, ProfileSamples: opts.profile.samples.n}
+	req := pipeline.AbRequest{Spec: exp, Root: root, Page: filepath.ToSlash(rel), Resolved: res, Label: label,
+		Results: resultsDir(root, opts.results), Command: opts.args, ArmsFile: opts.arms, ProfileLanes: opts.profile.v, ProfileSamples: opts.profile.samples.n}
 	if opts.shard != "" {
-		req, err := parseShard(opts.shard)
+		sh, err := parseShard(opts.shard)
 		if err != nil {
-			return err
+			return req, err
 		}
-		req.Continue = opts.cont
-		job.Shard = &req
+		sh.Continue = opts.cont
+		req.Shard = &sh
 	}
-	if opts.arms != "" {
-		if job.ExpectArms, err = pipeline.ReadArms(opts.arms); err != nil {
-			return fmt.Errorf("--arms: %w", err)
-		}
-		job.ExpectArmsFrom = opts.arms
-	}
-	out, err := runPipeline(ctx, s, job, "", opts.wait)
-	if errors.Is(err, pipeline.ErrNothingToRun) {
-		fmt.Fprintf(s.Err, "flipbench: %v; no receipt written\n", err)
-		return nil
-	}
-	return finishAb(s, out, err)
+	return req, nil
 }
 
 // finishAb prints the outcome of ab's measurement: the receipt's path as the last line of
@@ -206,7 +198,7 @@ func finishAb(s Streams, res *pipeline.Result, err error) error {
 		fmt.Fprintf(s.Err, "flipbench: %s: %s (%s) of lanes %s; merge it with the other shards' receipts: flipbench merge DIR...\n",
 			sh.Name(), report.Count(len(sh.Pairs), "pass pair", "pass pairs"), strings.Join(pairs, ", "), strings.Join(sh.Lanes, ","))
 	}
-	summarize(s, res.Dir)
+	summarize(s, res.Receipt)
 	fmt.Fprintln(s.Out, relPath(res.Page))
 	if res.Outcome.Failed > 0 {
 		fmt.Fprintf(s.Err, "flipbench: %d runs failed; their errors are in the receipt\n", res.Outcome.Failed)
@@ -236,25 +228,11 @@ func finishedAndListed(dir string, plan *receipt.Plan, instead string) error {
 
 // relPath shortens an absolute path to one relative to the working directory, for
 // messages.
-func relPath(p string) string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return p
-	}
-	if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
-		return r
-	}
-	return p
-}
+func relPath(p string) string { return relpath.Short(p) }
 
 // summarize says on stderr what a finished receipt found: one line per candidate and
 // primary or guard lane with its pooled verdict and effect, then the benchmark warnings.
-func summarize(s Streams, dir string) {
-	d, err := report.Load(dir)
-	if err != nil {
-		fmt.Fprintf(s.Err, "flipbench: warning: summarising %s: %v\n", relPath(dir), err)
-		return
-	}
+func summarize(s Streams, d *loaded.Receipt) {
 	if lines := report.VerdictLines(d); len(lines) > 0 {
 		fmt.Fprintln(s.Err, "flipbench: verdicts, pooled over collections (the receipt has the reasons):")
 		for _, l := range lines {

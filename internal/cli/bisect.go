@@ -15,6 +15,7 @@ import (
 	"github.com/flipbench/flipbench/armbuild"
 	"github.com/flipbench/flipbench/bisect"
 	"github.com/flipbench/flipbench/compare"
+	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/spec"
@@ -121,7 +122,7 @@ func runBisect(ctx context.Context, s Streams, opts *bisectOptions) error {
 	if err != nil {
 		return err
 	}
-	dir, known, err := bisectLogDir(m.Results, opts.resume, log)
+	dir, known, err := bisectLogDir(s.Clock, m.Results, opts.resume, log)
 	if err != nil {
 		return err
 	}
@@ -185,9 +186,12 @@ func bisectMeasurer(ctx context.Context, s Streams, opts *bisectOptions) (bisect
 			return bisect.Steps{}, log, err
 		}
 	}
-	return bisect.Steps{Root: root, Results: resultsDir(root, opts.results), Overrides: opts.overrides, Command: opts.args,
+	return bisect.Steps{Root: root, Results: resultsDir(root, opts.results), Overrides: opts.overrides, Command: opts.args, Clock: s.Clock,
 		Run: func(ctx context.Context, job pipeline.Job) (*pipeline.Result, error) {
-			return runPipeline(ctx, s, job, "", opts.wait)
+			m := startMeasuring(s, job.Command, opts.wait)
+			m.events.setProtocol(job.Resolved.Protocol)
+			res, err := pipeline.Run(ctx, job, m.opts)
+			return res, m.done(res, err)
 		},
 		Note: func(n string) { fmt.Fprintf(s.Err, "flipbench: note: %s\n", n) }}, log, nil
 }
@@ -213,7 +217,7 @@ func bisectPackage(ctx context.Context, root string, args []string) (string, err
 
 // bisectLogDir returns the folder of the bisection's log: a new results/<stamp>-bisect,
 // or the --resume folder with the steps it holds.
-func bisectLogDir(results, resume string, want bisectLog) (string, []bisect.Step, error) {
+func bisectLogDir(c clock.Clock, results, resume string, want bisectLog) (string, []bisect.Step, error) {
 	if resume != "" {
 		l, err := bisect.ReadLog(resume)
 		if err != nil {
@@ -228,7 +232,7 @@ func bisectLogDir(results, resume string, want bisectLog) (string, []bisect.Step
 		return "", nil, err
 	}
 	for {
-		dir := filepath.Join(results, time.Now().UTC().Format(pipeline.StampFormat)+"-bisect")
+		dir := filepath.Join(results, c.Now().UTC().Format(pipeline.StampFormat)+"-bisect")
 		err := os.Mkdir(dir, 0o755)
 		if err == nil {
 			return dir, nil, nil

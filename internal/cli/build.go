@@ -63,7 +63,7 @@ func runBuild(ctx context.Context, s Streams, opts *buildOptions) error {
 	}
 	defer lock.Release()
 
-	arms, err := armbuild.Build(ctx, exp, armbuild.Options{Root: root, Log: s.Err, Rebuild: opts.rebuild})
+	arms, err := armbuild.Build(ctx, exp, armbuild.Options{Root: root, Log: s.Err, Rebuild: opts.rebuild, Clock: s.Clock})
 	if err != nil {
 		return err
 	}

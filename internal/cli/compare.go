@@ -2,27 +2,20 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/flipbench/flipbench/armbuild"
 	"github.com/flipbench/flipbench/compare"
 	"github.com/flipbench/flipbench/internal/shquote"
-	"github.com/flipbench/flipbench/internal/texttable"
 	"github.com/flipbench/flipbench/lanekind"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -139,45 +132,13 @@ func runCompare(ctx context.Context, s Streams, opts *compareOptions) error {
 	if _, err := compare.Experiment(compare.Options{}).Resolve(opts.overrides); err != nil {
 		return flagProblem(err)
 	}
-	top, err := armbuild.TopLevel(ctx, ".")
-	if err != nil {
-		return fmt.Errorf("compare needs a git repository: %w", err)
-	}
-	root := top
-	var saveID int
-	if opts.save != "" {
-		if saveID, err = strconv.Atoi(strings.TrimLeft(opts.save, "0")); err != nil || saveID <= 0 {
-			return usageError("--save %q: want a positive experiment number, as in --save 12", opts.save)
-		}
-		if r, err := ledger.FindRoot("."); err == nil {
-			if rel, err := filepath.Rel(top, r); err == nil && !strings.HasPrefix(rel, "..") {
-				root = r // an existing ledger in the repository
-			}
-		}
-	} else if opts.title != "" {
-		return usageError("--title: only with --save")
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	if real, err := filepath.EvalSymlinks(wd); err == nil {
-		wd = real
-	}
-	pkgs, err := compare.Packages(ctx, wd, root, opts.packages)
-	if err != nil {
-		return err
-	}
-	if opts.save != "" && len(pkgs) > 1 {
-		return usageError("--save: one page is one package; %d packages match (%s)", len(pkgs), strings.Join(pkgs, ", "))
-	}
-	base, cand, names, err := compareRefs(ctx, root, opts.refs)
+	t, err := compareTargets(ctx, opts)
 	if err != nil {
 		return err
 	}
 	var failed int
-	for _, pkg := range pkgs {
-		n, err := comparePackage(ctx, s, opts, root, pkg, base, cand, names, saveID)
+	for _, pkg := range t.pkgs {
+		n, err := comparePackage(ctx, s, opts, t, pkg)
 		if err != nil {
 			return err
 		}
@@ -190,104 +151,26 @@ func runCompare(ctx context.Context, s Streams, opts *compareOptions) error {
 	return nil
 }
 
-// compareRefs resolves the base and candidate of a comparison: BASE as given, or the
-// merge base of HEAD with the default branch; CANDIDATE as given, or the working tree.
-func compareRefs(ctx context.Context, root string, refs []string) (base, cand string, names compare.Names, err error) {
-	cand = armbuild.WorktreeRef
-	if len(refs) == 2 {
-		cand = refs[1]
-	}
-	head := cand
-	if cand == armbuild.WorktreeRef {
-		head = "HEAD"
-	}
-	candCommit, err := armbuild.Commit(ctx, root, head)
-	if err != nil {
-		return "", "", names, err
-	}
-	if len(refs) >= 1 {
-		if base, err = armbuild.Commit(ctx, root, refs[0]); err != nil {
-			return "", "", names, err
-		}
-		names.Base = fmt.Sprintf("%s (%s)", refs[0], receipt.ShortHash(base))
-	} else {
-		branch, err := armbuild.DefaultBranch(ctx, root)
-		if err != nil {
-			return "", "", names, err
-		}
-		if base, err = armbuild.MergeBase(ctx, root, branch, candCommit); err != nil {
-			return "", "", names, err
-		}
-		names.Base = fmt.Sprintf("%s (merge base %s)", branch, receipt.ShortHash(base))
-	}
-	switch {
-	case cand != armbuild.WorktreeRef:
-		names.Cand = fmt.Sprintf("%s (%s)", cand, receipt.ShortHash(candCommit))
-	default:
-		dirty, err := armbuild.Dirty(ctx, root)
-		if err != nil {
-			return "", "", names, err
-		}
-		names.Cand = fmt.Sprintf("the working tree (HEAD %s, clean)", receipt.ShortHash(candCommit))
-		if dirty {
-			names.Cand = fmt.Sprintf("the working tree (HEAD %s with uncommitted changes)", receipt.ShortHash(candCommit))
-		}
-	}
-	return base, cand, names, nil
-}
-
 // comparePackage runs the comparison of one package and prints its table and receipt. It
 // returns the number of failed runs.
-func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, pkg, base, cand string, names compare.Names, saveID int) (int, error) {
-	co := compare.Options{ID: saveID, Package: pkg, Base: base, Candidate: cand, Benchtime: opts.benchtime,
-		Title: "compare " + pkg + ": " + names.Cand + " against " + names.Base, Date: time.Now().UTC().Format(time.DateOnly)}
-	role := spec.RoleGuard
+func comparePackage(ctx context.Context, s Streams, opts *compareOptions, t compareTarget, pkg string) (int, error) {
+	root, names, saveID := t.root, t.names, t.saveID
+	req := pipeline.CompareRequest{Root: root, Package: pkg, Base: t.base, Candidate: t.cand, Names: names, Bench: opts.bench,
+		Benchtime: opts.benchtime, Roles: opts.roles, Overrides: opts.overrides, ProfileLanes: opts.profile.v,
+		ProfileSamples: opts.profile.samples.n, MeasureIdentical: opts.measureIdentical, Results: resultsDir(root, opts.results), Command: opts.args}
 	if saveID > 0 {
-		role = spec.RolePrimary
-		if opts.title != "" {
-			co.Title = opts.title
+		title := opts.title
+		if title == "" {
+			title = pipeline.CompareTitle(pkg, names)
 		}
+		if err := pageFree(root, saveID); err != nil {
+			return 0, err
+		}
+		req.Save = &pipeline.SavePage{ID: saveID, Title: opts.title, Path: ledger.ExperimentsDir + "/" + pageName(saveID, title), Command: shquote.Join(opts.args)}
 	}
-	e := compare.Experiment(co)
-	ov := compare.Overrides(e, opts.overrides)
-	job := pipeline.Job{Spec: e, Root: root, Label: compare.Label, Results: resultsDir(root, opts.results), Command: opts.args,
-		Pending: compare.Pending, ProfileLanes: opts.profile.v, ProfileSamples: opts.profile.samples.n,
-		SkipIdentical: !opts.measureIdentical, StopUndecidable: true}
-	job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
-		exp, res, notes, err := compare.Select(ctx, e, arms, opts.bench, role, ov)
-		for _, n := range notes {
-			fmt.Fprintf(s.Err, "flipbench: note: %s\n", n)
-		}
-		if err != nil {
-			return nil, spec.Resolved{}, err
-		}
-		if opts.roles.Set() {
-			if exp, res, err = assignRoles(exp, opts.roles, ov); err != nil {
-				return nil, spec.Resolved{}, err
-			}
-		}
-		fmt.Fprintf(s.Err, "flipbench: %s in %s: %s\n", report.Count(len(res.Lanes), "benchmark", "benchmarks"), pkg, laneNames(res.Lanes))
-		if saveID > 0 {
-			if err := pageFree(root, saveID); err != nil {
-				return nil, spec.Resolved{}, err
-			}
-			in := compare.PageInput{Command: shquote.Join(opts.args), Names: names, Bench: opts.bench}
-			if in.CandRef, in.CandPatch, err = savedCandidate(ctx, root, exp, arms); err != nil {
-				return nil, spec.Resolved{}, err
-			}
-			page, err := savePage(root, exp, res, in)
-			if err != nil {
-				return nil, spec.Resolved{}, err
-			}
-			fmt.Fprintf(s.Err, "flipbench: wrote %s; when the run is done, flipbench finalize %d fills in its results\n", relPath(page), saveID)
-		}
-		return exp, res, nil
-	}
-	if saveID > 0 {
-		job.Page = ledger.ExperimentsDir + "/" + pageName(saveID, co.Title)
-	}
-	out, err := runPipeline(ctx, s, job, "", opts.wait)
-	if err != nil {
+	m := startMeasuring(s, opts.args, opts.wait)
+	out, err := pipeline.Compare(ctx, req, m.opts)
+	if err := m.done(out, err); err != nil {
 		return 0, err
 	}
 	if out.Identical {
@@ -295,11 +178,7 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, root, 
 			receipt.ShortHash(out.Arms[0].SHA256))
 		return 0, nil
 	}
-	d, err := report.Load(out.Dir)
-	if err != nil {
-		return 0, err
-	}
-	if err := writeCompareResult(ctx, s, opts, root, d, names, out.Page); err != nil {
+	if err := writeCompareResult(ctx, s, opts, root, out.Receipt, names, out.Page); err != nil {
 		return 0, err
 	}
 	return out.Outcome.Failed, nil
@@ -312,52 +191,4 @@ func laneNames(lanes []spec.Lane) string {
 		names[i] = l.Name
 	}
 	return strings.Join(names, ", ")
-}
-
-// pageName is the file name of page id: NNN-slug.md.
-func pageName(id int, title string) string { return fmt.Sprintf("%03d-%s.md", id, ledger.Slug(title)) }
-
-// savePage writes the page of a comparison saved with --save into root/experiments. A
-// number another page has is refused, as flipbench new refuses it.
-func savePage(root string, e *spec.Experiment, res spec.Resolved, in compare.PageInput) (string, error) {
-	if err := pageFree(root, e.ID); err != nil {
-		return "", err
-	}
-	dir := filepath.Join(root, ledger.ExperimentsDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, pageName(e.ID, e.Title))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return "", err
-	}
-	if _, err := f.Write(compare.Page(e, res, in)); err != nil {
-		f.Close()
-		return "", err
-	}
-	return path, f.Close()
-}
-
-// pageFree refuses an experiment number another page of the ledger at root has.
-func pageFree(root string, id int) error {
-	pages, err := ledger.Pages(root)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	for _, p := range pages {
-		if n, _ := ledger.PageID(p); n == id {
-			return fmt.Errorf("--save %d: experiment %d is taken by %s", id, id, relPath(p))
-		}
-	}
-	return nil
-}
-
-// terminalWidth is the width tables fit: $COLUMNS when it is a number, else
-// texttable.DefaultWidth.
-func terminalWidth(s Streams) int {
-	if n, err := strconv.Atoi(s.getenv("COLUMNS")); err == nil && n >= 40 {
-		return n
-	}
-	return texttable.DefaultWidth
 }

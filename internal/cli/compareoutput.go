@@ -15,6 +15,7 @@ import (
 	"github.com/flipbench/flipbench/armbuild"
 	"github.com/flipbench/flipbench/compare"
 	"github.com/flipbench/flipbench/ledger"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/report"
 )
 
@@ -101,7 +102,7 @@ func quietStreams(s Streams) (Streams, *quietWriter) {
 
 // writeCompareResult prints a finished comparison: the table in the chosen format, its
 // benchtime warnings, the receipt, and once per repository the hint about results/.
-func writeCompareResult(ctx context.Context, s Streams, opts *compareOptions, root string, d *report.Data, names compare.Names, receiptPage string) error {
+func writeCompareResult(ctx context.Context, s Streams, opts *compareOptions, root string, d *loaded.Receipt, names compare.Names, receiptPage string) error {
 	var err error
 	if opts.format == formatMarkdown {
 		err = compare.Markdown(s.Out, d, names)

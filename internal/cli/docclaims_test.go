@@ -17,7 +17,7 @@ import (
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -121,7 +121,7 @@ func runSummary(root, page, dir string) (string, error) {
 }
 
 // incidenceFirst reports whether a receipt's incidence suite ran before its A/B runs.
-func incidenceFirst(d *report.Data) bool {
+func incidenceFirst(d *loaded.Receipt) bool {
 	data, err := os.ReadFile(filepath.Join(d.Dir, "incidence-runs.jsonl"))
 	if err != nil || len(d.Records) == 0 {
 		return false
@@ -136,7 +136,7 @@ func incidenceFirst(d *report.Data) bool {
 
 // laneFindings says what the primary and guard lanes of a one-candidate receipt showed,
 // pooled over collections.
-func laneFindings(d *report.Data, page string) []string {
+func laneFindings(d *loaded.Receipt, page string) []string {
 	p, err := ledger.ReadPage(page)
 	if err != nil || p.Spec == nil {
 		return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/report"
 )
 
@@ -93,11 +94,11 @@ func runDrift(s Streams, opts *driftOptions) error {
 			return fmt.Errorf("%s: %w", opts.input, err)
 		}
 	} else {
-		d, err := report.Load(opts.dir)
+		d, err := loaded.Load(opts.dir)
 		if err != nil {
 			return err
 		}
-		in, cfg, roles, vals = report.DriftInput(d.Plan, d.Records), d.Plan.Drift, report.PlanRoles(d.Plan), report.DataValues(d)
+		in, cfg, roles, vals = loaded.DriftInput(d.Plan, d.Records), d.Plan.Drift, report.PlanRoles(d.Plan), report.DataValues(d)
 	}
 	if opts.floor > 0 {
 		cfg.EffectFloorPct = opts.floor

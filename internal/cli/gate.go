@@ -1,29 +1,18 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/flipbench/flipbench/armbuild"
-	"github.com/flipbench/flipbench/compare"
-	"github.com/flipbench/flipbench/driftcheck"
-	"github.com/flipbench/flipbench/gate"
-	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
-	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
 )
 
@@ -45,9 +34,6 @@ type gateOptions struct {
 	// cont is the receipt folder of an earlier gate run whose pairs this one continues.
 	cont string
 }
-
-// worktreeRef is the candidate ref that means "the uncommitted working tree".
-const worktreeRef = "WORKTREE"
 
 func newGateCmd(s Streams) *cobra.Command {
 	opts := &gateOptions{}
@@ -134,7 +120,6 @@ flipbench compare's does; --json prints the decision as JSON instead.`,
 func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
 	root, err := ledger.FindRoot(".")
 	if err != nil {
 		return err
@@ -143,130 +128,22 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	if err != nil {
 		return err
 	}
-	threshold := gs.Threshold()
-	if opts.threshold > 0 {
-		threshold = opts.threshold
+	req := pipeline.GateRequest{Gate: gs, Root: root, Base: opts.base, Candidate: opts.candidate, Bench: opts.bench,
+		Overrides: opts.overrides, ThresholdPct: opts.threshold, Continue: opts.cont, Strict: opts.strict,
+		MeasureIdentical: opts.measureIdentical, Results: resultsDir(root, opts.results), Command: opts.args}
+	m := startMeasuring(s, opts.args, opts.wait)
+	out, err := pipeline.Gate(ctx, req, m.opts)
+	var res *pipeline.Result
+	if out != nil {
+		res = out.Result
 	}
-	// Without lanes in the spec, or with --bench, the lanes are the harness's benchmarks,
-	// listed once the arms are built; --lanes then filters those.
-	discover := opts.bench != "" || len(gs.Lanes) == 0
-	if kind, err := gs.Harness.LaneKind(); discover && (err != nil || kind.ListArgs("bin") == nil) {
-		return usageError("--bench: the gate spec's %s harness cannot list its lanes; name them in the spec's lanes", gs.Harness.Kind)
-	}
-	pre := opts.overrides
-	if discover {
-		pre.Lanes = ""
-	}
-	// Flag values are checked before git is asked anything.
-	res, err := gateExperiment(gs, "", opts).Resolve(pre)
-	if err != nil {
-		return flagProblem(err)
-	}
-	mergeRef := opts.candidate
-	if mergeRef == worktreeRef {
-		mergeRef = "HEAD"
-	}
-	base, err := armbuild.MergeBase(ctx, root, opts.base, mergeRef)
-	if err != nil {
-		return err
-	}
-	exp := gateExperiment(gs, base, opts)
-	rule := gate.Rule{ThresholdPct: threshold, LanePct: gs.LaneThresholds()}
-	var prior *pipeline.Prior
-	if opts.cont != "" {
-		if prior, err = pipeline.LoadPrior(opts.cont); err != nil {
-			return usageError("--continue %s: %v", opts.cont, err)
-		}
-		rule.Anytime = &gate.Anytime{PriorRounds: prior.Rounds, TunedRounds: prior.Rounds + max(res.Protocol.Passes/2, 1)}
-		fmt.Fprintf(s.Err, "flipbench: continuing %s from %s (%d rounds): its pairs and this run's are judged together by confidence sequences\n",
-			report.Count(len(prior.Dirs), "receipt", "receipts"), relPath(opts.cont), prior.Rounds)
-	}
-	job := pipeline.Job{Spec: exp, Root: root, Resolved: res, Label: "gate", Results: resultsDir(root, opts.results), Command: opts.args,
-		Pending:       func(rep driftcheck.Report) []string { return gate.Pending(rep, rule) },
-		SkipIdentical: !opts.measureIdentical, Continue: prior, FitBudget: true}
-	job.Reach = gateReach(s, opts.strict, threshold, gs.LaneThresholds(), prior)
-	if discover {
-		job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
-			e, res, notes, err := compare.Select(ctx, exp, arms, opts.bench, spec.RoleGuard, opts.overrides)
-			for _, n := range notes {
-				fmt.Fprintf(s.Err, "flipbench: note: %s\n", n)
-			}
-			if err == nil {
-				fmt.Fprintf(s.Err, "flipbench: gating on %s: %s\n", report.Count(len(res.Lanes), "benchmark", "benchmarks"), laneNames(res.Lanes))
-			}
-			return e, res, err
-		}
-	}
-	out, err := runPipeline(ctx, s, job, "", opts.wait)
-	if err != nil {
+	if err := m.done(res, err); err != nil {
 		return err
 	}
 	if out.Identical {
-		return gateIdentical(s, opts, base, out.Arms)
+		return gateIdentical(s, opts, out.BaseCommit, out.Arms)
 	}
-	rep, runs, err := gateData(out.Dir, prior)
-	if err != nil {
-		return err
-	}
-	decision := gate.Evaluate(rep, runs, rule)
-	m := struct{ md string }{out.Page}
-
-	var summary bytes.Buffer
-	if err := gate.Markdown(&summary, decision, receipt.ShortHash(base)+" (merge base of "+opts.base+")", opts.candidate, relPath(m.md), gateLevel(rep, prior != nil)); err != nil {
-		return err
-	}
-	if path := s.getenv("GITHUB_STEP_SUMMARY"); path != "" {
-		if err := appendFile(path, summary.Bytes()); err != nil {
-			return fmt.Errorf("writing $GITHUB_STEP_SUMMARY: %w", err)
-		}
-	}
-	if opts.json {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
-			SchemaVersion int `json:"schema_version"`
-			gate.Result
-			Base      string `json:"base"`
-			Candidate string `json:"candidate"`
-			Receipt   string `json:"receipt"`
-		}{gate.SchemaVersion, decision, base, opts.candidate, relPath(m.md)}); err != nil {
-			return err
-		}
-	} else if gateFormat(s, opts) == formatText {
-		if err := gate.Text(s.Out, decision, receipt.ShortHash(base)+" (merge base of "+opts.base+")", opts.candidate, relPath(m.md), gateLevel(rep, prior != nil), terminalWidth(s)); err != nil {
-			return err
-		}
-	} else if _, err := s.Out.Write(summary.Bytes()); err != nil {
-		return err
-	}
-	switch decision.Outcome {
-	case gate.Broken:
-		var failed []string
-		for _, f := range decision.Failures {
-			failed = append(failed, f.String())
-		}
-		fmt.Fprintf(s.Err, "flipbench: gate failed: runs failed, so the build is broken (a crash is a real failure, not noise; a rerun will not fix it): %s\n",
-			strings.Join(failed, "; "))
-		return silentExit(ExitError)
-	case gate.Regression:
-		var lanes []string
-		for _, f := range decision.Findings {
-			if f.Outcome == gate.Regression {
-				lanes = append(lanes, f.Lane)
-			}
-		}
-		fmt.Fprintf(s.Err, "flipbench: gate failed: reproduced regression in %s\n", strings.Join(lanes, ", "))
-		return silentExit(ExitRegression)
-	case gate.Rerun:
-		why := "drift or too little data"
-		if n := len(out.Looks); n > 0 && out.Looks[n-1].Stop == receipt.StopBudget && out.Looks[n-1].Round < 2 {
-			why = fmt.Sprintf("the budget was spent after round 1 (%s), and the rule decides from round 2: raise --budget to at least %s or gate fewer lanes (--lanes, --bench)",
-				out.Looks[n-1].Elapsed.Round(time.Second), (3 * out.Looks[n-1].Elapsed).Round(time.Second))
-		}
-		fmt.Fprintf(s.Err, "flipbench: gate inconclusive: rerun advised (%s); the build is not failed; a rerun can add its pairs to these: --continue %s\n", why, relPath(out.Dir))
-		return silentExit(ExitInconclusive)
-	}
-	return nil
+	return printGate(s, opts, out)
 }
 
 // loadGateSpec reads the gate spec: path, or experiments/gate.yaml under root. A page
@@ -298,154 +175,4 @@ func appendFile(path string, data []byte) error {
 		return err
 	}
 	return f.Close()
-}
-
-// gateData reads the analysis and the runs a gate decides from: the receipt's in dir,
-// or, for a run that continues earlier receipts (prior), theirs and its own analysed
-// together.
-func gateData(dir string, prior *pipeline.Prior) (driftcheck.Report, []receipt.Record, error) {
-	runs, err := receipt.ReadRecords(dir)
-	if err != nil {
-		return driftcheck.Report{}, nil, err
-	}
-	if prior != nil {
-		plan, err := receipt.ReadPlan(dir)
-		if err != nil {
-			return driftcheck.Report{}, nil, err
-		}
-		return prior.Analyze(plan, runs)
-	}
-	var rep driftcheck.Report
-	err = receipt.ReadJSON(filepath.Join(dir, receipt.AnalysisFile), &rep)
-	return rep, runs, err
-}
-
-// maxReachNotes is how many lanes out of reach the gate names one line each; the rest
-// are counted in one line.
-const maxReachNotes = 5
-
-// gateReach checks, with each forecast that knows the lanes' noise (pipeline.Job.Reach),
-// that every lane's threshold is within reach of the rounds the budget buys, with those of
-// the receipts a continued run continues (prior): a lane out of reach gets a note, or with
-// strict the run stops with a usage error that says what would reach it.
-func gateReach(s Streams, strict bool, threshold float64, lanePct map[string]float64, prior *pipeline.Prior) func(pipeline.Forecast) error {
-	return func(f pipeline.Forecast) error {
-		if prior != nil {
-			f.Rounds += prior.Rounds // the earlier receipts' rounds count too
-		}
-		if f.PerRound > 0 && f.Rounds < 2 {
-			msg := fmt.Sprintf("the %s budget buys %d round at about %s a round (%s), and the rule decides from round 2: unless the rounds run faster, the gate ends undecided (exit 4); raise --budget to at least %s or gate fewer lanes (--lanes, --bench)",
-				f.Budget, f.Rounds, f.PerRound.Round(time.Second), f.From, (5 * f.PerRound / 2).Round(time.Second))
-			if strict {
-				return usageError("--strict: %s", msg)
-			}
-			fmt.Fprintf(s.Err, "flipbench: note: %s\n", msg)
-			return nil
-		}
-		var out []string
-		reachable := 0.0 // the smallest threshold every lane out of reach reaches
-		for _, l := range f.Lanes {
-			if l.NoisePct <= 0 {
-				continue // known after round 1
-			}
-			thr := threshold
-			if t := lanePct[l.Lane]; t > 0 {
-				thr = t
-			}
-			if r := gate.LaneReach(l.Lane, l.NoisePct, l.NoiseFrom, thr, f.Rounds, max(f.Collections, 1), f.Drift); r.Out() {
-				out = append(out, r.Advice(f.PerRound))
-				reachable = max(reachable, r.ReachablePct)
-			}
-		}
-		if len(out) == 0 {
-			return nil
-		}
-		if strict {
-			when := "before round 1"
-			if f.After > 0 {
-				when = fmt.Sprintf("after round %d (its runs are kept in the receipt folder)", f.After)
-			}
-			return usageError("--strict: the threshold of %s is out of reach within the budget, so the gate stopped %s: %s",
-				report.Count(len(out), "lane", "lanes"), when, strings.Join(out, "; "))
-		}
-		for _, a := range out[:min(len(out), maxReachNotes)] {
-			fmt.Fprintf(s.Err, "flipbench: note: threshold out of reach: %s; the gate still ends pass or fail at its last look, but may miss a regression at the threshold (--strict refuses to run)\n", a)
-		}
-		if n := len(out) - maxReachNotes; n > 0 {
-			fmt.Fprintf(s.Err, "flipbench: note: threshold out of reach for %s (%d of %d in all): a threshold of %s%% is within reach of every lane at these rounds\n",
-				report.Count(n, "more lane", "more lanes"), len(out), len(f.Lanes), human.Num(reachable))
-		}
-		return nil
-	}
-}
-
-// gateExperiment is the experiment the gate runs: the gate spec's, with a fixed protocol
-// when --passes asks for one and the spec has no stopping rule of its own.
-func gateExperiment(gs *spec.Gate, base string, opts *gateOptions) *spec.Experiment {
-	e := gs.Experiment(base, opts.candidate)
-	if opts.overrides.Passes != nil && gs.Protocol.Sequential == nil && opts.overrides.MaxPairs == nil && opts.overrides.Budget == nil {
-		e.Protocol.Sequential = nil
-	}
-	return e
-}
-
-// gateFormat is the format of the gate's summary on stdout: --format, else text on a
-// terminal and markdown elsewhere (a CI log, a file for a pull-request comment).
-func gateFormat(s Streams, opts *gateOptions) string {
-	switch {
-	case opts.format != "":
-		return opts.format
-	case s.OutIsTerminal:
-		return formatText
-	}
-	return formatMarkdown
-}
-
-// gateLevel is the level of the pooled intervals ("95%"), stated once in the table: the
-// look's, or for a continued run (continued) the confidence sequences' 1 - alpha.
-func gateLevel(rep driftcheck.Report, continued bool) string {
-	if continued {
-		alpha := rep.Config.Alpha
-		if !(alpha > 0) {
-			alpha = driftcheck.DefaultConfig().Alpha
-		}
-		return human.Num(math.Round((1-alpha)*1000)/10) + "%"
-	}
-	for _, p := range rep.Pooled {
-		if p.Confidence > 0 {
-			return human.Num(math.Round(p.Confidence*1000)/10) + "%"
-		}
-	}
-	return "95%"
-}
-
-// gateIdentical reports a gate whose base and candidate binaries are identical: it passes
-// at once, with nothing measured (exit 0), in the formats the gate writes.
-func gateIdentical(s Streams, opts *gateOptions, base string, arms []receipt.Arm) error {
-	why := fmt.Sprintf("base and candidate binaries are identical (sha256 %s, same arguments and environment): nothing can have changed, so nothing was measured",
-		receipt.ShortHash(arms[0].SHA256))
-	md := fmt.Sprintf("## flipbench gate: pass: %s\n\nBase `%s (merge base of %s)`, candidate `%s`.\n", why, receipt.ShortHash(base), opts.base, opts.candidate)
-	if path := s.getenv("GITHUB_STEP_SUMMARY"); path != "" {
-		if err := appendFile(path, []byte(md)); err != nil {
-			return fmt.Errorf("writing $GITHUB_STEP_SUMMARY: %w", err)
-		}
-	}
-	fmt.Fprintf(s.Err, "flipbench: %s\n", why)
-	if opts.json {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			SchemaVersion int `json:"schema_version"`
-			gate.Result
-			Identical bool   `json:"identical"`
-			Base      string `json:"base"`
-			Candidate string `json:"candidate"`
-		}{gate.SchemaVersion, gate.Result{Outcome: gate.Pass, Findings: []gate.Finding{}, Failures: []gate.Failure{}}, true, base, opts.candidate})
-	}
-	if gateFormat(s, opts) == formatText {
-		_, err := fmt.Fprintf(s.Out, "flipbench gate: pass: %s\nBase %s (merge base of %s), candidate %s.\n", why, receipt.ShortHash(base), opts.base, opts.candidate)
-		return err
-	}
-	_, err := fmt.Fprint(s.Out, md)
-	return err
 }

@@ -27,33 +27,28 @@ func pipelineOptions(s Streams, args []string, wait waitFlag, events pipeline.Ev
 	}
 }
 
-// runPipeline runs job (or resumes the receipt folder resume, when set) with progress on
-// stderr, and says on stderr what became of the runs and the incidence suite.
-func runPipeline(ctx context.Context, s Streams, job pipeline.Job, resume string, wait waitFlag) (*pipeline.Result, error) {
+// measuring is one measuring verb's session: progress on stderr and the machine lock
+// ($FLIPBENCH_LOCK, waiting up to --wait) in the pipeline's options.
+type measuring struct {
+	s      Streams
+	events *progress
+	opts   pipeline.Options
+}
+
+// startMeasuring returns the session of a verb whose command line is args.
+func startMeasuring(s Streams, args []string, wait waitFlag) *measuring {
 	events := newProgress(s)
-	events.setProtocol(job.Resolved.Protocol)
-	if sel := job.Select; sel != nil {
-		// compare resolves its protocol once the arms are built: progress counts against it.
-		job.Select = func(ctx context.Context, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
-			e, res, err := sel(ctx, arms)
-			if err == nil {
-				events.setProtocol(res.Protocol)
-			}
-			return e, res, err
-		}
+	return &measuring{s: s, events: events, opts: pipelineOptions(s, args, wait, events)}
+}
+
+// done stops the progress and, when the verb's run res succeeded, says on stderr what
+// became of its runs and its incidence suite. It returns err.
+func (m *measuring) done(res *pipeline.Result, err error) error {
+	m.events.Finish()
+	if err != nil || res == nil {
+		return err
 	}
-	opts := pipelineOptions(s, job.Command, wait, events)
-	var res *pipeline.Result
-	var err error
-	if resume != "" {
-		res, err = pipeline.Resume(ctx, resume, job, opts)
-	} else {
-		res, err = pipeline.Run(ctx, job, opts)
-	}
-	events.Finish()
-	if err != nil {
-		return res, err
-	}
+	s := m.s
 	out := res.Outcome
 	fmt.Fprintf(s.Err, "flipbench: %d runs (%d now, %d resumed), %d failed\n", out.Ran+out.Resumed, out.Ran, out.Resumed, out.Failed)
 	if n := len(res.Looks); n > 0 {
@@ -61,11 +56,11 @@ func runPipeline(ctx context.Context, s Streams, job pipeline.Job, resume string
 		fmt.Fprintf(s.Err, "flipbench: sequential: stopped after %d rounds (%s), %s measured: %s\n",
 			last.Round, last.Stop, last.Elapsed.Round(1e9), stopText(last.Stop))
 	}
-	if res.IncidenceErr != nil && job.Spec != nil {
+	if res.IncidenceErr != nil && res.Receipt != nil {
 		fmt.Fprintf(s.Err, "flipbench: warning: incidence not measured: %v; the A/B receipt is complete: measure it with flipbench incidence %d --receipt %s\n",
-			res.IncidenceErr, job.Spec.ID, relPath(res.Dir))
+			res.IncidenceErr, res.Receipt.Plan.Experiment, relPath(res.Dir))
 	}
-	return res, nil
+	return nil
 }
 
 // stopText says why a sequential run stopped.
@@ -91,25 +86,34 @@ func resultsDir(root, flag string) string {
 	return filepath.Join(root, ledger.ResultsDir)
 }
 
-// resumeJob finds the page a receipt's plan was made from, for its incidence suite and
-// decision rule; a page that cannot be found leaves the job without a spec, and the
-// resumed run measures without them, with a warning.
-func resumeJob(s Streams, dir string) (pipeline.Job, error) {
+// resumeRequest is the request that finishes the interrupted run in receipt folder dir:
+// it refuses a finished receipt a page lists, and finds the page the plan was made from,
+// for its incidence suite and decision rule; a page that cannot be found leaves the
+// request without a spec, and the resumed run measures without them, with a warning.
+func resumeRequest(s Streams, dir string) (pipeline.AbRequest, error) {
+	req := pipeline.AbRequest{Resume: dir}
 	plan, err := receipt.ReadPlan(dir)
 	if err != nil {
-		return pipeline.Job{}, err
+		return req, err
 	}
-	job := pipeline.Job{Command: plan.Command, Incidence: true}
+	if _, err := os.Stat(filepath.Join(dir, receipt.ManifestFile)); err == nil {
+		// A finished receipt a page lists is immutable: rendering it again would change
+		// what the page vouches for.
+		if err := finishedAndListed(dir, plan, "there is nothing to resume"); err != nil {
+			return req, err
+		}
+	}
+	req.Command = plan.Command
 	page, root, err := pageOfPlan(dir, plan)
 	if err == nil {
 		var e *spec.Experiment
 		if e, err = spec.ParseFile(relPath(page)); err == nil {
-			job.Spec, job.Root = e, root
-			return job, nil
+			req.Spec, req.Root = e, root
+			return req, nil
 		}
 	}
 	fmt.Fprintf(s.Err, "flipbench: warning: the page of %s is not found (%v): resuming without its incidence suite and stopping rule's lanes\n", relPath(dir), err)
-	return job, nil
+	return req, nil
 }
 
 // pageOfPlan finds the experiment page a receipt was made from: plan.Page under the ledger

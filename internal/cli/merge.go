@@ -85,7 +85,7 @@ func runMerge(ctx context.Context, s Streams, opts *mergeOptions) error {
 		job.Results = resultsDir(r, "")
 	}
 	events := newProgress(s)
-	res, err := pipeline.Merge(job, pipeline.Options{Events: events})
+	res, err := pipeline.Merge(job, pipeline.Options{Events: events, Clock: s.Clock})
 	events.Finish()
 	if err != nil {
 		return err

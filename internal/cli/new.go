@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,11 +16,10 @@ type newOptions struct {
 	id      int
 	title   string
 	harness string
-	now     func() time.Time
 }
 
 func newNewCmd(s Streams) *cobra.Command {
-	opts := &newOptions{now: time.Now}
+	opts := &newOptions{}
 	cmd := &cobra.Command{
 		Use:   `new NNN "title"`,
 		Short: "Scaffold a new experiment page from experiments/TEMPLATE.md",
@@ -58,7 +56,7 @@ func runNew(s Streams, opts *newOptions) error {
 	if err != nil {
 		root = "."
 	}
-	path, err := ledger.NewPage(relPath(root), opts.id, opts.title, opts.harness, opts.now().UTC())
+	path, err := ledger.NewPage(relPath(root), opts.id, opts.title, opts.harness, s.Clock.Now().UTC())
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
@@ -28,8 +29,9 @@ type progress struct {
 	mu    sync.Mutex // label is read by mpb's render goroutine
 	label string
 
-	start time.Time // when Begin was called
-	first int       // runs already done then (resumed)
+	clock clock.Clock // times the run (Streams.Clock)
+	start time.Time   // when Begin was called
+	first int         // runs already done then (resumed)
 
 	budget time.Duration // a sequential run's budget (Forecast), 0 for none
 
@@ -52,11 +54,11 @@ func (p *progress) setProtocol(pr spec.Protocol) {
 }
 
 func newProgress(s Streams) *progress {
-	return &progress{w: s.Err, live: s.ErrIsTerminal}
+	return &progress{w: s.Err, live: s.ErrIsTerminal, clock: s.Clock}
 }
 
 func (p *progress) Begin(total, done int) {
-	p.start, p.first = time.Now(), done
+	p.start, p.first = p.clock.Now(), done
 	if done > 0 {
 		fmt.Fprintf(p.w, "flipbench: resuming: %d of %d runs already on disk\n", done, total)
 	}
@@ -184,14 +186,14 @@ func (p *progress) note(format string, args ...any) {
 // timing says how long the run has taken and about how long the rest will take:
 // "elapsed 1m2s, ETA 3m4s".
 func (p *progress) timing(n, total int) string {
-	return fmt.Sprintf("elapsed %s, ETA %s", time.Since(p.start).Round(time.Second), p.eta(n, total))
+	return fmt.Sprintf("elapsed %s, ETA %s", p.clock.Since(p.start).Round(time.Second), p.eta(n, total))
 }
 
 // eta is about how long the rest of the run takes, from the runs this session made, and
 // at most what is left of a sequential run's budget, which ends it first: "3m4s",
 // "4m0s (budget)", "?" before the first run.
 func (p *progress) eta(n, total int) string {
-	el := time.Since(p.start)
+	el := p.clock.Since(p.start)
 	made := n - p.first
 	if made <= 0 {
 		return "?"

@@ -13,9 +13,12 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/flipbench/flipbench/internal/clock"
+	"github.com/flipbench/flipbench/pipeline"
 )
 
-// Streams are the standard streams a command reads and writes.
+// Streams are the standard streams a command reads and writes, and the clock it reads.
 type Streams struct {
 	In       io.Reader
 	Out, Err io.Writer
@@ -26,13 +29,16 @@ type Streams struct {
 	OutIsTerminal bool
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
+	// Clock is the one clock of the command (package clock), passed down to everything
+	// it runs; nil is the machine's. A test fakes time here.
+	Clock clock.Clock
 
 	argv []string // the command line after the program name, recorded in receipts
 }
 
 // StdStreams returns the process's standard streams.
 func StdStreams() Streams {
-	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), OutIsTerminal: isTerminal(os.Stdout), Getenv: os.Getenv}
+	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), OutIsTerminal: isTerminal(os.Stdout), Getenv: os.Getenv, Clock: clock.Real()}
 }
 
 func (s Streams) getenv(k string) string {
@@ -138,13 +144,18 @@ pass-pair REPRODUCED or drift-suspected, and writes receipts that benchstat can 
 	return root
 }
 
-// isFlagError reports whether err is a usage error: one of ours, or one of cobra's
+// isFlagError reports whether err is a usage error: one of ours or the pipeline's
+// (pipeline.RequestError), or one of cobra's
 // command-line complaints (an unknown command, a wrong number of arguments), which cobra
 // returns as plain errors.
 func isFlagError(err error) bool {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code == ExitUsage
+	}
+	var re *pipeline.RequestError
+	if errors.As(err, &re) {
+		return true // a request's value set by a flag
 	}
 	msg := err.Error()
 	for _, prefix := range []string{"unknown command ", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least ", "requires at most ", "invalid argument "} {

@@ -89,7 +89,7 @@ func acquireLockWait(ctx context.Context, s Streams, args []string, dir string, 
 	if path == "" {
 		path = harness.DefaultLockPath
 	}
-	holder := harness.Holder{PID: os.Getpid(), Command: strings.Join(args, " "), Since: time.Now().UTC(), Dir: dir}
+	holder := harness.Holder{PID: os.Getpid(), Command: strings.Join(args, " "), Since: s.Clock.Now().UTC(), Dir: dir}
 	how := "as long as it takes"
 	if wait != harness.WaitForever {
 		how = "up to " + wait.String()

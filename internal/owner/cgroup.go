@@ -137,16 +137,22 @@ func cgroupProcs(dir string) ([]int, error) {
 // removeCgroup removes an empty cgroup, trying for up to a second while the kernel still
 // counts a process that just exited in it.
 func removeCgroup(dir string) error {
-	deadline := time.Now().Add(time.Second)
+	// A timeout, on the machine's monotonic clock (package clock says why).
+	deadline := time.NewTimer(time.Second)
+	defer deadline.Stop()
 	for {
 		err := syscall.Rmdir(dir)
 		if err == nil || errors.Is(err, syscall.ENOENT) {
 			return nil
 		}
-		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+		if !errors.Is(err, syscall.EBUSY) {
 			return fmt.Errorf("removing cgroup %s: %w", dir, err)
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-deadline.C:
+			return fmt.Errorf("removing cgroup %s: %w", dir, err)
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
 
@@ -177,7 +183,7 @@ func EndStaleCgroups() ([]Proc, error) {
 		}
 		dir := filepath.Join(home, e.Name())
 		procs, err := sweep(sweepOptions{cgroup: dir, grace: 0, wait: 5 * time.Second,
-			sleep: time.Sleep, now: time.Now, signal: syscall.Kill})
+			sleep: time.Sleep, now: time.Now, signal: syscall.Kill}) // timeouts: see sweepOptions.now
 		ended = append(ended, procs...)
 		errs = append(errs, err, removeCgroup(dir))
 	}

@@ -111,7 +111,7 @@ func (g *Group) End(grace, wait time.Duration) ([]Proc, error) {
 		grace:  grace,
 		wait:   wait,
 		sleep:  time.Sleep,
-		now:    time.Now,
+		now:    time.Now, // timeouts: see sweepOptions.now
 		signal: syscall.Kill,
 	})
 }

@@ -198,7 +198,9 @@ func Kill(procs []Proc, wait time.Duration) error {
 	for _, p := range procs {
 		syscall.Kill(p.PID, syscall.SIGKILL)
 	}
-	deadline := time.Now().Add(wait)
+	// A timeout, on the machine's monotonic clock (package clock says why).
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
 	for {
 		var left []string
 		for _, p := range procs {
@@ -209,10 +211,11 @@ func Kill(procs []Proc, wait time.Duration) error {
 		if len(left) == 0 {
 			return nil
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline.C:
 			return fmt.Errorf("still running after SIGKILL: %s", strings.Join(left, "; "))
+		case <-time.After(5 * time.Millisecond):
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -44,7 +44,7 @@ func IsSubreaper() bool {
 	return err == nil && v != 0
 }
 
-// Waited returns the pids of the children that os/exec (os.StartProcess) started in this
+// Waited returns the pids of the children that os/exec started in this
 // process and has not reaped yet: on Linux 5.4 and later it holds a pidfd for each from
 // the moment the child exists until its Wait has reaped it, and /proc/self/fdinfo names
 // the pid of every pidfd. Those are the children a sweep must never wait for, or it would
@@ -142,13 +142,16 @@ func subtree(procs map[int]stat, roots []int) []int {
 
 // sweepOptions says what a sweep ends besides the adopted descendants.
 type sweepOptions struct {
-	reap   bool                            // end and reap the adopted children (the subreaper's)
-	cgroup string                          // a cgroup whose members to end, "" for none
-	marked func(ID, string) bool           // the marks whose processes to end, nil for none
-	grace  time.Duration                   // between SIGTERM and SIGKILL
-	wait   time.Duration                   // for SIGKILL to end them
-	sleep  func(time.Duration)             // time.Sleep, for tests
-	now    func() time.Time                // time.Now
+	reap   bool                  // end and reap the adopted children (the subreaper's)
+	cgroup string                // a cgroup whose members to end, "" for none
+	marked func(ID, string) bool // the marks whose processes to end, nil for none
+	grace  time.Duration         // between SIGTERM and SIGKILL
+	wait   time.Duration         // for SIGKILL to end them
+	sleep  func(time.Duration)   // time.Sleep, for tests
+	// now is time.Now (tests fake it), never the run's clock (package clock): the grace
+	// and the wait are timeouts that pace signals on the machine's monotonic clock, and
+	// a fake clock must not keep a sweep from ending.
+	now    func() time.Time
 	signal func(int, syscall.Signal) error // syscall.Kill
 }
 

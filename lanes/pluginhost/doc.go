@@ -22,7 +22,7 @@
 // fit beside them; the Thrash pairs 64 and 48 MiB, six of which do not fit). So four
 // workers run at once, because of memory, not of a slot count.
 //
-// Two settings (one per process; each lane runs in its own):
+// Four settings (one per process; each lane runs in its own):
 //
 //   - the default, the seed's answer to cold starts: every profile is approved for
 //     session reuse (pluginhost.ReuseApprovedSessions: a worker whose call completed
@@ -32,7 +32,18 @@
 //     (pristine-calls/op stays 0); the pool is what keeps calls off process starts;
 //   - NoReuse (the lanes NoisyThroughputNoReuse and ThrashNoReuse): neither; every worker
 //     stays bound to its registration, so a call whose worker was evicted starts a
-//     process. These are the "before" of the cold calls.
+//     process. These are the "before" of the cold calls;
+//   - the reserve pairs, without reuse (the seed's default for an unreviewed deployment),
+//     each lane with the pristine reserve of two (...Reserve) and without it
+//     (...NoReserve), where the seed's rule leaves the reserve room to work without
+//     making an admissible call wait: NoisyThroughputReserve/NoReserve under a 512 MiB
+//     budget, above the noisy workload's whole demand (368 MiB) and the reserve's two
+//     targets (112 MiB); ThrashReserve/NoReserve under the 256 MiB budget with at most
+//     two used idle workers (Options.MaxIdleWorkers), which leaves room for the targets
+//     between samples while the six pairs still do not fit. A sample's cold calls take
+//     the ready workers instead of starting processes: launched-calls/op falls,
+//     pristine-calls/op rises, cold-calls/op (the seed counts a pristine take as cold)
+//     stays.
 //
 // A call is the plugin's "sleep" operation: its execution time is chosen (4 ms, 2 ms in
 // Thrash) and costs no CPU, so on the 2-core reference host the lanes measure admission,
@@ -57,8 +68,10 @@
 // Every lane reports, beside its time, the scheduler's counters over the sample:
 // cold-calls/op (calls admitted without their own idle worker and without a previously
 // used clean one), launched-calls/op (the cold calls that started their own process) and
-// pristine-calls/op (those that took a pristine one), reused-calls/op (calls that took a
-// pooled clean worker), evictions/op (idle workers stopped to make room), and retries/op.
+// pristine-calls/op (those that took a pristine one), pristine-starts/op (the reserve's
+// process starts since the previous sample ended, off every call's path),
+// reused-calls/op (calls that took a pooled clean worker), evictions/op (idle workers
+// stopped to make room), and retries/op.
 //
 // # The lanes
 //
@@ -84,6 +97,7 @@
 //     calls to every pair at once and is timed until all 18 are answered. With the pools
 //     the pairs of one profile share workers; ThrashNoReuse (secondary), without them,
 //     restarts a process for most calls, which cold-calls/op and evictions/op report.
+//     Each sample starts once nothing runs, releases or starts.
 //   - SingleTenant (control): the flood's tenant alone, 32 calls to its four
 //     registrations, timed until all are answered. With one tenant the two policies
 //     admit in the same order, so the lane must not move.

@@ -25,8 +25,17 @@ const (
 	slots = 4
 	// bigMiB and smallMiB are the two profile sizes.
 	bigMiB, smallMiB = 64, 48
-	// pristineReserve is the reserve's cap in the default setting.
+	// pristineReserve is the reserve's cap in the settings that have one.
 	pristineReserve = 2
+	// headroomMiB is the budget of the NoisyThroughput reserve pair: the lane's whole
+	// concurrent demand (the noisy tenant's 240 MiB and two light tenants' 64 MiB each,
+	// 368) and the reserve's two targets (one 64 and one 48 MiB worker, 112) fit in it
+	// (480), so the reserve never has to give way and no call waits for memory.
+	headroomMiB = 512
+	// idleBound bounds the used idle workers in the Thrash reserve pair: two of them
+	// (at most 128 MiB) leave room under the 256 MiB budget for the reserve's two
+	// targets (112 MiB) between samples, while the six pairs (336 MiB) still do not fit.
+	idleBound = 2
 	// noisyPlugins and floodDepth shape the flood: eight calls to each of the noisy
 	// tenant's four registrations, 32 in all, 28 of them queued behind the four running.
 	noisyPlugins = 4
@@ -52,18 +61,38 @@ const (
 
 // setting is a host configuration the lanes run under.
 type setting struct {
-	// reuse turns on the seed's answer to cold starts: approved-session reuse on every
-	// profile and the pristine reserve. Off: every worker stays bound to its registration
-	// and each cold call starts a process.
+	// reuse turns on approved-session reuse on every profile. Off: every worker stays
+	// bound to its registration and each cold call starts a process or takes a pristine
+	// one.
 	reuse bool
+	// reserve is the pristine reserve's cap; 0: no reserve.
+	reserve int
+	// budget is the memory budget in MiB, the only admission limit.
+	budget int
+	// maxIdle bounds the used idle workers by count; 0: only the budget bounds them.
+	maxIdle int
 }
 
-// The lanes' two settings: the default, and the one without reuse or reserve (the lanes
-// named ...NoReuse), the "before" of the cold calls.
+// The lanes' settings: the default (reuse and the reserve); the one without either (the
+// lanes named ...NoReuse), the "before" of the cold calls; and the two pairs in which the
+// seed's rule leaves the reserve room to work, each with and without it (the lanes named
+// ...Reserve and ...NoReserve): a budget with headroom above the noisy lane's demand, and
+// the Thrash budget with a bounded idle cache. Neither pair has reuse, the seed's
+// default for a deployment whose operator has not reviewed it.
 var (
-	withReuse = setting{reuse: true}
-	noReuse   = setting{}
+	withReuse          = setting{reuse: true, reserve: pristineReserve, budget: budgetMiB}
+	noReuse            = setting{budget: budgetMiB}
+	headroomReserve    = setting{reserve: pristineReserve, budget: headroomMiB}
+	headroomNoReserve  = setting{budget: headroomMiB}
+	idleBoundReserve   = setting{reserve: pristineReserve, budget: budgetMiB, maxIdle: idleBound}
+	idleBoundNoReserve = setting{budget: budgetMiB, maxIdle: idleBound}
 )
+
+// String describes the setting for the lanes' stderr line and the tests' names.
+func (c setting) String() string {
+	return fmt.Sprintf("budget %d MiB, no worker ceiling, approved-session reuse %v, pristine reserve %d, used idle workers at most %d (0: unbounded)",
+		c.budget, c.reuse, c.reserve, c.maxIdle)
+}
 
 // profile returns a plugin profile of mib MiB under the setting.
 func (c setting) profile(mib int) sched.Profile {
@@ -76,11 +105,8 @@ func (c setting) profile(mib int) sched.Profile {
 
 // options returns the scheduler options of the setting.
 func (c setting) options(policy sched.Policy, l sched.Launcher) sched.Options {
-	o := sched.Options{MemoryBudgetMiB: budgetMiB, Policy: policy, Launcher: l}
-	if c.reuse {
-		o.PristineReserve = pristineReserve
-	}
-	return o
+	return sched.Options{MemoryBudgetMiB: c.budget, Policy: policy, Launcher: l,
+		PristineReserve: c.reserve, MaxIdleWorkers: c.maxIdle}
 }
 
 // noisyMiB is the size of the noisy tenant's registration i.
@@ -108,7 +134,11 @@ type fixture struct {
 	noisy  []*sched.Plugin
 	thrash []*sched.Plugin
 	lights int // light tenants registered so far, to name the next one
-	err    error
+	// startsMark is the scheduler's PristineStarts at the end of the last sample: the
+	// reserve replenishes between samples, so a sample is charged the reserve's starts
+	// since the previous one ended.
+	startsMark uint64
+	err        error
 }
 
 // The process-wide fixture: testing calls the benchmark function once per sample and
@@ -149,11 +179,10 @@ func setup(b *testing.B, cfg setting) *fixture {
 			// The workload and the policy in force, once per process: the receipt keeps
 			// every run's stderr tail, so each run records what it measured.
 			exe, _ := os.Executable()
-			fmt.Fprintf(os.Stderr, "pluginhost lanes: policy %s; budget %d MiB, no worker ceiling; profiles %d and %d MiB; "+
-				"approved-session reuse and pristine reserve %v (reserve cap %d); "+
+			fmt.Fprintf(os.Stderr, "pluginhost lanes: policy %s; %s; profiles %d and %d MiB; "+
 				"flood %d calls (%d registrations x %d) of sleep %s; light calls sleep %s; thrash %d pairs x %d calls of sleep %s; "+
 				"workers are processes of %s; GOMAXPROCS %d, %d CPUs\n",
-				shared.s.Policy(), budgetMiB, bigMiB, smallMiB, cfg.reuse, cfg.options(0, nil).PristineReserve,
+				shared.s.Policy(), cfg, bigMiB, smallMiB,
 				floodCalls, noisyPlugins, floodDepth, callSleep, lightSleep, thrashTenants*thrashPlugins, thrashDepth, thrashSleep,
 				filepath.Base(exe), runtime.GOMAXPROCS(0), runtime.NumCPU())
 		}
@@ -347,9 +376,9 @@ func (f *fixture) flood(tb testing.TB, retries *int) (*batch, time.Time) {
 
 // meter reports the scheduler's counters over the measured part of the samples.
 type meter struct {
-	cold, launched, pristine, reused, evictions uint64
-	retries                                     int
-	before                                      sched.Snapshot
+	cold, launched, pristine, reused, evictions, pristineStarts uint64
+	retries                                                     int
+	before                                                      sched.Snapshot
 }
 
 // begin starts counting.
@@ -363,16 +392,22 @@ func (m *meter) end(f *fixture) {
 	m.pristine += s.PristineCalls - m.before.PristineCalls
 	m.reused += s.ReusedCalls - m.before.ReusedCalls
 	m.evictions += s.Evictions - m.before.Evictions
+	m.pristineStarts += s.PristineStarts - f.startsMark
+	f.startsMark = s.PristineStarts
 }
 
 // report reports cold-calls/op (of them launched-calls/op started their own process and
-// pristine-calls/op took a pristine one), reused-calls/op, evictions/op and retries/op.
+// pristine-calls/op took a pristine one), reused-calls/op, evictions/op,
+// pristine-starts/op (the reserve's starts since the previous sample ended, replenishing
+// between samples included; they are off every call's path, and with launched-calls/op
+// they are all the process starts a sample costs) and retries/op.
 func (m *meter) report(b *testing.B) {
 	b.ReportMetric(float64(m.cold)/float64(b.N), "cold-calls/op")
 	b.ReportMetric(float64(m.launched)/float64(b.N), "launched-calls/op")
 	b.ReportMetric(float64(m.pristine)/float64(b.N), "pristine-calls/op")
 	b.ReportMetric(float64(m.reused)/float64(b.N), "reused-calls/op")
 	b.ReportMetric(float64(m.evictions)/float64(b.N), "evictions/op")
+	b.ReportMetric(float64(m.pristineStarts)/float64(b.N), "pristine-starts/op")
 	b.ReportMetric(float64(m.retries)/float64(b.N), "retries/op")
 }
 
@@ -468,6 +503,15 @@ func noisyThroughput(b *testing.B, cfg setting) {
 	m.report(b)
 }
 
+// BenchmarkNoisyThroughputReserve is NoisyThroughput without reuse, under a budget with
+// headroom for the whole workload and the pristine reserve: the first light tenant's
+// first call takes the reserve's ready 64 MiB worker instead of starting a process.
+func BenchmarkNoisyThroughputReserve(b *testing.B) { noisyThroughput(b, headroomReserve) }
+
+// BenchmarkNoisyThroughputNoReserve is NoisyThroughputReserve without the reserve: both
+// light tenants' first calls start a process.
+func BenchmarkNoisyThroughputNoReserve(b *testing.B) { noisyThroughput(b, headroomNoReserve) }
+
 // BenchmarkTotalThroughput times the same workload until every call is answered.
 func BenchmarkTotalThroughput(b *testing.B) {
 	f := setup(b, withReuse)
@@ -483,10 +527,14 @@ func BenchmarkTotalThroughput(b *testing.B) {
 	m.report(b)
 }
 
-// thrash runs one sample of Thrash: three calls to each of the six pairs, issued in
-// round-robin order at once, timed until all are answered. It checks that all 18 were accepted.
+// thrash runs one sample of Thrash: once nothing runs, releases or starts, three calls to
+// each of the six pairs, issued in round-robin order at once, timed until all are
+// answered. It checks that all 18 were accepted.
 func thrash(tb testing.TB, f *fixture, m *meter) time.Duration {
 	tb.Helper()
+	f.await(tb, "the host is quiet", func(s sched.Snapshot) bool {
+		return s.Active == 0 && s.Queued == 0 && s.Releasing == 0 && s.PristineStarting == 0
+	})
 	m.begin(f)
 	u := &batch{}
 	start := time.Now()
@@ -511,6 +559,14 @@ func BenchmarkThrash(b *testing.B) { benchThrash(b, withReuse) }
 // BenchmarkThrashNoReuse is Thrash without approved-session reuse or the pristine
 // reserve.
 func BenchmarkThrashNoReuse(b *testing.B) { benchThrash(b, noReuse) }
+
+// BenchmarkThrashReserve is Thrash without reuse, with the used idle workers bounded to
+// two and the pristine reserve, which fills the budget the bound leaves free between
+// samples: a sample's first cold calls of each profile take a ready worker.
+func BenchmarkThrashReserve(b *testing.B) { benchThrash(b, idleBoundReserve) }
+
+// BenchmarkThrashNoReserve is ThrashReserve without the reserve.
+func BenchmarkThrashNoReserve(b *testing.B) { benchThrash(b, idleBoundNoReserve) }
 
 // benchThrash runs Thrash under cfg.
 func benchThrash(b *testing.B, cfg setting) {
