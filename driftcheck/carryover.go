@@ -116,15 +116,66 @@ func (f *carryFit) variance(c []float64) float64 {
 // present, none set aside, positive medians): log median = pass + arm + place [+ the arm
 // of the previous process], with the richest model the design identifies.
 func fitCarryover(in Input, cfg Config, runs []run, lay layout, l int) (*carryFit, Carryover) {
-	k := lay.arms
 	out := Carryover{Lane: in.Lanes[l].Name, Model: CarryNone, Places: []Effect{}, After: []Effect{}}
-	type obs struct {
-		y          float64
-		arm, group int
-		r          run
+	cd := carryDataOf(runs, lay, l)
+	if cd.groups < 2 {
+		out.Reason = "fewer than two complete passes: not fitted"
+		return nil, out
 	}
-	var all []obs
-	groups, known := 0, false
+	s, model, unused, ok := cd.choose(in, cfg)
+	if !ok {
+		return cd.unfitted(in, s, out)
+	}
+	k := cd.k
+	fit := s.fit
+	fit.model = model
+	fit.place = make([]float64, k)
+	for j := 1; j < k; j++ {
+		fit.place[j] = s.beta[cd.nTheta+j-1]
+	}
+	if model == CarryPlaceAndAfter {
+		fit.after = make([]float64, k)
+		for a := 1; a < k; a++ {
+			fit.after[a] = s.beta[cd.nTheta+cd.nPi+a-1]
+		}
+	}
+	out.Model, out.DF = model, s.df
+	cd.describe(in, cfg, s, model, unused, &out)
+	return fit, out
+}
+
+// carryObs is one run of a complete pass in the carryover fit: its log median, its arm
+// and the pass (group) it belongs to.
+type carryObs struct {
+	y          float64
+	arm, group int
+	r          run
+}
+
+// carryData is a lane's complete passes, ready to fit: k arms, nTheta arm and nPi place
+// parameters; known says whether any run's previous process is known.
+type carryData struct {
+	all            []carryObs
+	byGroup        [][]int // the rows of each complete pass
+	groups         int
+	known          bool
+	k, nTheta, nPi int
+}
+
+// carrySolved is one least-squares fit: the parameters, their standard errors, which are
+// estimable, the residual degrees of freedom.
+type carrySolved struct {
+	beta, se []float64
+	est      []bool
+	df       int
+	fit      *carryFit
+}
+
+// carryDataOf gathers lane l's complete passes: every arm present, none set aside, with
+// enough samples and a positive median.
+func carryDataOf(runs []run, lay layout, l int) carryData {
+	k := lay.arms
+	cd := carryData{k: k, nTheta: k - 1, nPi: k - 1}
 	for c := range lay.collections {
 		for p := range lay.passes {
 			complete := true
@@ -140,139 +191,138 @@ func fitCarryover(in Input, cfg Config, runs []run, lay layout, l int) (*carryFi
 			}
 			for a := range k {
 				r := runs[lay.at(c, p, l, a)]
-				all = append(all, obs{math.Log(r.median), a, groups, r})
-				known = known || r.after >= 0
+				cd.all = append(cd.all, carryObs{math.Log(r.median), a, cd.groups, r})
+				cd.known = cd.known || r.after >= 0
 			}
-			groups++
+			cd.groups++
 		}
 	}
-	if groups < 2 {
-		out.Reason = "fewer than two complete passes: not fitted"
-		return nil, out
+	cd.byGroup = make([][]int, cd.groups)
+	for i, o := range cd.all {
+		cd.byGroup[o.group] = append(cd.byGroup[o.group], i)
 	}
-	byGroup := make([][]int, groups) // the rows of each complete pass
-	for i, o := range all {
-		byGroup[o.group] = append(byGroup[o.group], i)
+	return cd
+}
+
+// design returns the fit's design matrix and response, both centred within each pass so
+// that the pass's own level drops out; withAfter adds the previous process's arm.
+func (cd carryData) design(withAfter bool) (*mat.Dense, []float64) {
+	cols := cd.nTheta + cd.nPi
+	if withAfter {
+		cols += cd.k - 1
 	}
-	nTheta, nPi := k-1, k-1
-	build := func(withAfter bool) (*mat.Dense, []float64) {
-		cols := nTheta + nPi
-		if withAfter {
-			cols += k - 1
+	x := mat.NewDense(len(cd.all), cols, nil)
+	y := make([]float64, len(cd.all))
+	for i, o := range cd.all {
+		y[i] = o.y
+		if o.arm > 0 {
+			x.Set(i, o.arm-1, 1)
 		}
-		x := mat.NewDense(len(all), cols, nil)
-		y := make([]float64, len(all))
-		for i, o := range all {
-			y[i] = o.y
-			if o.arm > 0 {
-				x.Set(i, o.arm-1, 1)
-			}
-			if o.r.pos > 0 {
-				x.Set(i, nTheta+o.r.pos-1, 1)
-			}
-			if withAfter && o.r.after > 0 {
-				x.Set(i, nTheta+nPi+o.r.after-1, 1)
-			}
+		if o.r.pos > 0 {
+			x.Set(i, cd.nTheta+o.r.pos-1, 1)
 		}
-		// Centre every column and y within its pass: the pass's own level drops out.
-		for _, rows := range byGroup {
-			for j := -1; j < cols; j++ {
-				sum := 0.0
-				for _, i := range rows {
-					if j < 0 {
-						sum += y[i]
-					} else {
-						sum += x.At(i, j)
-					}
+		if withAfter && o.r.after > 0 {
+			x.Set(i, cd.nTheta+cd.nPi+o.r.after-1, 1)
+		}
+	}
+	for _, rows := range cd.byGroup {
+		for j := -1; j < cols; j++ {
+			sum := 0.0
+			for _, i := range rows {
+				if j < 0 {
+					sum += y[i]
+				} else {
+					sum += x.At(i, j)
 				}
-				m := sum / float64(len(rows))
-				for _, i := range rows {
-					if j < 0 {
-						y[i] -= m
-					} else {
-						x.Set(i, j, x.At(i, j)-m)
-					}
+			}
+			m := sum / float64(len(rows))
+			for _, i := range rows {
+				if j < 0 {
+					y[i] -= m
+				} else {
+					x.Set(i, j, x.At(i, j)-m)
 				}
 			}
 		}
-		return x, y
 	}
-	type solved struct {
-		beta, se []float64
-		est      []bool
-		df       int
-		fit      *carryFit
+	return x, y
+}
+
+// solve fits the model by a thin SVD (gonum), keeping the components above a relative
+// tolerance; ok is false when a parameter is not estimable or no degree of freedom is
+// left.
+func (cd carryData) solve(withAfter bool) (carrySolved, bool) {
+	x, y := cd.design(withAfter)
+	n, cols := x.Dims()
+	var svd mat.SVD
+	if !svd.Factorize(x, mat.SVDThin) {
+		return carrySolved{}, false
 	}
-	solve := func(withAfter bool) (solved, bool) {
-		x, y := build(withAfter)
-		n, cols := x.Dims()
-		var svd mat.SVD
-		if !svd.Factorize(x, mat.SVDThin) {
-			return solved{}, false
+	vals := svd.Values(nil)
+	var u, v mat.Dense
+	svd.UTo(&u)
+	svd.VTo(&v)
+	tol := 1e-9 * float64(max(n, cols))
+	if len(vals) > 0 {
+		tol *= vals[0]
+	}
+	s := carrySolved{beta: make([]float64, cols), se: make([]float64, cols), est: make([]bool, cols), fit: &carryFit{nTheta: cd.nTheta, nPi: cd.nPi}}
+	rank := 0
+	for i, sv := range vals {
+		if sv <= tol {
+			continue
 		}
-		vals := svd.Values(nil)
-		var u, v mat.Dense
-		svd.UTo(&u)
-		svd.VTo(&v)
-		tol := 1e-9 * float64(max(n, cols))
-		if len(vals) > 0 {
-			tol *= vals[0]
-		}
-		s := solved{beta: make([]float64, cols), se: make([]float64, cols), est: make([]bool, cols), fit: &carryFit{nTheta: nTheta, nPi: nPi}}
-		rank := 0
-		for i, sv := range vals {
-			if sv <= tol {
-				continue
-			}
-			rank++
-			uy := 0.0
-			for r := range n {
-				uy += u.At(r, i) * y[r]
-			}
-			vi := make([]float64, cols)
-			for j := range cols {
-				vi[j] = v.At(j, i)
-				s.beta[j] += uy / sv * vi[j]
-			}
-			s.fit.comps = append(s.fit.comps, comp{vi, sv})
-		}
-		s.df = n - groups - rank
-		rss := 0.0
+		rank++
+		uy := 0.0
 		for r := range n {
-			pred := 0.0
-			for j := range cols {
-				pred += x.At(r, j) * s.beta[j]
-			}
-			rss += (y[r] - pred) * (y[r] - pred)
+			uy += u.At(r, i) * y[r]
 		}
-		s.fit.sigma2 = rss / float64(max(s.df, 1))
-		ok := s.df >= 1
+		vi := make([]float64, cols)
 		for j := range cols {
-			proj := 0.0 // the projection of e_j on the row space
-			for _, cp := range s.fit.comps {
-				proj += cp.v[j] * cp.v[j]
-			}
-			s.est[j] = proj > 1-1e-8
-			ok = ok && s.est[j]
-			unit := make([]float64, cols)
-			unit[j] = 1
-			s.se[j] = math.Sqrt(s.fit.variance(unit))
+			vi[j] = v.At(j, i)
+			s.beta[j] += uy / sv * vi[j]
 		}
-		return s, ok
+		s.fit.comps = append(s.fit.comps, comp{vi, sv})
 	}
-	s, ok := solved{}, false
-	model := CarryPlaceAndAfter
-	if known {
-		s, ok = solve(true)
+	s.df = n - cd.groups - rank
+	rss := 0.0
+	for r := range n {
+		pred := 0.0
+		for j := range cols {
+			pred += x.At(r, j) * s.beta[j]
+		}
+		rss += (y[r] - pred) * (y[r] - pred)
 	}
-	// The previous process's effect is taken out only where the fit shows one: correcting
-	// for an estimate of nothing would widen every interval of the lane by its noise.
-	var unused []Effect
+	s.fit.sigma2 = rss / float64(max(s.df, 1))
+	ok := s.df >= 1
+	for j := range cols {
+		proj := 0.0 // the projection of e_j on the row space
+		for _, cp := range s.fit.comps {
+			proj += cp.v[j] * cp.v[j]
+		}
+		s.est[j] = proj > 1-1e-8
+		ok = ok && s.est[j]
+		unit := make([]float64, cols)
+		unit[j] = 1
+		s.se[j] = math.Sqrt(s.fit.variance(unit))
+	}
+	return s, ok
+}
+
+// choose fits the richest model the data identify: with the previous process's arm where
+// it is known and the fit shows an effect of it (correcting for an estimate of nothing
+// would widen every interval of the lane by its noise; unused then lists the effects not
+// taken out), else with places only.
+func (cd carryData) choose(in Input, cfg Config) (s carrySolved, model string, unused []Effect, ok bool) {
+	model = CarryPlaceAndAfter
+	if cd.known {
+		s, ok = cd.solve(true)
+	}
 	if ok {
-		crit := tCritical(cfg.Alpha/2/float64(k-1), float64(s.df))
+		crit := tCritical(cfg.Alpha/2/float64(cd.k-1), float64(s.df))
 		shown := false
-		for a := 1; a < k; a++ {
-			b, se := s.beta[nTheta+nPi+a-1], s.se[nTheta+nPi+a-1]
+		for a := 1; a < cd.k; a++ {
+			b, se := s.beta[cd.nTheta+cd.nPi+a-1], s.se[cd.nTheta+cd.nPi+a-1]
 			unused = append(unused, Effect{Label: "after " + armName(in, a), Pct: toPct(b), LowPct: toPct(b - crit*se), HighPct: toPct(b + crit*se)})
 			shown = shown || b-crit*se > 0 || b+crit*se < 0
 		}
@@ -284,44 +334,41 @@ func fitCarryover(in Input, cfg Config, runs []run, lay layout, l int) (*carryFi
 	}
 	if !ok {
 		model = CarryPlace
-		s, ok = solve(false)
+		s, ok = cd.solve(false)
 	}
-	if !ok {
-		if k >= 3 && s.est != nil {
-			out.Model = CarryConfounded
-			conf := make([]bool, k)
-			var names []string
-			for a := 1; a < k; a++ {
-				if !s.est[a-1] || s.df < 1 {
-					conf[a] = true
-					names = append(names, armName(in, a))
-				}
-			}
-			if len(names) == 0 { // the arms are estimable, the places are not: no correction needed
-				out.Model = CarryNone
-				out.Reason = "the places are not separable yet: no correction"
-				return nil, out
-			}
-			out.Reason = fmt.Sprintf("%s not yet separable from the cost of its place: the design has not rotated far enough (undecided until it has)", strings.Join(names, ", "))
-			return &carryFit{model: CarryConfounded, confounded: conf}, out
-		}
+	return s, model, unused, ok
+}
+
+// unfitted says why a lane has no carryover fit: with three or more arms, the arms not
+// yet separable from their places are confounded (undecided until the design rotates).
+func (cd carryData) unfitted(in Input, s carrySolved, out Carryover) (*carryFit, Carryover) {
+	if cd.k < 3 || s.est == nil {
 		out.Reason = "too few complete passes to fit"
 		return nil, out
 	}
-	fit := s.fit
-	fit.model = model
-	fit.place = make([]float64, k)
-	for j := 1; j < k; j++ {
-		fit.place[j] = s.beta[nTheta+j-1]
-	}
-	if model == CarryPlaceAndAfter {
-		fit.after = make([]float64, k)
-		for a := 1; a < k; a++ {
-			fit.after[a] = s.beta[nTheta+nPi+a-1]
+	out.Model = CarryConfounded
+	conf := make([]bool, cd.k)
+	var names []string
+	for a := 1; a < cd.k; a++ {
+		if !s.est[a-1] || s.df < 1 {
+			conf[a] = true
+			names = append(names, armName(in, a))
 		}
 	}
-	out.Model, out.DF = model, s.df
-	effects := nPi
+	if len(names) == 0 { // the arms are estimable, the places are not: no correction needed
+		out.Model = CarryNone
+		out.Reason = "the places are not separable yet: no correction"
+		return nil, out
+	}
+	out.Reason = fmt.Sprintf("%s not yet separable from the cost of its place: the design has not rotated far enough (undecided until it has)", strings.Join(names, ", "))
+	return &carryFit{model: CarryConfounded, confounded: conf}, out
+}
+
+// describe fills out's places and previous-process effects with their intervals at the
+// family level, whether any is detected, and the sentence that says so.
+func (cd carryData) describe(in Input, cfg Config, s carrySolved, model string, unused []Effect, out *Carryover) {
+	k := cd.k
+	effects := cd.nPi
 	if model == CarryPlaceAndAfter {
 		effects += k - 1
 	}
@@ -333,11 +380,11 @@ func fitCarryover(in Input, cfg Config, runs []run, lay layout, l int) (*carryFi
 		return e
 	}
 	for j := 1; j < k; j++ {
-		out.Places = append(out.Places, effect(fmt.Sprintf("place %d", j+1), nTheta+j-1))
+		out.Places = append(out.Places, effect(fmt.Sprintf("place %d", j+1), cd.nTheta+j-1))
 	}
 	if model == CarryPlaceAndAfter {
 		for a := 1; a < k; a++ {
-			out.After = append(out.After, effect("after "+armName(in, a), nTheta+nPi+a-1))
+			out.After = append(out.After, effect("after "+armName(in, a), cd.nTheta+cd.nPi+a-1))
 		}
 	}
 	var parts []string
@@ -363,7 +410,6 @@ func fitCarryover(in Input, cfg Config, runs []run, lay layout, l int) (*carryFi
 		}
 		out.Reason += fmt.Sprintf("; the previous process shows no effect (%s, against following the base), so none is taken out", strings.Join(ps, ", "))
 	}
-	return fit, out
 }
 
 // armName returns the name of arm index a (0 is the base).

@@ -424,10 +424,42 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 		v, d := pr.moderated(s2, float64(df))
 		nz.sigma, nz.df = math.Sqrt(v), d
 	}
-	material := materialLog(ld.fl, nz)
-	d := cfg.Design
-	pw := power{design: d, floor: ld.fl, power: cfg.Power, priorDF: pr.d0}
+	j := judging{nz: nz, pw: power{design: cfg.Design, floor: ld.fl, power: cfg.Power, priorDF: pr.d0},
+		samples: sampleCount(runs, lay, ld.l, ld.a)}
+	var all []pairStat
+	j.within, all = ld.judgePairs(in, cfg, runs, lay, materialLog(ld.fl, nz))
 	pooled := newSummary(ld.lane, ld.cand, 0, ld.floorPct)
+	colls := ld.judgeCollections(rep, in, runs, lay, j, &pooled)
+	if pooled.Pairs == 0 && pooled.SetAside == 0 {
+		return
+	}
+	ld.judgePooled(rep, j, all, colls, &pooled)
+	rep.Pooled = append(rep.Pooled, pooled)
+}
+
+// judging is what every one of a lane's summaries is judged with: its moderated noise,
+// the power it is planned for, the median within-process CV of its runs and its samples
+// per run.
+type judging struct {
+	nz      noise
+	pw      power
+	within  float64
+	samples int
+}
+
+// collectionVerdicts is what the collections' summaries tell the pooled one: how many
+// collections reproduced each direction (-1 faster, 1 slower) of how many ran, and the
+// bounded collections' means and standard errors (for the heterogeneity test).
+type collectionVerdicts struct {
+	repro      map[int]int
+	ran        int
+	means, ses []float64
+}
+
+// judgePairs gives each kept pass pair of every collection its verdict (set aside when
+// it is an outlier or holds a contaminated run) and returns the median within-process CV
+// of the lane's usable runs and every collection's pair statistics.
+func (ld *laneData) judgePairs(in Input, cfg Config, runs []run, lay layout, material float64) (float64, []pairStat) {
 	var withinCVs []float64
 	var all []pairStat
 	for c := range ld.colls {
@@ -461,56 +493,64 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 		}
 		all = append(all, cp.stats...)
 	}
-	within := Median(withinCVs)
-	samples := sampleCount(runs, lay, ld.l, ld.a)
-	repro := map[int]int{} // reproduced direction -> collections
-	ran := 0
-	var means, ses []float64
+	return Median(withinCVs), all
+}
+
+// judgeCollections judges the lane in each collection that kept pairs, appends its
+// passes, pairs and summary to rep, counts its pairs into pooled, and returns what the
+// pooled verdict needs of them.
+func (ld *laneData) judgeCollections(rep *Report, in Input, runs []run, lay layout, j judging, pooled *LaneSummary) collectionVerdicts {
+	cv := collectionVerdicts{repro: map[int]int{}}
+	d := j.pw.design
 	for c := range ld.colls {
 		cp := &ld.colls[c]
 		if len(cp.kept) == 0 {
 			continue
 		}
-		ran++
+		cv.ran++
 		m, o := 0.0, 0.0
 		if len(cp.stats) > 0 {
 			m, _ = meanPairs(cp.stats)
 			o = orderEffect(cp.stats)
 		}
-		ev := newEvidence(len(cp.stats), m, o, nz, pw, d.CollTail(ld.round), ld.round)
+		ev := newEvidence(len(cp.stats), m, o, j.nz, j.pw, d.CollTail(ld.round), ld.round)
 		s := newSummary(ld.lane, ld.cand, c+1, ld.floorPct)
 		s.countPairs(cp.pairs)
 		pooled.countPairs(cp.pairs)
 		passDeltas(&s, cp.passes, cp.kept, runs, lay, c, ld.l, ld.a, ld.lane, ld.floorPct)
-		s.fill(ev, nz, within, samples)
+		s.fill(ev, j.nz, j.within, j.samples)
 		s.CensoredSlower, s.CensoredFaster = censoredCounts(cp.stats)
 		s.Verdict, s.Reason = verdictFrom(s, ev, ld.fl, 0)
 		ld.hold(&s)
 		censor(&s)
 		switch s.Verdict {
 		case LaneReproducedFaster:
-			repro[-1]++
+			cv.repro[-1]++
 		case LaneReproducedSlower:
-			repro[1]++
+			cv.repro[1]++
 		}
 		if ev.bounded {
-			means, ses = append(means, m), append(ses, ev.se)
+			cv.means, cv.ses = append(cv.means, m), append(cv.ses, ev.se)
 		}
 		warnLane(rep, cp, ld.lane, ld.cand, in.Base, c+1, s)
 		rep.Passes = append(rep.Passes, cp.passes...)
 		rep.Pairs = append(rep.Pairs, cp.pairs...)
 		rep.Lanes = append(rep.Lanes, s)
 	}
-	if pooled.Pairs == 0 && pooled.SetAside == 0 {
-		return
-	}
-	var deltas []float64
+	return cv
+}
+
+// judgePooled judges the lane pooled over its collections: reproduced only in the
+// direction every collection that ran reproduced, with the collections' disagreement
+// and an order effect the pair means cancel named in its reason.
+func (ld *laneData) judgePooled(rep *Report, j judging, all []pairStat, cv collectionVerdicts, pooled *LaneSummary) {
 	for _, s := range rep.Lanes {
 		if s.Lane == ld.lane.Name && s.Arm == ld.cand {
 			pooled.Passes += s.Passes
 			pooled.Faster += s.Faster
 		}
 	}
+	var deltas []float64
 	for c := range ld.colls {
 		for _, pd := range ld.colls[c].passes {
 			if k := (pd.Pass - 1) / 2; pd.Usable && pd.Bound == "" && slices.Contains(ld.colls[c].kept, k) && !slices.Contains(ld.colls[c].aside, k) {
@@ -526,27 +566,26 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 		m, _ = meanPairs(all)
 		o = orderEffect(all)
 	}
-	ev := newEvidence(len(all), m, o, nz, pw, d.PoolTail(ld.round), ld.round)
-	pooled.fill(ev, nz, within, samples)
-	pooled.HeterogeneityP = heterogeneity(means, ses, m)
+	ev := newEvidence(len(all), m, o, j.nz, j.pw, j.pw.design.PoolTail(ld.round), ld.round)
+	pooled.fill(ev, j.nz, j.within, j.samples)
+	pooled.HeterogeneityP = heterogeneity(cv.means, cv.ses, m)
 	replicated := 0
 	switch {
-	case ran > 0 && repro[-1] == ran:
+	case cv.ran > 0 && cv.repro[-1] == cv.ran:
 		replicated = -1
-	case ran > 0 && repro[1] == ran:
+	case cv.ran > 0 && cv.repro[1] == cv.ran:
 		replicated = 1
 	}
 	pooled.CensoredSlower, pooled.CensoredFaster = censoredCounts(all)
-	pooled.Verdict, pooled.Reason = verdictFrom(pooled, ev, ld.fl, replicated)
-	ld.hold(&pooled)
-	censor(&pooled)
+	pooled.Verdict, pooled.Reason = verdictFrom(*pooled, ev, ld.fl, replicated)
+	ld.hold(pooled)
+	censor(pooled)
 	if pooled.HeterogeneityP < heterogeneityP {
 		pooled.Reason += fmt.Sprintf("; the collections disagree (Cochran's Q %s): %s", pText(pooled.HeterogeneityP), collectionEffects(rep, ld))
 	}
 	if ev.orderShown() && pooled.Verdict != LaneOrderDependent {
 		pooled.Reason += fmt.Sprintf("; an order effect of %s was measured, which the pair means cancel", fmtDelta(toPct(ev.order)))
 	}
-	rep.Pooled = append(rep.Pooled, pooled)
 }
 
 // hold keeps a summary undecided while the lane's arm contrast is confounded with its

@@ -134,90 +134,17 @@ func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
 	if w.Noisier == 0 {
 		w.Noisier = 5
 	}
-	e, err := w.page()
+	rg, err := newRuleRig(w)
 	if err != nil {
 		return RuleResult{}, err
-	}
-	res, err := e.Resolve(spec.Overrides{})
-	if err != nil {
-		return RuleResult{}, err
-	}
-	cfg := res.Drift
-	cfg.Spending = w.Spending
-	if cfg.Design, err = driftcheck.NewDesign(cfg, w.Collections); err != nil {
-		return RuleResult{}, err
-	}
-	plan := &receipt.Plan{Experiment: 999, Arms: []receipt.Arm{{Name: Base}, {Name: Cand}},
-		Protocol: receipt.Protocol{Samples: res.Protocol.Samples, Warmup: res.Protocol.Warmup, Passes: res.Protocol.Passes,
-			Collections: res.Protocol.Collections, Sequential: &receipt.Sequential{MinPairs: w.MinPairs, MaxPairs: w.MaxPairs, Budget: 36000e9}}}
-	var lanes []driftcheck.Lane
-	for _, l := range res.Lanes {
-		plan.Lanes = append(plan.Lanes, receipt.Lane{Name: l.Name, Role: l.Role, Expect: l.Expect})
-		lanes = append(lanes, driftcheck.Lane{Name: l.Name})
 	}
 	out := RuleResult{World: w, Trials: trials, Statuses: map[string]int{}}
 	for t := range trials {
-		rng := NewRand(seed + uint64(t))
-		in := driftcheck.Input{Base: Base, Candidates: []string{Cand}, Lanes: lanes, Collections: w.Collections, Passes: 2 * w.MaxPairs}
-		running := slices.Clone(w.Lanes)
-		level := 0.0
-		var rep driftcheck.Report
-		round := 0
-		decided := false
-		var again []receipt.Remeasure // the passes the next round measures again
-		primaryAt := 0
-		for round < w.MaxPairs {
-			round++
-			measure := func(c, p, attempt int, l RuleLane) {
-				at := 0
-				if attempt > 0 {
-					at = round
-				}
-				arms := []string{Base, Cand}
-				if p%2 == 0 {
-					arms = []string{Cand, Base}
-				}
-				for _, arm := range arms {
-					o := driftcheck.Observation{Collection: c, Pass: p, Lane: l.Name, Arm: arm, Attempt: attempt, Round: at}
-					o.Samples, level = w.run(rng, l, arm, level)
-					w.fail(rng, l, &o)
-					in.Observations = append(in.Observations, o)
-				}
-			}
-			for c := 1; c <= w.Collections; c++ {
-				for _, p := range []int{2*round - 1, 2 * round} {
-					for _, li := range rng.Perm(len(running)) {
-						measure(c, p, 0, running[li])
-					}
-				}
-			}
-			for _, a := range again {
-				measure(a.Collection, a.Pass, a.Attempt, w.Lanes[slices.IndexFunc(w.Lanes, func(l RuleLane) bool { return l.Name == a.Lane })])
-			}
-			if rep, err = driftcheck.Analyze(in, cfg); err != nil {
-				return RuleResult{}, err
-			}
-			pending := lanesOfRule(running)
-			if round >= w.MinPairs {
-				pending = decide.Pending(decide.Input{Spec: e, Plan: plan, Analysis: rep})
-			}
-			if !w.NoRemeasure {
-				again = decide.Remeasure(rep, pending)
-			}
-			if round < w.MinPairs {
-				continue
-			}
-
-			running = slices.DeleteFunc(running, func(l RuleLane) bool { return !slices.Contains(pending, l.Name) })
-			if primaryAt == 0 && !slices.ContainsFunc(running, func(l RuleLane) bool { return l.Role == spec.RolePrimary }) {
-				primaryAt = round
-			}
-			if len(running) == 0 {
-				decided = true
-				break
-			}
+		tr, err := rg.trial(NewRand(seed + uint64(t)))
+		if err != nil {
+			return RuleResult{}, err
 		}
-		dec := decide.Decide(decide.Input{Spec: e, Plan: plan, Analysis: rep})
+		dec := decide.Decide(decide.Input{Spec: rg.e, Plan: rg.plan, Analysis: tr.rep})
 		out.Statuses[dec.Status]++
 		if dec.Status != spec.StatusAccepted {
 			out.Reasons = append(out.Reasons, dec.Summary())
@@ -227,18 +154,128 @@ func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
 				}
 			}
 		}
-		out.Rounds = append(out.Rounds, round)
-		if primaryAt == 0 {
-			primaryAt = round
-		}
-		out.PrimaryRounds = append(out.PrimaryRounds, primaryAt)
-		if decided {
+		out.Rounds = append(out.Rounds, tr.rounds)
+		out.PrimaryRounds = append(out.PrimaryRounds, tr.primaryAt)
+		if tr.decided {
 			out.Decided++
 		}
-		out.count(rep)
+		out.count(tr.rep)
 	}
 	slices.Sort(out.Rounds)
 	return out, nil
+}
+
+// ruleRig is a rule world made ready to run: its page, drift configuration, plan and
+// lanes, as a sequential run would have them.
+type ruleRig struct {
+	w     RuleWorld
+	e     *spec.Experiment
+	cfg   driftcheck.Config
+	plan  *receipt.Plan
+	lanes []driftcheck.Lane
+}
+
+// ruleTrial is how one trial ended: the last analysis, the rounds run, whether every lane
+// was decided before max-pairs, and the round the primaries were decided at.
+type ruleTrial struct {
+	rep       driftcheck.Report
+	rounds    int
+	decided   bool
+	primaryAt int
+}
+
+// newRuleRig resolves w's page and plan as the pipeline would.
+func newRuleRig(w RuleWorld) (*ruleRig, error) {
+	e, err := w.page()
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.Resolve(spec.Overrides{})
+	if err != nil {
+		return nil, err
+	}
+	cfg := res.Drift
+	cfg.Spending = w.Spending
+	if cfg.Design, err = driftcheck.NewDesign(cfg, w.Collections); err != nil {
+		return nil, err
+	}
+	plan := &receipt.Plan{Experiment: 999, Arms: []receipt.Arm{{Name: Base}, {Name: Cand}},
+		Protocol: receipt.Protocol{Samples: res.Protocol.Samples, Warmup: res.Protocol.Warmup, Passes: res.Protocol.Passes,
+			Collections: res.Protocol.Collections, Sequential: &receipt.Sequential{MinPairs: w.MinPairs, MaxPairs: w.MaxPairs, Budget: 36000e9}}}
+	var lanes []driftcheck.Lane
+	for _, l := range res.Lanes {
+		plan.Lanes = append(plan.Lanes, receipt.Lane{Name: l.Name, Role: l.Role, Expect: l.Expect})
+		lanes = append(lanes, driftcheck.Lane{Name: l.Name})
+	}
+	return &ruleRig{w: w, e: e, cfg: cfg, plan: plan, lanes: lanes}, nil
+}
+
+// trial runs one sequential experiment: rounds of a pass pair per collection over the
+// lanes still running (in a random order per pass), the re-measures the last look named,
+// and from MinPairs on a look that stops the decided lanes.
+func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
+	w := rg.w
+	in := driftcheck.Input{Base: Base, Candidates: []string{Cand}, Lanes: rg.lanes, Collections: w.Collections, Passes: 2 * w.MaxPairs}
+	running := slices.Clone(w.Lanes)
+	level := 0.0
+	var tr ruleTrial
+	var again []receipt.Remeasure // the passes the next round measures again
+	for tr.rounds < w.MaxPairs {
+		tr.rounds++
+		round := tr.rounds
+		measure := func(c, p, attempt int, l RuleLane) {
+			at := 0
+			if attempt > 0 {
+				at = round
+			}
+			arms := []string{Base, Cand}
+			if p%2 == 0 {
+				arms = []string{Cand, Base}
+			}
+			for _, arm := range arms {
+				o := driftcheck.Observation{Collection: c, Pass: p, Lane: l.Name, Arm: arm, Attempt: attempt, Round: at}
+				o.Samples, level = w.run(rng, l, arm, level)
+				w.fail(rng, l, &o)
+				in.Observations = append(in.Observations, o)
+			}
+		}
+		for c := 1; c <= w.Collections; c++ {
+			for _, p := range []int{2*round - 1, 2 * round} {
+				for _, li := range rng.Perm(len(running)) {
+					measure(c, p, 0, running[li])
+				}
+			}
+		}
+		for _, a := range again {
+			measure(a.Collection, a.Pass, a.Attempt, w.Lanes[slices.IndexFunc(w.Lanes, func(l RuleLane) bool { return l.Name == a.Lane })])
+		}
+		var err error
+		if tr.rep, err = driftcheck.Analyze(in, rg.cfg); err != nil {
+			return tr, err
+		}
+		pending := lanesOfRule(running)
+		if round >= w.MinPairs {
+			pending = decide.Pending(decide.Input{Spec: rg.e, Plan: rg.plan, Analysis: tr.rep})
+		}
+		if !w.NoRemeasure {
+			again = decide.Remeasure(tr.rep, pending)
+		}
+		if round < w.MinPairs {
+			continue
+		}
+		running = slices.DeleteFunc(running, func(l RuleLane) bool { return !slices.Contains(pending, l.Name) })
+		if tr.primaryAt == 0 && !slices.ContainsFunc(running, func(l RuleLane) bool { return l.Role == spec.RolePrimary }) {
+			tr.primaryAt = round
+		}
+		if len(running) == 0 {
+			tr.decided = true
+			break
+		}
+	}
+	if tr.primaryAt == 0 {
+		tr.primaryAt = tr.rounds
+	}
+	return tr, nil
 }
 
 // count adds a trial's final lane verdicts to the false reproduced counts: per lane, and
