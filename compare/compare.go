@@ -38,12 +38,15 @@ const DefaultBenchtime = "100ms"
 // Label names a comparison's receipts: results/<stamp>-exp000-compare.
 const Label = "compare"
 
-// DefaultProtocol is a comparison's protocol, the gate's (spec.DefaultGateProtocol): 6
-// samples after 1 warmup per process, 2 collections, seed 1, and rounds of one pass pair
-// per collection from 2 to 20, within 10 minutes of measuring. Overrides drops the warmup
-// for a duration benchtime (see CalibratedWarmup).
+// DefaultProtocol is a comparison's protocol: 6 samples after 1 warmup per process, 2
+// collections, seed 1, and the gate's stopping rule (spec.DefaultGateSequential): rounds
+// of one pass pair per collection from 2 to 20, within 10 minutes of measuring. Fewer
+// samples than the gate's default: a comparison's lanes run calibrated iteration counts,
+// whose noise is between processes, so shorter processes buy more pairs. Overrides drops
+// the warmup for a duration benchtime (see CalibratedWarmup).
 func DefaultProtocol() spec.Protocol {
-	return spec.DefaultGateProtocol()
+	s := spec.DefaultGateSequential()
+	return spec.Protocol{Samples: 6, Warmup: 1, Collections: 2, Seed: 1, Sequential: &s}
 }
 
 // CalibratedWarmup is the warmup of a comparison whose benchtime is a duration: none.
