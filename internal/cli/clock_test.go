@@ -27,3 +27,14 @@ func TestClockAtTheTop(t *testing.T) {
 		t.Fatalf("the page is not dated by the fake clock (2031-07-04):\n%s", page)
 	}
 }
+
+// TestClockReachesThePipeline checks that the options every measuring verb hands the
+// pipeline carry the command's clock, which dates receipt folders, host snapshots and
+// builds.
+func TestClockReachesThePipeline(t *testing.T) {
+	at := time.Date(2031, 7, 4, 23, 30, 0, 0, time.UTC)
+	s := Streams{Err: &bytes.Buffer{}, Clock: clock.Fixed(at)}
+	if got := pipelineOptions(s, nil, waitFlag{}, nil).Clock.Now(); !got.Equal(at) {
+		t.Fatalf("the pipeline's clock reads %s, want the command's %s", got, at)
+	}
+}

@@ -49,7 +49,7 @@ func runDoctor(s Streams, opts *doctorOptions) error {
 	if err != nil {
 		return flagProblem(err)
 	}
-	in := doctor.Input{Spec: t.exp, Resolved: res, Host: hostNow(t.root)}
+	in := doctor.Input{Spec: t.exp, Resolved: res, Host: hostNow(s.Clock, t.root)}
 	in.Calibration, in.CalibrationErr = calibrate.Read(t.root, calibrate.HostOf(in.Host.Snapshot))
 	findings := doctor.Check(in)
 	for _, f := range findings {

@@ -16,11 +16,12 @@ import (
 )
 
 // pipelineOptions returns what the pipeline takes from this process: real processes,
-// progress on stderr, the machine lock ($FLIPBENCH_LOCK, waiting up to wait).
+// progress on stderr, the machine lock ($FLIPBENCH_LOCK, waiting up to wait), the clock.
 func pipelineOptions(s Streams, args []string, wait waitFlag, events pipeline.Events) pipeline.Options {
 	return pipeline.Options{
 		Events: events,
 		Log:    s.Err,
+		Clock:  s.Clock,
 		Lock: func(ctx context.Context, dir string) (*harness.Lock, error) {
 			return acquireLockWait(ctx, s, args, dir, wait.d)
 		},

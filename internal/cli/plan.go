@@ -9,6 +9,7 @@ import (
 	"github.com/flipbench/flipbench/calibrate"
 	"github.com/flipbench/flipbench/doctor"
 	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/receipt/loaded"
@@ -16,12 +17,12 @@ import (
 )
 
 // hostNow snapshots this host for plan and doctor: its fingerprint, memory, disk, and the
-// CPU other processes use over a short window.
-func hostNow(dir string) doctor.Host {
+// CPU other processes use over a short window, stamped by c.
+func hostNow(c clock.Clock, dir string) doctor.Host {
 	stop := harness.MeasureOthers()
 	time.Sleep(500 * time.Millisecond)
 	others := stop()
-	return doctor.Host{Snapshot: harness.CaptureEnv("doctor", 0, 0, time.Now(), dir), OthersPct: others}
+	return doctor.Host{Snapshot: harness.CaptureEnv("doctor", 0, 0, c.Now(), dir), OthersPct: others}
 }
 
 type planOptions struct {
@@ -70,12 +71,12 @@ func runPlan(s Streams, opts *planOptions) error {
 		if err != nil {
 			return fmt.Errorf("--from %s: %w", opts.from, err)
 		}
-		if lanes, err = calibrate.FromReceipt(d.Plan, d.Records, d.Analysis, opts.from, time.Now()); err != nil {
+		if lanes, err = calibrate.FromReceipt(d.Plan, d.Records, d.Analysis, opts.from, s.Clock.Now()); err != nil {
 			return fmt.Errorf("--from %s: %w", opts.from, err)
 		}
 		source = "the pilot receipt " + opts.from
 	} else {
-		host := calibrate.HostOf(hostNow(t.root).Snapshot)
+		host := calibrate.HostOf(hostNow(s.Clock, t.root).Snapshot)
 		f, err := calibrate.Read(t.root, host)
 		if err != nil {
 			return fmt.Errorf("no calibration of this host (%s): %w; run flipbench calibrate %s, or give --from RECEIPT", host, err, opts.target)
