@@ -114,7 +114,7 @@ const CandArm = "cand"
 // for every benchmark) selects, with the protocol resolved under ov. A benchmark with
 // sub-benchmarks becomes one lane per sub-benchmark, found by running it once at one
 // iteration in the base arm. notes says what was left out and why.
-func Select(ctx context.Context, st harness.Starter, e *spec.Experiment, arms []receipt.Arm, bench string, role string, ov spec.Overrides) (exp *spec.Experiment, res spec.Resolved, notes []string, err error) {
+func Select(ctx context.Context, st harness.Starter, e *spec.Experiment, arms []receipt.Arm, bench string, role spec.Role, ov spec.Overrides) (exp *spec.Experiment, res spec.Resolved, notes []string, err error) {
 	match, err := Matcher(bench)
 	if err != nil {
 		return nil, spec.Resolved{}, nil, err

@@ -78,7 +78,7 @@ func Page(e *spec.Experiment, res spec.Resolved, in PageInput) []byte {
 
 // hypothesis says what the lanes' roles pre-register, in the words of the decision rule.
 func hypothesis(lanes []spec.Lane) string {
-	by := map[string][]string{}
+	by := map[spec.Role][]string{}
 	expect := map[string]bool{}
 	for _, l := range lanes {
 		by[l.Role] = append(by[l.Role], "`"+l.Name+"`")

@@ -25,7 +25,9 @@ func (r Roles) Set() bool { return r.Primary != "" || r.Guard != "" || r.Control
 
 // roleFlag is one role with the flag that names it.
 type roleFlag struct {
-	flag, role, expr string
+	flag string
+	role spec.Role
+	expr string
 }
 
 func (r Roles) flags() []roleFlag {

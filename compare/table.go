@@ -30,7 +30,7 @@ type Names struct {
 type Row struct {
 	Lane string
 	// Role is the lane's role in the plan (guard, primary, ...).
-	Role string
+	Role receipt.Role
 	// Unit is the lane's unit as its runs printed it.
 	Unit string
 	// Base and Cand are each arm's value: the median over its runs of each run's median,
@@ -152,7 +152,7 @@ func Table(w io.Writer, d *loaded.Receipt, names Names, width int) error {
 	for _, r := range rows {
 		row := []string{r.Lane}
 		if roles {
-			row = append(row, r.Role)
+			row = append(row, string(r.Role))
 		}
 		cells = append(cells, append(row, value(r.Base, r.Unit), value(r.Cand, r.Unit), Change(r.Effect), Verdict(r), Note(r)))
 	}
@@ -191,7 +191,7 @@ func Markdown(w io.Writer, d *loaded.Receipt, names Names) error {
 	for _, r := range rows {
 		row := []string{"`" + r.Lane + "`"}
 		if roles {
-			row = append(row, r.Role)
+			row = append(row, string(r.Role))
 		}
 		cells = append(cells, append(row, value(r.Base, r.Unit), value(r.Cand, r.Unit), Change(r.Effect), Verdict(r), Note(r)))
 	}

@@ -49,7 +49,8 @@ func summary(lane, arm string, c int, e est) driftcheck.LaneSummary {
 // caseLane is one lane of a rule test: its spec, its evidence per collection and pooled,
 // per arm.
 type caseLane struct {
-	name, role string
+	name       string
+	role       spec.Role
 	expect     string
 	expectArms map[string]string
 	colls      map[string][]est
@@ -57,7 +58,7 @@ type caseLane struct {
 }
 
 // on returns a lane measured on arm "cand" only.
-func on(name, role, expect string, pooled est, colls ...est) caseLane {
+func on(name string, role spec.Role, expect string, pooled est, colls ...est) caseLane {
 	return caseLane{name: name, role: role, expect: expect, colls: map[string][]est{"cand": colls}, pooled: map[string]est{"cand": pooled}}
 }
 

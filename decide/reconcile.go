@@ -288,12 +288,12 @@ func orDefault(s, def string) string {
 }
 
 // laneDesc describes a lane's role and expectation: "primary (expect faster)".
-func laneDesc(role, expect string) string {
+func laneDesc(role spec.Role, expect string) string {
 	if role == spec.RolePrimary && expect != "" {
 		return fmt.Sprintf("%s (expect %s)", role, expect)
 	}
 	if role == "" {
 		return "no role"
 	}
-	return role
+	return string(role)
 }

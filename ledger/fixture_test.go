@@ -28,10 +28,11 @@ const fixtureReceipt = "results/" + fixtureStamp + "-exp001-full"
 // fixtureLane is one lane of the synthetic run: its base value and each candidate's
 // factor on it.
 type fixtureLane struct {
-	name, role, expect string
-	ns                 float64
-	factor             map[string]float64
-	rssMiB             map[string]float64
+	name, expect string
+	role         receipt.Role
+	ns           float64
+	factor       map[string]float64
+	rssMiB       map[string]float64
 }
 
 // fixtureLanes are the lanes of the synthetic run. candA makes the primary lane alpha 20%

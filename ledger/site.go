@@ -259,7 +259,7 @@ func (s *site) meta(rel string, e *spec.Experiment) []metaRow {
 	rows = append(rows, metaRow{Key: "arms", Value: strings.Join(arms, ", ")})
 	var lanes []string
 	for _, l := range e.Lanes {
-		d := l.Name + " (" + l.Role
+		d := l.Name + " (" + string(l.Role)
 		if l.Expect != "" {
 			d += ", expect " + l.Expect
 		}

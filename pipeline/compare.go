@@ -96,7 +96,7 @@ func CompareTitle(pkg string, names compare.Names) string {
 
 // compareLanes chooses a comparison's lanes once its arms are built: the benchmarks both
 // binaries list, with the request's roles; it notes them and writes the saved page.
-func compareLanes(ctx context.Context, st harness.Starter, req CompareRequest, opts Options, e *spec.Experiment, ov spec.Overrides, role string, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
+func compareLanes(ctx context.Context, st harness.Starter, req CompareRequest, opts Options, e *spec.Experiment, ov spec.Overrides, role spec.Role, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
 	exp, res, notes, err := compare.Select(ctx, st, e, arms, req.Bench, role, ov)
 	for _, n := range notes {
 		note(opts, "note: %s", n)

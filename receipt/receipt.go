@@ -255,7 +255,7 @@ type Arm struct {
 // candidate, or one per candidate in ExpectArms), its unit, better direction and floor.
 type Lane struct {
 	Name       string            `json:"name"`
-	Role       string            `json:"role"`
+	Role       Role              `json:"role"`
 	Expect     string            `json:"expect,omitempty"`
 	ExpectArms map[string]string `json:"expect_arms,omitempty"`
 	Unit       string            `json:"unit,omitempty"`

@@ -17,7 +17,7 @@ import (
 
 // Roles maps a lane name to its role, for the role column of tables; a lane it does not
 // know shows "-".
-type Roles map[string]string
+type Roles map[string]receipt.Role
 
 // PlanRoles returns the roles of the lanes of a run plan.
 func PlanRoles(p *receipt.Plan) Roles {
@@ -37,7 +37,7 @@ func EvidenceTable(w io.Writer, base string, sums []driftcheck.LaneSummary, role
 	rows := make([][]string, 0, len(sums))
 	for _, s := range sums {
 		rows = append(rows, []string{
-			s.Lane, OrDash(roles[s.Lane]), vals.Change(s.Lane, base, s.Arm, s.Collection), Effect(s), mdeText(s), noiseText(s), orderText(s),
+			s.Lane, OrDash(string(roles[s.Lane])), vals.Change(s.Lane, base, s.Arm, s.Collection), Effect(s), mdeText(s), noiseText(s), orderText(s),
 			OrDash(driftcheck.PairCounts(s)), string(s.Verdict), s.Reason,
 		})
 	}

@@ -118,8 +118,8 @@ func VerdictLines(d *loaded.Receipt) []string {
 			continue
 		}
 		l := d.Plan.Lanes[i]
-		role := l.Role
-		switch role {
+		role := string(l.Role)
+		switch l.Role {
 		case spec.RolePrimary:
 			expect := l.ExpectFor(s.Arm)
 			if expect == "" {

@@ -99,7 +99,12 @@ func (p *problems) err() error {
 }
 
 // oneOf is the message for a value outside a closed vocabulary.
-func oneOf(value string, allowed []string) string {
+func oneOf[T ~string](v T, vocabulary []T) string {
+	value := string(v)
+	allowed := make([]string, len(vocabulary))
+	for i, a := range vocabulary {
+		allowed[i] = string(a)
+	}
 	if value == "" {
 		return "is required; one of " + strings.Join(allowed, ", ")
 	}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/lanekind"
+	"github.com/flipbench/flipbench/receipt"
 )
 
 // Experiment is the parsed front matter of one experiment page.
@@ -212,7 +213,7 @@ type Lane struct {
 	// Line is the lane's line in the page, for error messages.
 	Line int `yaml:"-"`
 	// Role is primary, secondary, guard or control.
-	Role string `yaml:"role"`
+	Role Role `yaml:"role"`
 	// Expect is the predicted direction of a primary or secondary lane for every
 	// candidate arm: faster, slower or neutral. Resolve fills in faster for a primary
 	// lane that gives none. ExpectArms holds a prediction per candidate arm instead,
@@ -257,12 +258,15 @@ func (l Lane) ExpectFor(arm string) string {
 	return l.Expect
 }
 
+// Role is what a lane is for in the decision rule: primary, secondary, guard or control.
+type Role = receipt.Role
+
 // Lane roles.
 const (
-	RolePrimary   = "primary"
-	RoleSecondary = "secondary"
-	RoleGuard     = "guard"
-	RoleControl   = "control"
+	RolePrimary   = receipt.RolePrimary
+	RoleSecondary = receipt.RoleSecondary
+	RoleGuard     = receipt.RoleGuard
+	RoleControl   = receipt.RoleControl
 )
 
 // Shape is a predicted shape of the effect over an ordered list of lanes.

@@ -56,7 +56,7 @@ const (
 )
 
 // roles returns the allowed lane roles.
-func roles() []string { return []string{RolePrimary, RoleSecondary, RoleGuard, RoleControl} }
+func roles() []Role { return []Role{RolePrimary, RoleSecondary, RoleGuard, RoleControl} }
 
 // expects returns the allowed lane expectations.
 func expects() []string { return []string{ExpectFaster, ExpectSlower, ExpectNeutral} }

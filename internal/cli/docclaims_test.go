@@ -144,7 +144,7 @@ func laneFindings(d *loaded.Receipt, page string) []string {
 	by := map[driftcheck.LaneVerdict][]string{}
 	var order []driftcheck.LaneVerdict
 	var out []string
-	for _, role := range []string{spec.RolePrimary, spec.RoleGuard} {
+	for _, role := range []spec.Role{spec.RolePrimary, spec.RoleGuard} {
 		clear(by)
 		order = order[:0]
 		var mdes []float64

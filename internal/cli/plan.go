@@ -101,12 +101,12 @@ func runPlan(s Streams, opts *planOptions) error {
 		}
 		i := indexLane(lanes, l.Name)
 		if i < 0 {
-			rows = append(rows, []string{l.Name, l.Role, "-", "-", "-", "-", "-", "not calibrated"})
+			rows = append(rows, []string{l.Name, string(l.Role), "-", "-", "-", "-", "-", "not calibrated"})
 			continue
 		}
 		lp := calibrate.Plan(lanes[i], calibrate.FloorOf(l, res), proto, res.Drift)
 		total += lp.Time
-		rows = append(rows, []string{l.Name, l.Role, fmt.Sprintf("%.1f%%", lp.NoisePct), fmt.Sprintf("%.1f%%", lp.MDEPct),
+		rows = append(rows, []string{l.Name, string(l.Role), fmt.Sprintf("%.1f%%", lp.NoisePct), fmt.Sprintf("%.1f%%", lp.MDEPct),
 			pairsText(lp.PairsNeeded), pairsText(lp.PairsNeeded2x) + " / " + pairsText(lp.PairsNeeded4x), lp.Time.Round(time.Second).String(), lp.Advice})
 	}
 	fmt.Fprintf(s.Out, "Plan for experiment %d at %d samples per run, %d pass pairs per collection, %d collections (noise from %s):\n\n",

@@ -41,13 +41,32 @@ func TestInstallPaths(t *testing.T) {
 	tmp := t.TempDir()
 	clone := filepath.Join(tmp, "clone")
 	run(t, "", nil, "git", "clone", "-q", root, clone)
-	// Uncommitted changes of the checkout under test are part of what is installed.
-	if diff := run(t, root, nil, "git", "diff", "HEAD", "--binary"); diff != "" {
-		patch := filepath.Join(tmp, "worktree.patch")
-		if err := os.WriteFile(patch, []byte(diff), 0o644); err != nil {
-			t.Fatal(err)
+	// Uncommitted changes of the checkout under test, new files included, are part of
+	// what is installed.
+	diff := run(t, root, nil, "git", "diff", "HEAD", "--binary")
+	if untracked := run(t, root, nil, "git", "ls-files", "--others", "--exclude-standard", "-z"); diff != "" || untracked != "" {
+		if diff != "" {
+			patch := filepath.Join(tmp, "worktree.patch")
+			if err := os.WriteFile(patch, []byte(diff), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			run(t, clone, nil, "git", "apply", patch)
 		}
-		run(t, clone, nil, "git", "apply", patch)
+		for _, f := range strings.Split(strings.Trim(untracked, "\x00"), "\x00") {
+			if f == "" {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(root, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(clone, f)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(clone, f), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		run(t, clone, nil, "git", "add", "-A")
 		run(t, clone, nil, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "uncommitted changes")
 	}

@@ -50,7 +50,7 @@ func Write(t testing.TB, s Synth) string {
 		plan.Arms = append(plan.Arms, receipt.Arm{Name: a, Bin: "lane", SHA256: strings.Repeat("ab", 32), Source: "prebuilt", Kind: "exec",
 			Command: []string{"{bin}", "{lane}"}})
 	}
-	roles := []string{"primary", "guard", "control"}
+	roles := []receipt.Role{receipt.RolePrimary, receipt.RoleGuard, receipt.RoleControl}
 	for i, l := range s.Lanes {
 		plan.Lanes = append(plan.Lanes, receipt.Lane{Name: l, Role: roles[i%len(roles)]})
 	}

@@ -15,7 +15,9 @@ import (
 
 // RuleLane is one lane of a rule world: its role in the experiment's spec and its truth.
 type RuleLane struct {
-	Name, Role, Expect string
+	Name   string
+	Role   spec.Role
+	Expect string
 	// Effect is the candidate's true relative change of the lane's time.
 	Effect float64
 	// TimeoutCand is the share of the candidate's processes of this lane that hang until
