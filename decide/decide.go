@@ -103,7 +103,7 @@ func (r Reason) String() string { return r.Code + ": " + r.Text }
 type ArmDecision struct {
 	Arm string `json:"arm"`
 	// Status is spec.StatusAccepted, spec.StatusRejected or spec.StatusInconclusive.
-	Status string `json:"status"`
+	Status spec.Status `json:"status"`
 	// Reasons say why the arm is rejected or inconclusive (empty when accepted). When a
 	// suspect control lane or a receipt that cannot settle the spec makes the arm
 	// inconclusive, the reasons it would otherwise have been rejected for are listed too.
@@ -121,7 +121,7 @@ type ArmDecision struct {
 type Decision struct {
 	// Status is accepted when any candidate arm is accepted, rejected when every arm is
 	// rejected, and inconclusive otherwise; reference arms do not count.
-	Status string `json:"status"`
+	Status spec.Status `json:"status"`
 	// Accepted names the accepted arms.
 	Accepted []string      `json:"accepted,omitempty"`
 	Arms     []ArmDecision `json:"arms"`

@@ -100,7 +100,7 @@ var (
 )
 
 type want struct {
-	status string
+	status spec.Status
 	codes  []string
 	texts  []string // substrings of the reasons (or passed conditions when accepted)
 }
@@ -355,7 +355,7 @@ func TestReferenceArm(t *testing.T) {
 	tests := []struct {
 		name     string
 		lane     caseLane
-		status   string
+		status   spec.Status
 		accepted []string
 		summary  string
 	}{

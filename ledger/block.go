@@ -24,7 +24,7 @@ type blockInput struct {
 	data     *loaded.Receipt
 	decision decide.Decision
 	// status is the status the page keeps; byHand says a person set it.
-	status string
+	status spec.Status
 	byHand bool
 	inc    *decide.Incidence
 	// incReport is the receipt's incidence report, shown in full; nil when the incidence

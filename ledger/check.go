@@ -383,7 +383,7 @@ func (c *checker) decisionProse(p *Page, f *Finalized) {
 	lines := strings.Split(string(p.Data), "\n")
 	for i := start; i < len(lines) && !strings.HasPrefix(lines[i], "## "); i++ {
 		for _, m := range said.FindAllStringSubmatch(lines[i], -1) {
-			word := strings.ToLower(m[1])
+			word := spec.Status(strings.ToLower(m[1]))
 			if word == f.Status || slices.ContainsFunc(f.Decision.Arms, func(a decide.ArmDecision) bool { return a.Status == word }) {
 				continue
 			}

@@ -41,7 +41,7 @@ type Finalized struct {
 	Decision decide.Decision
 	// Status is the status the page now has. ByHand says a person set it, so finalize
 	// kept it; Disagrees says the rule would have set another one.
-	Status    string
+	Status    spec.Status
 	ByHand    bool
 	Disagrees bool
 	// Receipts are the receipts the page now lists.
@@ -123,7 +123,7 @@ func Finalize(path string, opts FinalizeOptions) (*Finalized, error) {
 	var edit frontEdit
 	edit.receipts = f.Receipts
 	if !f.ByHand {
-		edit.status, edit.statusBy = f.Status, spec.StatusByRule
+		edit.status, edit.statusBy = string(f.Status), spec.StatusByRule
 	}
 	if out, err = edit.apply(out); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

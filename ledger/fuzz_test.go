@@ -58,7 +58,7 @@ func FuzzParsePage(f *testing.F) {
 			return
 		}
 		out := spliceBlock(p, []byte("| lane | verdict |\n|---|---|\n| alpha | faster |\n"))
-		edit := frontEdit{status: spec.StatusAccepted, statusBy: spec.StatusByRule,
+		edit := frontEdit{status: string(spec.StatusAccepted), statusBy: spec.StatusByRule,
 			receipts: []spec.ReceiptRef{{Path: "../results/x.md", SHA256: strings.Repeat("a", 64)}}}
 		out, err = edit.apply(out)
 		if err != nil {

@@ -25,7 +25,7 @@ const IndexFile = "experiments/README.md"
 type IndexEntry struct {
 	ID         int
 	Title      string
-	Status     string
+	Status     spec.Status
 	Directions []string
 	Date       string
 	// Headline is the first primary lane's pooled effect for the first candidate, with its
@@ -148,7 +148,7 @@ func RenderIndex(w io.Writer, entries []IndexEntry, link func(page string) strin
 			rows = append(rows, []string{id, "(front matter invalid: run flipbench check)", "-", "-", "-", "-"})
 			continue
 		}
-		rows = append(rows, []string{id, e.Title, e.Status, report.OrDash(strings.Join(e.Directions, ", ")), e.Date, report.OrDash(e.Headline)})
+		rows = append(rows, []string{id, e.Title, string(e.Status), report.OrDash(strings.Join(e.Directions, ", ")), e.Date, report.OrDash(e.Headline)})
 	}
 	if err := mdtable.Write(ew, []string{"id", "title", "status", "directions", "date", "headline"}, rows); err != nil {
 		return err

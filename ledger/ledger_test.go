@@ -99,8 +99,8 @@ func finalizeFixture(t *testing.T, root string) *Finalized {
 func TestFinalizeGolden(t *testing.T) {
 	tests := []struct {
 		name   string
-		status string // replaces the page's status line when set
-		want   string // the status after finalize
+		status string      // replaces the page's status line when set
+		want   spec.Status // the status after finalize
 		hand   bool
 	}{
 		{name: "rule", want: spec.StatusAccepted},

@@ -43,7 +43,7 @@ func armReasons(f *Finalized, arm string) string {
 			for _, r := range a.Reasons {
 				codes = append(codes, r.Code)
 			}
-			return a.Status + ": " + strings.Join(codes, ", ")
+			return string(a.Status) + ": " + strings.Join(codes, ", ")
 		}
 	}
 	return "no arm " + arm

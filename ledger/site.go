@@ -240,7 +240,7 @@ func firstHeading(md []byte) string {
 // meta builds an experiment's front matter table; links are queued like body links.
 func (s *site) meta(rel string, e *spec.Experiment) []metaRow {
 	rows := []metaRow{
-		{Key: "status", Value: e.Status, Class: "status status-" + e.Status},
+		{Key: "status", Value: string(e.Status), Class: "status status-" + string(e.Status)},
 	}
 	if e.StatusBy != "" {
 		rows[0].Value += " (set by the " + e.StatusBy + ")"

@@ -44,7 +44,7 @@ type Experiment struct {
 	// Date is the day the experiment was registered, YYYY-MM-DD.
 	Date string `yaml:"date"`
 	// Status is one of Statuses().
-	Status string `yaml:"status"`
+	Status Status `yaml:"status"`
 	// StatusBy is StatusByRule when finalize set the status; empty when a person did.
 	StatusBy string `yaml:"status-by,omitempty"`
 	// Category is one of Categories().

@@ -1,14 +1,18 @@
 package spec
 
+// Status is an experiment's status: where its page is in its life cycle, and what the
+// decision rule (or a person) concluded.
+type Status string
+
 // Experiment statuses. A page starts planned; finalize sets accepted, rejected or
 // inconclusive from the decision rule; a person may set superseded.
 const (
-	StatusPlanned      = "planned"
-	StatusRunning      = "running"
-	StatusAccepted     = "accepted"
-	StatusRejected     = "rejected"
-	StatusInconclusive = "inconclusive"
-	StatusSuperseded   = "superseded"
+	StatusPlanned      Status = "planned"
+	StatusRunning      Status = "running"
+	StatusAccepted     Status = "accepted"
+	StatusRejected     Status = "rejected"
+	StatusInconclusive Status = "inconclusive"
+	StatusSuperseded   Status = "superseded"
 )
 
 // StatusByRule is the value of status-by when finalize set the status from the decision
@@ -16,8 +20,8 @@ const (
 const StatusByRule = "rule"
 
 // Statuses returns the allowed values of status, in life-cycle order.
-func Statuses() []string {
-	return []string{StatusPlanned, StatusRunning, StatusAccepted, StatusRejected, StatusInconclusive, StatusSuperseded}
+func Statuses() []Status {
+	return []Status{StatusPlanned, StatusRunning, StatusAccepted, StatusRejected, StatusInconclusive, StatusSuperseded}
 }
 
 // Experiment categories: what kind of question an experiment asks.

@@ -67,8 +67,8 @@ type RuleResult struct {
 	// primary lane (decided, or the run's end), in trial order: the pairs per collection
 	// that the lane with the effect took.
 	PrimaryRounds []int
-	Statuses      map[string]int // status -> trials
-	Decided       int            // trials that stopped with every lane decided
+	Statuses      map[spec.Status]int // status -> trials
+	Decided       int                 // trials that stopped with every lane decided
 	// Reasons holds the reasons of the trials that were not accepted, one line each.
 	Reasons []string
 	// FalseReproduced counts lane decisions reproduced in the direction against the truth
@@ -140,7 +140,7 @@ func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
 	if err != nil {
 		return RuleResult{}, err
 	}
-	out := RuleResult{World: w, Trials: trials, Statuses: map[string]int{}}
+	out := RuleResult{World: w, Trials: trials, Statuses: map[spec.Status]int{}}
 	for t := range trials {
 		tr, err := rg.trial(NewRand(seed + uint64(t)))
 		if err != nil {
