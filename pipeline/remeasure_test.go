@@ -11,6 +11,7 @@ import (
 
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/receipt/loaded"
+	"github.com/flipbench/flipbench/spec"
 )
 
 // TestRemeasureSetAside disturbs one process of round 1: the look after round 1 sets its
@@ -19,24 +20,7 @@ import (
 // as set aside and measured again, and a run cut short during round 2 and resumed replays
 // the same looks.
 func TestRemeasureSetAside(t *testing.T) {
-	page := []byte(`---
-id: 8
-title: fake
-date: 2026-12-03
-status: planned
-category: measurement
-directions: [demo]
-harness: {kind: exec, command: ["{bin}"]}
-arms:
-  base: {bin: fakelane}
-  cand: {bin: fakelane}
-protocol: {samples: 10, warmup: 0, collections: 2, sequential: {min-pairs: 3, max-pairs: 3}}
-lanes:
-  - {name: fast, role: primary, expect: faster}
-  - {name: even, role: guard}
----
-`)
-	e, res := fakePage(t, "experiments/008-fake.md", page)
+	e, res := remeasurePage(t)
 	starter := func() *fakeStarter {
 		return &fakeStarter{between: 0.01, within: 0.01, factor: map[string]float64{"cand/fast": 0.7}, seed: 8,
 			disturbed: map[uint64]bool{3: true}}
@@ -143,24 +127,7 @@ func remeasures(ls []receipt.Look) []string {
 // process does not cost the pair; the analysis reads the second measurement and names the
 // crashed run as measured again, and the receipt page lists it.
 func TestRemeasureFailed(t *testing.T) {
-	page := []byte(`---
-id: 8
-title: fake
-date: 2026-12-03
-status: planned
-category: measurement
-directions: [demo]
-harness: {kind: exec, command: ["{bin}"]}
-arms:
-  base: {bin: fakelane}
-  cand: {bin: fakelane}
-protocol: {samples: 10, warmup: 0, collections: 2, sequential: {min-pairs: 3, max-pairs: 3}}
-lanes:
-  - {name: fast, role: primary, expect: faster}
-  - {name: even, role: guard}
----
-`)
-	e, res := fakePage(t, "experiments/008-fake.md", page)
+	e, res := remeasurePage(t)
 	st := &fakeStarter{between: 0.01, within: 0.01, factor: map[string]float64{"cand/fast": 0.7}, seed: 8, failed: map[uint64]bool{3: true}}
 	out, err := Run(context.Background(), Job{Spec: e, Root: t.TempDir(), Resolved: res, Label: "full", Results: t.TempDir(), Build: fakeArms(t)}, quietOptions(st))
 	if err != nil {
@@ -207,4 +174,27 @@ lanes:
 	if !strings.Contains(string(text), "### Runs without samples") || !strings.Contains(string(text), "exited with status 2 | its lane's pass was measured again") {
 		t.Errorf("receipt page: want the crashed run listed as measured again")
 	}
+}
+
+// remeasurePage is the re-measure tests' experiment: a primary 30% faster and a guard,
+// three rounds of ten samples.
+func remeasurePage(t *testing.T) (*spec.Experiment, spec.Resolved) {
+	t.Helper()
+	return fakePage(t, "experiments/008-fake.md", []byte(`---
+id: 8
+title: fake
+date: 2026-12-03
+status: planned
+category: measurement
+directions: [demo]
+harness: {kind: exec, command: ["{bin}"]}
+arms:
+  base: {bin: fakelane}
+  cand: {bin: fakelane}
+protocol: {samples: 10, warmup: 0, collections: 2, sequential: {min-pairs: 3, max-pairs: 3}}
+lanes:
+  - {name: fast, role: primary, expect: faster}
+  - {name: even, role: guard}
+---
+`))
 }
