@@ -102,6 +102,20 @@ protocol can resolve; the receipt's path is its last line.`,
 	return cmd
 }
 
+// resolveTarget finds plan's and doctor's target (a page, number or gate spec) and
+// resolves it at the protocol profile; a profile the spec lacks is a usage error.
+func resolveTarget(arg, profile string) (target, spec.Resolved, error) {
+	t, err := findTarget(arg)
+	if err != nil {
+		return target{}, spec.Resolved{}, err
+	}
+	res, err := t.exp.Resolve(spec.Overrides{Profile: profile})
+	if err != nil {
+		return target{}, spec.Resolved{}, flagProblem(err)
+	}
+	return t, res, nil
+}
+
 func runCalibrate(ctx context.Context, s Streams, opts *calibrateOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -7,7 +7,6 @@ import (
 
 	"github.com/flipbench/flipbench/calibrate"
 	"github.com/flipbench/flipbench/doctor"
-	"github.com/flipbench/flipbench/spec"
 )
 
 type doctorOptions struct {
@@ -41,13 +40,9 @@ or inconclusive; it is not an error).`,
 }
 
 func runDoctor(s Streams, opts *doctorOptions) error {
-	t, err := findTarget(opts.target)
+	t, res, err := resolveTarget(opts.target, opts.profile)
 	if err != nil {
 		return err
-	}
-	res, err := t.exp.Resolve(spec.Overrides{Profile: opts.profile})
-	if err != nil {
-		return flagProblem(err)
 	}
 	in := doctor.Input{Spec: t.exp, Resolved: res, Host: hostNow(s.Clock, t.root)}
 	in.Calibration, in.CalibrationErr = calibrate.Read(t.root, calibrate.HostOf(in.Host.Snapshot))

@@ -56,13 +56,9 @@ or more processes would help more, and the wall time of those pairs.`,
 }
 
 func runPlan(s Streams, opts *planOptions) error {
-	t, err := findTarget(opts.target)
+	t, res, err := resolveTarget(opts.target, opts.profile)
 	if err != nil {
 		return err
-	}
-	res, err := t.exp.Resolve(spec.Overrides{Profile: opts.profile})
-	if err != nil {
-		return flagProblem(err)
 	}
 	var lanes []calibrate.Lane
 	source := ""
