@@ -239,6 +239,21 @@ func expectedRuns(ts *testscript.TestScript, dir string, plan *receipt.Plan) []r
 			out = append(out, r)
 		}
 	}
+	// A look's re-measures run in the next round, so every look but the last adds every
+	// arm's run of each pass it names, as that attempt.
+	for i, l := range looks {
+		if i == len(looks)-1 {
+			break
+		}
+		for _, rm := range l.Remeasure {
+			for _, r := range plan.Runs {
+				if r.Collection == rm.Collection && r.Pass == rm.Pass && r.Lane == rm.Lane {
+					r.Attempt = rm.Attempt
+					out = append(out, r)
+				}
+			}
+		}
+	}
 	return out
 }
 
