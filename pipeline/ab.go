@@ -34,11 +34,16 @@ type AbRequest struct {
 	// (Job.ProfileLanes).
 	ProfileLanes   string
 	ProfileSamples int
+	// MeasureIdentical measures the arms even when their built binaries are identical.
+	// Otherwise such a run stops before it plans anything (Result.Identical), unless the
+	// page itself asks for identical arms (spec.Experiment.SameArms: an A/A).
+	MeasureIdentical bool
 }
 
 // Ab runs one flipbench ab: it builds the arms, plans, measures (a fixed protocol, or
 // rounds until decided), profiles the reproduced lanes, measures the incidence suite, and
-// writes the receipt; or it finishes the interrupted run req.Resume. The result carries
+// writes the receipt; or it finishes the interrupted run req.Resume. Arms that build
+// identical binaries are not measured unless asked (AbRequest.MeasureIdentical). The result carries
 // the receipt as its page shows it, analysed once.
 func Ab(ctx context.Context, req AbRequest, opts Options) (*Result, error) {
 	if req.Resume != "" {
@@ -50,7 +55,8 @@ func Ab(ctx context.Context, req AbRequest, opts Options) (*Result, error) {
 		label = spec.FullProfile
 	}
 	job := Job{Spec: req.Spec, Root: req.Root, Page: req.Page, Resolved: req.Resolved, Label: label, Results: req.Results,
-		Command: req.Command, Incidence: true, Shard: req.Shard, ProfileLanes: req.ProfileLanes, ProfileSamples: req.ProfileSamples}
+		Command: req.Command, Incidence: true, Shard: req.Shard, ProfileLanes: req.ProfileLanes, ProfileSamples: req.ProfileSamples,
+		SkipIdentical: !req.MeasureIdentical && !req.Spec.SameArms()}
 	if req.ArmsFile != "" {
 		arms, err := ReadArms(req.ArmsFile)
 		if err != nil {

@@ -344,6 +344,22 @@ func (e *Experiment) Candidates() []Arm {
 	return out
 }
 
+// SameArms reports whether the page asks for identical arms: every candidate is built or
+// taken exactly as the base is (same binary or ref, patch, tags, linker flags, environment
+// and arguments), as an A/A page does. Such a page is a request to measure arms whose
+// binaries are identical; a page whose arms differ but build the same binary is not.
+func (e *Experiment) SameArms() bool {
+	base := e.Base()
+	cands := e.Candidates()
+	for _, a := range cands {
+		if a.Bin != base.Bin || a.Ref != base.Ref || a.Patch != base.Patch || a.Ldflags != base.Ldflags ||
+			!slices.Equal(a.Tags, base.Tags) || !slices.Equal(a.Args, base.Args) || !maps.Equal(a.Env, base.Env) {
+			return false
+		}
+	}
+	return len(cands) > 0
+}
+
 // Lane returns the lane with the given name as written in the spec (no defaults filled
 // in), and whether there is one.
 func (e *Experiment) Lane(name string) (Lane, bool) {

@@ -14,10 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flipbench/flipbench/internal/relpath"
-	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
-	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/receipt/loaded"
 	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/spec"
@@ -38,6 +35,8 @@ type abOptions struct {
 	cont      string // --continue DIR
 	arms      string // --arms FILE
 	profile   profileLanesFlag
+	// measureIdentical measures arms whose binaries are identical (--measure-identical).
+	measureIdentical bool
 }
 
 func newAbCmd(s Streams) *cobra.Command {
@@ -107,6 +106,7 @@ The receipt's path is the last line of stdout.`,
 	f.StringVar(&opts.label, "label", "", "receipt label (default: the profile name, or full)")
 	f.StringVar(&opts.shard, "shard", "", "measure shard i of n: the pass pairs the seed deals to this machine (docs/shards.md); merge the shards with flipbench merge")
 	f.StringVar(&opts.cont, "continue", "", "with --shard: run this shard's part of the next round of the sequential run merged in DIR")
+	f.BoolVar(&opts.measureIdentical, "measure-identical", false, "measure even when the arms' binaries are identical (ab says so and measures nothing otherwise, unless the page names the same build for every arm, an A/A)")
 	f.StringVar(&opts.arms, "arms", "", "refuse to measure unless each arm's binary has the sha256 this file (flipbench build --json) gives it")
 	addProfileLanesFlag(cmd, &opts.profile)
 	addWaitFlag(cmd, &opts.wait)
@@ -172,7 +172,8 @@ func abRequest(s Streams, opts *abOptions) (pipeline.AbRequest, error) {
 	}
 	rel, _ := filepath.Rel(root, page)
 	req := pipeline.AbRequest{Spec: exp, Root: root, Page: filepath.ToSlash(rel), Resolved: res, Label: label,
-		Results: resultsDir(root, opts.results), Command: opts.args, ArmsFile: opts.arms, ProfileLanes: opts.profile.v, ProfileSamples: opts.profile.samples.n}
+		Results: resultsDir(root, opts.results), Command: opts.args, ArmsFile: opts.arms, ProfileLanes: opts.profile.v, ProfileSamples: opts.profile.samples.n,
+		MeasureIdentical: opts.measureIdentical}
 	if opts.shard != "" {
 		sh, err := parseShard(opts.shard)
 		if err != nil {
@@ -190,6 +191,10 @@ func finishAb(s Streams, res *pipeline.Result, err error) error {
 	if err != nil {
 		return err
 	}
+	if res.Identical {
+		fmt.Fprintln(s.Out, identicalArms(res.Arms))
+		return nil
+	}
 	if sh := res.Shard; sh != nil {
 		var pairs []string
 		for _, p := range sh.Pairs {
@@ -206,29 +211,6 @@ func finishAb(s Streams, res *pipeline.Result, err error) error {
 	}
 	return nil
 }
-
-// finishedAndListed refuses to change a finished receipt that its experiment's page lists
-// (resume it, add an incidence report to it): a finished receipt is immutable, and
-// rendering it again would change what the page vouches for. The error says whether it
-// changed since it was listed, or else what to do instead (instead).
-func finishedAndListed(dir string, plan *receipt.Plan, instead string) error {
-	root, err := ledger.FindRoot(filepath.Dir(filepath.Clean(dir)))
-	if err != nil {
-		return nil // not in a ledger: no page can list it
-	}
-	page, e, err := ledger.ListingPage(root, dir, plan)
-	if err != nil || page == "" {
-		return err
-	}
-	if err := ledger.ListedChanges(relPath(page), e, dir); err != nil {
-		return err
-	}
-	return fmt.Errorf("the receipt is finished and %s lists it; a finished receipt is immutable, so %s", relPath(page), instead)
-}
-
-// relPath shortens an absolute path to one relative to the working directory, for
-// messages.
-func relPath(p string) string { return relpath.Short(p) }
 
 // summarize says on stderr what a finished receipt found: one line per candidate and
 // primary or guard lane with its pooled verdict and effect, then the benchmark warnings.

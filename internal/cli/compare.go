@@ -174,14 +174,20 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, t comp
 		return 0, err
 	}
 	if out.Identical {
-		fmt.Fprintf(s.Out, "base and candidate binaries are identical (sha256 %s, same arguments and environment): nothing can have changed, so nothing was measured (--measure-identical measures them anyway)\n",
-			receipt.ShortHash(out.Arms[0].SHA256))
+		fmt.Fprintln(s.Out, identicalArms(out.Arms))
 		return 0, nil
 	}
 	if err := writeCompareResult(ctx, s, opts, root, out.Receipt, names, out.Page); err != nil {
 		return 0, err
 	}
 	return out.Outcome.Failed, nil
+}
+
+// identicalArms is what ab and compare print instead of measuring arms whose binaries are
+// identical (pipeline.Identical).
+func identicalArms(arms []receipt.Arm) string {
+	return fmt.Sprintf("base and candidate binaries are identical (sha256 %s, same arguments and environment): nothing can have changed, so nothing was measured (--measure-identical measures them anyway)",
+		receipt.ShortHash(arms[0].SHA256))
 }
 
 // laneNames lists the lanes of a run: "Get, Put/size=10".

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/internal/relpath"
 	"github.com/flipbench/flipbench/ledger"
 	"github.com/flipbench/flipbench/pipeline"
 	"github.com/flipbench/flipbench/receipt"
@@ -46,7 +47,7 @@ func startMeasuring(s Streams, args []string, wait waitFlag) *measuring {
 // became of its runs and its incidence suite. It returns err.
 func (m *measuring) done(res *pipeline.Result, err error) error {
 	m.events.Finish()
-	if err != nil || res == nil {
+	if err != nil || res == nil || res.Identical {
 		return err
 	}
 	s := m.s
@@ -170,3 +171,26 @@ func flagProblem(err error) error {
 
 // interrupted reports whether err is the pipeline's "interrupted, resume it" error.
 func interrupted(err error) bool { return errors.Is(err, pipeline.ErrInterrupted) }
+
+// finishedAndListed refuses to change a finished receipt that its experiment's page lists
+// (resume it, add an incidence report to it): a finished receipt is immutable, and
+// rendering it again would change what the page vouches for. The error says whether it
+// changed since it was listed, or else what to do instead (instead).
+func finishedAndListed(dir string, plan *receipt.Plan, instead string) error {
+	root, err := ledger.FindRoot(filepath.Dir(filepath.Clean(dir)))
+	if err != nil {
+		return nil // not in a ledger: no page can list it
+	}
+	page, e, err := ledger.ListingPage(root, dir, plan)
+	if err != nil || page == "" {
+		return err
+	}
+	if err := ledger.ListedChanges(relPath(page), e, dir); err != nil {
+		return err
+	}
+	return fmt.Errorf("the receipt is finished and %s lists it; a finished receipt is immutable, so %s", relPath(page), instead)
+}
+
+// relPath shortens an absolute path to one relative to the working directory, for
+// messages.
+func relPath(p string) string { return relpath.Short(p) }
