@@ -110,6 +110,12 @@ type ArmDecision struct {
 	Reasons []Reason `json:"reasons,omitempty"`
 	// Passed lists the rule's conditions that held, in words with the numbers.
 	Passed []string `json:"passed,omitempty"`
+	// Price lists the slowdowns shown on guard lanes that have a floor of their own above
+	// the page's (spec.Lane.FloorPct): a cost the page accepted in advance up to that
+	// floor, shown and paid within it ("NoisyThroughput +20.5% [+18.6%, +22.5%], within
+	// its pre-registered bound of +45%"). They do not change the verdict; an accepted
+	// arm's summary names them, so that a claim bought at a price reads as one.
+	Price []string `json:"price,omitempty"`
 	// Notes are observations that do not change the verdict but deserve a look.
 	Notes []string `json:"notes,omitempty"`
 	// Reference marks a reference arm (spec.Arm.Reference): decided and shown like any
@@ -127,12 +133,24 @@ type Decision struct {
 	Arms     []ArmDecision `json:"arms"`
 }
 
-// Summary says the decision in one line: "accepted (cand)", "rejected (candA rejected:
-// premise-refuted; candB rejected: tradeoff)", "inconclusive (cand inconclusive:
-// under-powered)".
+// Summary says the decision in one line: "accepted (cand)", "accepted (cand: the claim
+// reproduced at a price: NoisyThroughput +20.5% [+18.6%, +22.5%], within its
+// pre-registered bound of +45%)", "rejected (candA rejected: premise-refuted; candB
+// rejected: tradeoff)", "inconclusive (cand inconclusive: under-powered)".
 func (d Decision) Summary() string {
 	if d.Status == spec.StatusAccepted {
-		return fmt.Sprintf("%s (%s)", d.Status, strings.Join(d.Accepted, ", "))
+		var parts []string
+		for _, a := range d.Arms {
+			if !slices.Contains(d.Accepted, a.Arm) {
+				continue
+			}
+			if len(a.Price) == 0 {
+				parts = append(parts, a.Arm)
+				continue
+			}
+			parts = append(parts, a.Arm+": the claim reproduced at a price: "+strings.Join(a.Price, "; "))
+		}
+		return fmt.Sprintf("%s (%s)", d.Status, strings.Join(parts, "; "))
 	}
 	var parts []string
 	for _, a := range d.Arms {

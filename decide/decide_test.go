@@ -377,3 +377,42 @@ func TestReferenceArm(t *testing.T) {
 		})
 	}
 }
+
+// TestPrice: a guard lane with a floor of its own above the page's bounds a price the page
+// accepted in advance. A slowdown shown there, within that floor, leaves the arm accepted
+// and the summary says the claim came at that price; one that cannot be told from zero, or
+// a guard at the page's floor, names no price.
+func TestPrice(t *testing.T) {
+	priced := func(guard est, floor float64) Decision {
+		in := fixture([]string{"cand"}, []caseLane{
+			on("Light", spec.RolePrimary, "faster", gain, gain, gain),
+			on("Noisy", spec.RoleGuard, "", guard, guard, guard),
+		})
+		in.Spec.Lanes[1].FloorPct, in.Plan.Lanes[1].FloorPct = floor, floor
+		for _, ss := range [][]driftcheck.LaneSummary{in.Analysis.Lanes, in.Analysis.Pooled} {
+			for i := range ss {
+				if ss[i].Lane == "Noisy" {
+					ss[i].FloorPct = floor
+				}
+			}
+		}
+		return Decide(in)
+	}
+	d := priced(est{neu, 20, 2}, 45)
+	if d.Status != spec.StatusAccepted || len(d.Arms[0].Price) != 1 {
+		t.Fatalf("a shown slowdown within the guard's own floor: %s, price %q", d.Summary(), d.Arms[0].Price)
+	}
+	want := "accepted (cand: the claim reproduced at a price: Noisy +22.1% [+19.7%, +24.6%] (1.22x slower), within its pre-registered bound of +45%)"
+	if got := d.Summary(); got != want {
+		t.Errorf("summary\n%s\nwant\n%s", got, want)
+	}
+	if d := priced(est{neu, 1, 3}, 45); d.Status != spec.StatusAccepted || len(d.Arms[0].Price) != 0 || d.Summary() != "accepted (cand)" {
+		t.Errorf("a guard whose interval holds zero: %s, price %q", d.Summary(), d.Arms[0].Price)
+	}
+	if d := priced(est{neu, 1.5, 1}, 3); d.Status != spec.StatusAccepted || len(d.Arms[0].Price) != 0 {
+		t.Errorf("a guard at the page's floor: %s, price %q", d.Summary(), d.Arms[0].Price)
+	}
+	if d := priced(est{rs, 60, 5}, 45); d.Status != spec.StatusRejected {
+		t.Errorf("a slowdown beyond the guard's own floor: %s", d.Summary())
+	}
+}

@@ -19,6 +19,7 @@ type verdicts struct {
 	opens   []Reason
 	suspect []Reason // control lanes: the measurement itself is suspect
 	guards  []string // reproduced guard regressions, described
+	prices  []string // guard slowdowns shown but within their own pre-registered floor
 	passed  []string
 	notes   []string
 	// primaryGain is false once any primary lane fails to deliver its expected effect.
@@ -82,7 +83,7 @@ func judge(ev *evidence) ArmDecision {
 
 // decision composes the arm's status from its findings.
 func (v *verdicts) decision() ArmDecision {
-	out := ArmDecision{Arm: v.arm, Passed: v.passed, Notes: v.notes}
+	out := ArmDecision{Arm: v.arm, Passed: v.passed, Notes: v.notes, Price: v.prices}
 	switch {
 	case len(v.suspect) > 0 || v.weak != nil:
 		// The measurement is suspect, too small or of unknown size: it can neither accept
@@ -288,6 +289,12 @@ func (v *verdicts) guard(l laneCase) bool {
 	name, floor := l.lane.Name, l.floor(v.floorPct)
 	p := l.pooled
 	if p != nil && p.UpperBelow(floor, v.alpha) {
+		if floor > v.floorPct && p.CILowPct > 0 {
+			// A guard given a floor of its own above the page's bounds a price the page
+			// accepts in advance: a slowdown shown here is that price, paid within it.
+			v.prices = append(v.prices, fmt.Sprintf("%s %s, within its pre-registered bound of %s", name,
+				human.DeltaCI(p.EstimatePct, p.CILowPct, p.CIHighPct), "+"+human.Num(floor)+"%"))
+		}
 		return true
 	}
 	if pooledIs(l, driftcheck.LaneReproducedSlower) {

@@ -184,6 +184,7 @@ func armDecision(ew *report.ErrWriter, base string, a decide.ArmDecision) {
 		fmt.Fprintln(ew)
 	}
 	list("Held", a.Passed)
+	list("Price, within the bounds set before the run", a.Price)
 	var why []string
 	for _, r := range a.Reasons {
 		why = append(why, fmt.Sprintf("**%s**: %s", r.Code, r.Text))
