@@ -185,8 +185,8 @@ func runsText(d *loaded.Receipt) string {
 	}
 	last, stopped := Stopped(d)
 	if !stopped {
-		return fmt.Sprintf("%d recorded, %d failed, %s measured so far of at most %d (sequential, not stopped: resume it)",
-			len(d.Records), failed, Count(len(d.Looks), "round", "rounds"), s.MaxPairs)
+		return fmt.Sprintf("%s, %d failed, %s measured so far of at most %d (sequential, not stopped: resume it)",
+			recordedText(d.Records), failed, Count(len(d.Looks), "round", "rounds"), s.MaxPairs)
 	}
 	why := map[string]string{receipt.StopDecided: "every lane the decision needs is decided", receipt.StopMaxPairs: "max-pairs reached",
 		receipt.StopBudget:      "the " + s.Budget.String() + " budget would be spent by another round",
@@ -194,8 +194,24 @@ func runsText(d *loaded.Receipt) string {
 	if why == "" {
 		why = last.Stop
 	}
-	return fmt.Sprintf("%d recorded in %d of at most %s (stopped: %s), %d failed; the rule allowed %d runs",
-		len(d.Records), last.Round, Count(s.MaxPairs, "round", "rounds"), why, failed, len(p.Runs))
+	return fmt.Sprintf("%s in %d of at most %s (stopped: %s), %d failed; the rule allowed %d runs",
+		recordedText(d.Records), last.Round, Count(s.MaxPairs, "round", "rounds"), why, failed, len(p.Runs))
+}
+
+// recordedText counts a sequential run's records, naming those that measured a set-aside
+// pass again (they are beyond the runs the rule planned): "34 recorded (2 of them
+// measured again)".
+func recordedText(recs []receipt.Record) string {
+	again := 0
+	for _, r := range recs {
+		if r.Attempt > 0 {
+			again++
+		}
+	}
+	if again == 0 {
+		return fmt.Sprintf("%d recorded", len(recs))
+	}
+	return fmt.Sprintf("%d recorded (%d of them measured again)", len(recs), again)
 }
 
 func provenance(w io.Writer, d *loaded.Receipt) error {

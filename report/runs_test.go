@@ -18,6 +18,8 @@ func TestRunsText(t *testing.T) {
 	}
 	fixed := &loaded.Receipt{Plan: &receipt.Plan{Runs: make([]receipt.Run, 72)}, Records: make([]receipt.Record, 72)}
 	running := &loaded.Receipt{Plan: seq.Plan, Records: make([]receipt.Record, 128), Looks: []receipt.Look{{Round: 1}}}
+	again := &loaded.Receipt{Plan: seq.Plan, Records: make([]receipt.Record, 258), Looks: seq.Looks}
+	again.Records[256].Attempt, again.Records[257].Attempt = 1, 1
 	for _, tt := range []struct {
 		name string
 		d    *loaded.Receipt
@@ -25,6 +27,7 @@ func TestRunsText(t *testing.T) {
 	}{
 		{"sequential, stopped by the budget", seq, "256 recorded in 2 of at most 10 rounds (stopped: the 10m0s budget would be spent by another round), 0 failed; the rule allowed 1280 runs"},
 		{"fixed", fixed, "72 planned, 72 recorded, 0 failed"},
+		{"sequential, passes measured again", again, "258 recorded (2 of them measured again) in 2 of at most 10 rounds (stopped: the 10m0s budget would be spent by another round), 0 failed; the rule allowed 1280 runs"},
 		{"sequential, not stopped", running, "128 recorded, 0 failed, 1 round measured so far of at most 10 (sequential, not stopped: resume it)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -38,6 +38,9 @@ type progress struct {
 	// A sequential run's reach: the runs its budget can run (Forecast: the rounds it
 	// buys), updated after each look for the lanes still pending; 0 when unknown.
 	reach, rounds, perLane, done int
+	// again counts the runs that measured a set-aside pass again (Record.Attempt > 0):
+	// they are outside the plan's count, so "run n/total" counts the others.
+	again int
 	// maxPairs is the rule's last round; lastElapsed and lastLanes the measured time and
 	// the lanes of the rounds before the latest look, which size the rounds left.
 	maxPairs    int
@@ -77,11 +80,21 @@ func (p *progress) Begin(total, done int) {
 
 func (p *progress) RunDone(n, total int, rec receipt.Record) {
 	line := fmt.Sprintf("c%d p%d %-7s %s/%s", rec.Collection, rec.Pass, rec.Order, rec.Lane, rec.Arm)
+	if rec.Attempt > 0 {
+		line += " (measured again)"
+	}
 	if rec.OK() {
 		line += " median " + human.Value(driftcheck.Median(rec.Samples), rec.Unit)
 	} else {
 		line += " FAILED"
 	}
+	p.mu.Lock()
+	if rec.Attempt > 0 {
+		p.again++
+	}
+	again := p.again
+	p.mu.Unlock()
+	n -= again // the plan's runs done; the runs measured again are counted apart
 	if p.live {
 		p.mu.Lock()
 		p.label = line
@@ -93,13 +106,17 @@ func (p *progress) RunDone(n, total int, rec receipt.Record) {
 	p.done = n
 	reach := p.reach
 	p.mu.Unlock()
+	extra := ""
+	if again > 0 {
+		extra = fmt.Sprintf(" +%d again", again)
+	}
 	if reach > 0 && reach < total {
 		// Count against what the budget can run, not what max-pairs allows.
 		reach = max(reach, n)
-		fmt.Fprintf(p.w, "flipbench: run %d/~%d (%s): %s\n", n, reach, p.timing(n, reach), line)
+		fmt.Fprintf(p.w, "flipbench: run %d/~%d%s (%s): %s\n", n, reach, extra, p.timing(n, reach), line)
 		return
 	}
-	fmt.Fprintf(p.w, "flipbench: run %d/%d (%s): %s\n", n, total, p.timing(n, total), line)
+	fmt.Fprintf(p.w, "flipbench: run %d/%d%s (%s): %s\n", n, total, extra, p.timing(n, total), line)
 }
 
 func (p *progress) Warn(w receipt.Warning) {

@@ -65,3 +65,22 @@ func TestProgressCountsTheBudget(t *testing.T) {
 	q.Forecast(pipeline.Forecast{Sequential: true, MaxPairs: 20, Rounds: 20, Arms: 2, Collections: 2, Lanes: lanes})
 	run(q, nil, 0, 1, "1/480")
 }
+
+// TestProgressCountsRunsAgain checks that runs measuring a set-aside pass again are
+// counted apart from the plan's runs, so the count never passes its total.
+func TestProgressCountsRunsAgain(t *testing.T) {
+	var out bytes.Buffer
+	p := &progress{w: &out, start: time.Now()}
+	p.RunDone(32, 32, receipt.Record{Lane: "B", Arm: "base"})
+	p.RunDone(33, 32, receipt.Record{Lane: "B", Arm: "base", Attempt: 1})
+	p.RunDone(34, 32, receipt.Record{Lane: "B", Arm: "cand", Attempt: 1})
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for i, want := range []string{"run 32/32 (", "run 32/32 +1 again (", "run 32/32 +2 again ("} {
+		if i >= len(lines) || !strings.Contains(lines[i], "flipbench: "+want) {
+			t.Errorf("line %d: want %q in\n%s", i, want, out.String())
+		}
+	}
+	if !strings.Contains(lines[2], "B/cand (measured again)") {
+		t.Errorf("the run measured again is not named: %q", lines[2])
+	}
+}
