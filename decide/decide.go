@@ -48,6 +48,10 @@ type Input struct {
 	Analysis driftcheck.Report
 	// Incidence is the incidence measurement, or nil when there is none.
 	Incidence *Incidence
+	// Counts are the receipt's metrics per lane, arm and process (CountsOf its records),
+	// which the guards' count bounds read (spec.Lane.AtMost); nil when the caller has no
+	// records (a look of a sequential run: a count bound is judged by finalize).
+	Counts []Count
 }
 
 // Incidence is the measured incidence of the situation an experiment optimises, over the

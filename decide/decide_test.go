@@ -416,3 +416,57 @@ func TestPrice(t *testing.T) {
 		t.Errorf("a slowdown beyond the guard's own floor: %s", d.Summary())
 	}
 }
+
+// TestCountBounds: a guard lane's count bound (at-most) holds when the upper end of the
+// candidate's mean over processes is at or below it, is a regression (a tradeoff beside a
+// delivered gain) when the lower end is above it, and leaves the arm open otherwise or
+// when no process reported the metric. A page that bounds a count the run did not is a
+// changed rule.
+func TestCountBounds(t *testing.T) {
+	decideWith := func(perProcess ...float64) Decision {
+		in := fixture([]string{"cand"}, []caseLane{
+			on("Light", spec.RolePrimary, "faster", gain, gain, gain),
+			on("Thrash", spec.RoleGuard, "", flat, flat, flat),
+		})
+		bound := map[string]float64{"cold-calls/op": 0.5}
+		in.Spec.Lanes[1].AtMost, in.Plan.Lanes[1].AtMost = bound, bound
+		if perProcess != nil {
+			in.Counts = []Count{{Lane: "Thrash", Arm: "base", Metric: "cold-calls/op", PerProcess: []float64{9, 9}},
+				{Lane: "Thrash", Arm: "cand", Metric: "cold-calls/op", PerProcess: perProcess}}
+		}
+		return Decide(in)
+	}
+	d := decideWith(0, 0, 0.25, 0, 0, 0.25, 0, 0)
+	check(t, d.Arms[0], want{status: spec.StatusAccepted, texts: []string{"guard lane Thrash keeps its counts within their bounds: cold-calls/op 0.0625 [", "over 8 processes, bound 0.5"}})
+	check(t, decideWith(3, 2.5, 3.5, 3, 2.75, 3.25).Arms[0], want{status: spec.StatusRejected, codes: []string{ReasonTradeoff},
+		texts: []string{"guard lane Thrash exceeds its count bound: cold-calls/op 3.00 ["}})
+	check(t, decideWith(0, 2, 0, 1).Arms[0], want{status: spec.StatusInconclusive, codes: []string{OpenUnderPowered},
+		texts: []string{"a count above its bound not ruled out: cold-calls/op 0.750"}})
+	check(t, decideWith().Arms[0], want{status: spec.StatusInconclusive, codes: []string{OpenNotMeasured},
+		texts: []string{"no process of cand reported it"}})
+
+	in := fixture([]string{"cand"}, []caseLane{on("Light", spec.RolePrimary, "faster", gain, gain, gain), on("Thrash", spec.RoleGuard, "", flat, flat, flat)})
+	in.Spec.Lanes[1].AtMost = map[string]float64{"cold-calls/op": 0.5}
+	check(t, Decide(in).Arms[0], want{status: spec.StatusInconclusive, codes: []string{OpenSpecChanged},
+		texts: []string{"at-most: lane Thrash bounds cold-calls/op <= 0.5 on the page but was run bounding none"}})
+}
+
+// TestCountsOf: every run that ended well gives one mean per metric; failed runs give none.
+func TestCountsOf(t *testing.T) {
+	recs := []receipt.Record{
+		{Lane: "L", Arm: "base", Metrics: map[string][]float64{"cold/op": {1, 3}, "x/op": {2}}},
+		{Lane: "L", Arm: "base", Metrics: map[string][]float64{"cold/op": {4, 4}}},
+		{Lane: "L", Arm: "base", Error: "exit 1", Metrics: map[string][]float64{"cold/op": {100}}},
+		{Lane: "L", Arm: "cand", Metrics: map[string][]float64{"cold/op": {0}}},
+	}
+	got := CountsOf(recs)
+	want := []Count{{"L", "base", "cold/op", []float64{2, 4}}, {"L", "base", "x/op", []float64{2}}, {"L", "cand", "cold/op", []float64{0}}}
+	if len(got) != len(want) {
+		t.Fatalf("CountsOf = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i].Lane != want[i].Lane || got[i].Arm != want[i].Arm || got[i].Metric != want[i].Metric || !slices.Equal(got[i].PerProcess, want[i].PerProcess) {
+			t.Errorf("CountsOf[%d] = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

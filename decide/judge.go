@@ -51,6 +51,7 @@ func judge(ev *evidence) ArmDecision {
 			if v.guard(l) {
 				guardsOK = append(guardsOK, l.lane.Name)
 			}
+			v.counts(l)
 		case spec.RoleControl:
 			if v.control(l) {
 				controlsOK = append(controlsOK, l.lane.Name)
@@ -289,7 +290,7 @@ func (v *verdicts) guard(l laneCase) bool {
 	name, floor := l.lane.Name, l.floor(v.floorPct)
 	p := l.pooled
 	if p != nil && p.UpperBelow(floor, v.alpha) {
-		if floor > v.floorPct && p.CILowPct > 0 {
+		if floor > v.floorPct && p.LowerAbove(0, v.alpha) {
 			// A guard given a floor of its own above the page's bounds a price the page
 			// accepts in advance: a slowdown shown here is that price, paid within it.
 			v.prices = append(v.prices, fmt.Sprintf("%s %s, within its pre-registered bound of %s", name,

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -275,6 +276,9 @@ func laneChanged(l spec.Lane, arm, expect string, plan *receipt.Plan) string {
 	}
 	if l.FloorPct != ran.FloorPct {
 		return fmt.Sprintf("floor-pct: lane %s has floor-pct %g on the page but was run with %g", l.Name, l.FloorPct, ran.FloorPct)
+	}
+	if !maps.Equal(l.AtMost, ran.AtMost) {
+		return fmt.Sprintf("at-most: lane %s bounds %s on the page but was run bounding %s", l.Name, boundsText(l.AtMost), boundsText(ran.AtMost))
 	}
 	return ""
 }

@@ -59,7 +59,7 @@ func NewPlan(in PlanInput) *receipt.Plan {
 	}
 	kind, kindErr := in.Experiment.Harness.LaneKind()
 	for _, l := range r.Lanes {
-		rl := receipt.Lane{Name: l.Name, Role: l.Role, Expect: l.Expect, ExpectArms: l.ExpectArms, Unit: l.Unit, Better: l.Better, FloorPct: l.FloorPct, NonZero: l.NonZero, Metric: l.Metric}
+		rl := receipt.Lane{Name: l.Name, Role: l.Role, Expect: l.Expect, ExpectArms: l.ExpectArms, Unit: l.Unit, Better: l.Better, FloorPct: l.FloorPct, NonZero: l.NonZero, AtMost: l.AtMost, Metric: l.Metric}
 		if l.Metric == lanekind.MetricInstructions && kindErr == nil {
 			// Validate made sure the kind can count the lane.
 			if c, problem := kind.Counter(in.Experiment.Harness.ForKind(), l.Name); problem == nil {

@@ -104,7 +104,7 @@ func Finalize(path string, opts FinalizeOptions) (*Finalized, error) {
 			return nil, err
 		}
 	}
-	dec := decide.Decide(decide.Input{Spec: e, Plan: d.Plan, Analysis: d.Analysis, Incidence: inc})
+	dec := decide.Decide(decide.Input{Spec: e, Plan: d.Plan, Analysis: d.Analysis, Incidence: inc, Counts: decide.CountsOf(d.Records)})
 	f := &Finalized{Page: path, Receipt: d.Dir, Decision: dec, Status: dec.Status, Unfinished: unfinished}
 	if e.Status != spec.StatusPlanned && e.Status != spec.StatusRunning && e.StatusBy == "" {
 		f.ByHand, f.Status = true, e.Status

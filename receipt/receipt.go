@@ -263,6 +263,8 @@ type Lane struct {
 	FloorPct   float64           `json:"floor_pct,omitempty"`
 	// NonZero names the lane's metrics that must not be exactly zero (spec.Lane.NonZero).
 	NonZero []string `json:"nonzero,omitempty"`
+	// AtMost bounds metrics of a guard lane per operation (spec.Lane.AtMost).
+	AtMost map[string]float64 `json:"at_most,omitempty"`
 	// Metric is "instructions" for a lane whose samples are instructions per operation
 	// counted under Valgrind; empty for a lane whose samples are what it prints (its wall
 	// time, as a rule).

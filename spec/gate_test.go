@@ -141,6 +141,8 @@ func TestParseGateErrors(t *testing.T) {
 			want: `:6: lanes[0].role: the gate treats every lane as a guard; leave role out or write guard, got "primary"`},
 		{name: "expect on a gate lane", edits: []string{"{name: alpha}", "{name: alpha, expect: faster}"},
 			want: ":6: lanes[0].expect: only for primary and secondary lanes"},
+		{name: "at-most on a gate lane", edits: []string{"{name: alpha}", "{name: alpha, at-most: {cold/op: 1}}"},
+			want: ":6: lanes[0].at-most: not used by the gate (it gates on the lane's value); remove it"},
 		{name: "nonzero on a gate lane", edits: []string{"{name: alpha}", "{name: alpha, nonzero: [reserved/op]}"},
 			want: ":6: lanes[0].nonzero: not used by the gate (it warns about no metric); remove it"},
 		{name: "zero lane threshold", edits: []string{"{name: alpha}", "{name: alpha, threshold-pct: 0}"},

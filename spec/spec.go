@@ -232,6 +232,11 @@ type Lane struct {
 	// unit included) that must not be exactly zero: a receipt where one is, for some
 	// arm, carries a warning (package nonzero).
 	NonZero []string `yaml:"nonzero,omitempty"`
+	// AtMost bounds metrics of a guard lane in absolute terms, per operation as the lane
+	// prints them (at-most: {cold-calls/op: 0.5}): in every candidate arm the mean over
+	// processes must be shown at or below the bound (decide's count bounds). It guards a
+	// count whose base may be 0, where an effect in percent means nothing.
+	AtMost map[string]float64 `yaml:"at-most,omitempty"`
 	// Metric overrides harness.metric for this lane: "wall" or "instructions". Resolve
 	// sets it to the lane's metric ("" for wall).
 	Metric string `yaml:"metric,omitempty"`

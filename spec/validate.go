@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/flipbench/flipbench/driftcheck"
 	"maps"
+	"math"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -434,6 +435,7 @@ func (v *validator) lanes() {
 			v.bad(f("better"), "%s", oneOf(l.Better, betters()))
 		}
 		v.nonzero(f("nonzero"), l.NonZero)
+		v.atMost(f("at-most"), l)
 		if l.Metric != "" && !slices.Contains(lanekind.Metrics(), l.Metric) {
 			v.bad(f("metric"), "%s", oneOf(l.Metric, lanekind.Metrics()))
 		}
@@ -494,6 +496,33 @@ func (v *validator) counted() {
 
 // nonzero checks a lane's nonzero list: metric units as a Go benchmark line prints them
 // (no blanks), each once. The gate renders no receipt page, so it has none.
+// atMost checks a lane's count bounds: a guard lane's, outside the gate, each a metric
+// unit with a bound of at least 0.
+func (v *validator) atMost(field string, l Lane) {
+	switch {
+	case len(l.AtMost) == 0:
+		if v.e.set(field) {
+			v.bad(field, "is empty; remove the line or bound a metric")
+		}
+		return
+	case v.gate:
+		v.bad(field, "not used by the gate (it gates on the lane's value); remove it")
+		return
+	case l.Role != RoleGuard:
+		v.bad(field, "only for guard lanes, got a %s lane", l.Role)
+		return
+	}
+	unit := regexp.MustCompile(UnitPattern)
+	for _, m := range slices.Sorted(maps.Keys(l.AtMost)) {
+		switch b := l.AtMost[m]; {
+		case !unit.MatchString(m):
+			v.bad(field, "invalid metric unit %q (must match %s, as a benchmark line prints it: cold-calls/op)", m, UnitPattern)
+		case b < 0 || math.IsNaN(b) || math.IsInf(b, 0):
+			v.bad(field+"."+m, "must be a bound of at least 0, got %g", b)
+		}
+	}
+}
+
 func (v *validator) nonzero(field string, units []string) {
 	if len(units) == 0 {
 		if v.e.set(field) {
