@@ -21,7 +21,7 @@ func TestSummaryAndVerdicts(t *testing.T) {
 		{Lane: "F", Effect: lane(driftcheck.LaneUndecided, -1, -4, 2.1)},
 		{Lane: "G", Effect: lane(driftcheck.LaneUndecided, 4.5, -100, 99999900)},
 	}
-	if got, want := Summary(rows), "1 faster, 2 slower, 1 unchanged within 3%, 3 undecided: no regression beyond +4.8% (1 need more pairs)"; got != want {
+	if got, want := Summary(rows), "1 faster, 2 slower, 1 unchanged within 3%, 3 undecided: no regression beyond +4.8% (1 needs more pairs)"; got != want {
 		t.Errorf("Summary = %q\nwant      %q", got, want)
 	}
 	for _, tt := range []struct {

@@ -398,7 +398,11 @@ func Summary(rows []Row) string {
 		case open == undecided:
 			s += ": they need more pairs"
 		case open > 0:
-			s += fmt.Sprintf(": no regression beyond %s (%d need more pairs)", human.Pct(worst), open)
+			need := "need"
+			if open == 1 {
+				need = "needs"
+			}
+			s += fmt.Sprintf(": no regression beyond %s (%d %s more pairs)", human.Pct(worst), open, need)
 		default:
 			s += ": no regression beyond " + human.Pct(worst)
 		}
