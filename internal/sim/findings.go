@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -273,6 +274,9 @@ func Sentences(text, gate string) (string, error) {
 	if text, err = Splice(text, "decision-findings", DecisionFindings(rule)); err != nil {
 		return "", err
 	}
+	if text, err = Splice(text, "previous-findings", PreviousFindings(rule)); err != nil {
+		return "", err
+	}
 	if table, err = Block(gate, "gate"); err != nil {
 		return "", fmt.Errorf("the gate page: %w", err)
 	}
@@ -289,8 +293,11 @@ type RuleRow struct {
 	World      string
 	Trials     int
 	MeanRounds float64
+	// MeanPrimary is the mean rounds to decide the primary lane.
+	MeanPrimary float64
 	// FalseSlower and FalseFaster are the decision-level columns: the percent of trials
-	// with a lane of no true effect reproduced slower (faster).
+	// with a lane of no true effect reproduced slower (faster); NaN in a row of the
+	// previous rule (PreviousPrefix), whose program did not measure them.
 	FalseSlower, FalseFaster float64
 }
 
@@ -307,14 +314,23 @@ func ParseRuleTable(table string) ([]RuleRow, error) {
 		if r.Trials, err = strconv.Atoi(strings.TrimSpace(f[1])); err != nil {
 			return nil, fmt.Errorf("rule table row %q: trials: %w", line, err)
 		}
-		if r.MeanRounds, err = strconv.ParseFloat(strings.TrimSpace(f[5]), 64); err != nil {
-			return nil, fmt.Errorf("rule table row %q: mean rounds: %w", line, err)
+		// cell reads a number, or "-" (not measured) as NaN.
+		cell := func(i int, what string, to *float64) {
+			s := strings.TrimSpace(f[i])
+			if err != nil || s == "-" {
+				*to = math.NaN()
+				return
+			}
+			if *to, err = strconv.ParseFloat(s, 64); err != nil {
+				err = fmt.Errorf("rule table row %q: %s: %w", line, what, err)
+			}
 		}
-		if r.FalseSlower, err = strconv.ParseFloat(strings.TrimSpace(f[8]), 64); err != nil {
-			return nil, fmt.Errorf("rule table row %q: decisions reproduced slower: %w", line, err)
-		}
-		if r.FalseFaster, err = strconv.ParseFloat(strings.TrimSpace(f[9]), 64); err != nil {
-			return nil, fmt.Errorf("rule table row %q: decisions reproduced faster: %w", line, err)
+		cell(5, "mean rounds", &r.MeanRounds)
+		cell(6, "mean rounds, primary", &r.MeanPrimary)
+		cell(8, "decisions reproduced slower", &r.FalseSlower)
+		cell(9, "decisions reproduced faster", &r.FalseFaster)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, r)
 	}
@@ -344,6 +360,7 @@ const statedPct = 2.5
 // largest share of decisions with a lane of no true effect reproduced slower, and faster,
 // over its worlds, and every world where either passes the stated rate.
 func DecisionFindings(rows []RuleRow) string {
+	rows = slices.DeleteFunc(slices.Clone(rows), func(r RuleRow) bool { return strings.HasPrefix(r.World, PreviousPrefix) })
 	worst := func(f func(RuleRow) float64) (float64, string) {
 		best, at := -1.0, ""
 		for _, r := range rows {
@@ -433,7 +450,7 @@ func GateFindings(rows []GateNoOp) string {
 	var b strings.Builder
 	b.WriteString("At the gate level ([gate.md](gate.md)'s simulation of the gate's real code), ")
 	if worst == 0 {
-		fmt.Fprintf(&b, "no no-op change failed the gate (a regression, exit 3): 0 of its %d no-op runs over %d rows (%d lane counts, each at several process noises)", runs, len(rows), len(lanes))
+		fmt.Fprintf(&b, "no no-op change failed the gate (a regression, exit 3): 0 of its %d no-op runs over %d rows (%d lane counts, each at several process noises, some with contaminated processes or an AR(1) host)", runs, len(rows), len(lanes))
 	} else {
 		fmt.Fprintf(&b, "a no-op change failed the gate (a regression, exit 3) in at most %s of the runs of a row (%d lanes at %s process noise), %.0f of its %d no-op runs in all", num(worst), at.Lanes, at.Noise, math.Round(failed), runs)
 	}

@@ -22,6 +22,25 @@ type GateWorld struct {
 	MaxPairs        int
 	Within, Between float64
 	Regression      float64
+	// AR is the AR(1) coefficient of the host's level from one process to the next within
+	// a round (0: independent processes, the level's spread Between either way).
+	AR float64
+	// Contaminated is the share of processes disturbed as in RuleWorld: every sample twice
+	// as slow and five times as noisy.
+	Contaminated float64
+}
+
+// conditions names what a world adds to its process noise: "5% contaminated, AR(1) 0.7";
+// empty for none.
+func (w GateWorld) conditions() string {
+	var parts []string
+	if w.Contaminated > 0 {
+		parts = append(parts, fmt.Sprintf("%.3g%% contaminated", 100*w.Contaminated))
+	}
+	if w.AR > 0 {
+		parts = append(parts, fmt.Sprintf("AR(1) %g", w.AR))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // GateResult is what trials of a gate world ended with.
@@ -163,6 +182,8 @@ func (g *simGate) rounds(in *driftcheck.Input, rng *rand.Rand, w GateWorld, runn
 // to in: each process at a level drawn from the noise between processes (the first lane's
 // candidate slower by Regression), each sample with the noise within.
 func (w GateWorld) measureRound(in *driftcheck.Input, rng *rand.Rand, running map[string]bool, round, samples int) {
+	host := 0.0 // the AR(1) host level, carried from process to process
+	innov := w.Between * math.Sqrt(1-w.AR*w.AR)
 	for c := 1; c <= in.Collections; c++ {
 		for i, l := range in.Lanes {
 			if !running[l.Name] {
@@ -170,13 +191,19 @@ func (w GateWorld) measureRound(in *driftcheck.Input, rng *rand.Rand, running ma
 			}
 			for _, p := range []int{2*round - 1, 2 * round} {
 				for _, arm := range []string{Base, Cand} {
-					level := math.Exp(w.Between * rng.NormFloat64())
+					host = w.AR*host + innov*rng.NormFloat64()
+					level, within := math.Exp(host), w.Within
+					// Only a world with contaminated processes draws for them, so the others
+					// keep their random numbers.
+					if w.Contaminated > 0 && rng.Float64() < w.Contaminated {
+						level, within = 2*level, 5*within
+					}
 					if arm == Cand && i == 0 {
 						level *= 1 + w.Regression
 					}
 					xs := make([]float64, samples)
 					for j := range xs {
-						xs[j] = 100 * level * (1 + w.Within*rng.NormFloat64())
+						xs[j] = math.Max(100*level*(1+within*rng.NormFloat64()), 1e-3)
 					}
 					in.Observations = append(in.Observations, driftcheck.Observation{Collection: c, Pass: p, Lane: l.Name, Arm: arm, Samples: xs})
 				}
@@ -257,7 +284,16 @@ func EvaluateContinuedGate(w GateWorld, cut, continuations, trials int, seed uin
 // about 1: the quietest row stands for every ratio under it) to three times the threshold,
 // each with a no-op change and with the first lane twice the threshold slower.
 func GateGrid() []GateWorld {
-	return gateWorlds([]int{1, 5, 20}, []float64{0.005, 0.01, 0.02, 0.04, 0.06, 0.09, 0.11})
+	out := gateWorlds([]int{1, 5, 20}, []float64{0.005, 0.01, 0.02, 0.04, 0.06, 0.09, 0.11})
+	// Then 5 and 20 lanes at 2% process noise with 5% of the processes contaminated, on an
+	// independent and on an AR(1) 0.7 host (the rule table's hard worlds).
+	for _, ar := range []float64{0, 0.7} {
+		for _, w := range gateWorlds([]int{5, 20}, []float64{0.02}) {
+			w.Contaminated, w.AR = 0.05, ar
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // gateWorlds is every combination of lanes and process noise at a 3% threshold, 2% sample
@@ -289,7 +325,11 @@ func GateMarkdown(results []GateResult) string {
 		if r.World.Regression == 0 && r.StatedCatchPct > 0 {
 			stated = fmt.Sprintf("%.0f%%", r.StatedCatchPct)
 		}
-		fmt.Fprintf(&b, "| %d | %g%% | %.1f | %s | %d | %s | %s | %s | %.1f | %s |\n", r.World.Lanes, 100*r.World.Between,
+		noise := fmt.Sprintf("%.3g%%", 100*r.World.Between)
+		if c := r.World.conditions(); c != "" {
+			noise += ", " + c
+		}
+		fmt.Fprintf(&b, "| %d | %s | %.1f | %s | %d | %s | %s | %s | %.1f | %s |\n", r.World.Lanes, noise,
 			r.MDEMaxPct/r.World.ThresholdPct, r.World.Name, r.Trials, pct(Rate{r.Pass, r.Trials}), pct(Rate{r.Regression, r.Trials}),
 			pct(Rate{r.Rerun, r.Trials}), float64(r.Rounds)/float64(r.Trials), stated)
 	}

@@ -46,6 +46,9 @@ type RuleWorld struct {
 	// NoRemeasure leaves a set-aside pass out instead of measuring it again, as the
 	// rule did before decide.Remeasure.
 	NoRemeasure bool
+	// NoiseScale multiplies both noises in each collection (index c-1; missing or 0 is 1):
+	// a host that got busier between the collections.
+	NoiseScale []float64
 	// Timeout is the share of every process, in either arm, that hangs until the timeout;
 	// Crash the share that crashes. A hung process is recorded as the harness records it:
 	// timed out, with the bound TimeoutFactor x the lane's nominal level (a timeout set at
@@ -236,7 +239,7 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 			}
 			for _, arm := range arms {
 				o := driftcheck.Observation{Collection: c, Pass: p, Lane: l.Name, Arm: arm, Attempt: attempt, Round: at}
-				o.Samples, level = w.run(rng, l, arm, level)
+				o.Samples, level = w.run(rng, l, arm, level, w.scale(c))
 				w.fail(rng, l, &o)
 				in.Observations = append(in.Observations, o)
 			}
@@ -338,12 +341,20 @@ func lanesOfRule(lanes []RuleLane) []string {
 	return out
 }
 
+// scale returns the noise scale of collection c (NoiseScale).
+func (w RuleWorld) scale(c int) float64 {
+	if c-1 < len(w.NoiseScale) && w.NoiseScale[c-1] > 0 {
+		return w.NoiseScale[c-1]
+	}
+	return 1
+}
+
 // run draws one process of lane l on arm, with the host level carried from the previous
-// process (AR(1)); it returns the samples and the new level.
-func (w RuleWorld) run(rng *rand.Rand, l RuleLane, arm string, level float64) ([]float64, float64) {
-	innov := w.Between * math.Sqrt(1-w.AR*w.AR)
+// process (AR(1)) and both noises times noise; it returns the samples and the new level.
+func (w RuleWorld) run(rng *rand.Rand, l RuleLane, arm string, level, noise float64) ([]float64, float64) {
+	innov := noise * w.Between * math.Sqrt(1-w.AR*w.AR)
 	level = w.AR*level + innov*rng.NormFloat64()
-	scale, within := math.Exp(level), w.Within
+	scale, within := math.Exp(level), noise*w.Within
 	if rng.Float64() < w.Contaminated {
 		scale *= w.Slowdown
 		within *= w.Noisier
@@ -382,8 +393,10 @@ func FakeLanes() []RuleLane {
 // without re-measuring set-aside passes; then the failed and timed-out runs: the fake-lane
 // experiment with 5% of its processes crashing, with its primary 30% slower and its
 // candidate runs of it timing out 10% of the time, and the A/A with 1% of the processes in
-// either arm timing out (the same seeds stay with the same rows, and a world without
-// failures draws the random numbers it drew before they were simulated).
+// either arm timing out; then three worlds with the first look after round 1 instead of
+// 2; last, two with noise three times as large in the second collection (the same seeds
+// stay with the same rows, and a world without failures draws the random numbers it drew
+// before they were simulated).
 func RuleGrid() []RuleCase {
 	fake := RuleWorld{Lanes: FakeLanes(), Collections: 2, MinPairs: 2, MaxPairs: 40, Samples: 10, Within: 0.02, Between: 0.02}
 	with := func(f func(*RuleWorld)) RuleWorld {
@@ -413,6 +426,15 @@ func RuleGrid() []RuleCase {
 		RuleCase{"fake lanes, 5% of processes crash", with(func(w *RuleWorld) { w.Crash = 0.05 })},
 		RuleCase{"fake lanes, the primary 30% slower and its candidate runs timing out 10% of the time", slowHang},
 		RuleCase{"A/A, the same 10 lanes, 1% of processes in either arm time out", with(func(w *RuleWorld) { w.Lanes, w.Timeout = aa, 0.01 })})
+	// The first look after round 1 instead of 2, which the default does not take.
+	out = append(out,
+		RuleCase{"fake lanes, clean, first look after round 1", with(func(w *RuleWorld) { w.MinPairs = 1 })},
+		RuleCase{"fake lanes, 3% contaminated, first look after round 1", with(func(w *RuleWorld) { w.Contaminated, w.MinPairs = 0.03, 1 })},
+		RuleCase{"A/A, a primary expected neutral and 9 guards, 5% contaminated, first look after round 1", with(func(w *RuleWorld) { w.Lanes, w.Contaminated, w.MinPairs = aa, 0.05, 1 })})
+	// Noise that changes between collections: the second three times the first's.
+	out = append(out,
+		RuleCase{"fake lanes, noise 3x in collection 2", with(func(w *RuleWorld) { w.NoiseScale = []float64{1, 3} })},
+		RuleCase{"A/A, a primary expected neutral and 9 guards, noise 3x in collection 2, 5% contaminated", with(func(w *RuleWorld) { w.Lanes, w.NoiseScale, w.Contaminated = aa, []float64{1, 3}, 0.05 })})
 	return out
 }
 
@@ -430,7 +452,7 @@ func EvaluateRuleGrid(cases []RuleCase, trials int) ([]RuleResult, error) {
 }
 
 // RuleMarkdown renders the decision rule's table of docs/methodology.md.
-func RuleMarkdown(cases []RuleCase, results []RuleResult) string {
+func RuleMarkdown(cases []RuleCase, results []RuleResult, previous []PreviousRow) string {
 	var b strings.Builder
 	b.WriteString("| world | trials | stopped decided | accepted | median rounds | mean rounds | mean rounds, primary | false reproduced lane verdicts | decisions with a no-effect lane reproduced slower | decisions with a no-effect lane reproduced faster |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for i, r := range results {
@@ -438,5 +460,6 @@ func RuleMarkdown(cases []RuleCase, results []RuleResult) string {
 			pct(Rate{r.Statuses[spec.StatusAccepted], r.Trials}), r.MedianRounds(), r.MeanRounds(), r.MeanPrimaryRounds(), pct(Rate{r.FalseReproduced, r.LaneDecisions}),
 			pct(Rate{r.FalseSlowerTrials, r.Trials}), pct(Rate{r.FalseFasterTrials, r.Trials}))
 	}
+	b.WriteString(PreviousMarkdown(previous))
 	return b.String()
 }

@@ -41,6 +41,12 @@ type table struct {
 	make func(trials int, quick bool) (string, error)
 }
 
+// previousOut is the output of the previous decision rule's program on the rule table's
+// fake-lane worlds (internal/sim/testdata/previous_rule_test.go.txt, run in a worktree of
+// sim.PreviousCommit: see docs/methodology.md), whose rows the rule table shows beside
+// today's.
+const previousOut = "internal/sim/testdata/previous_rule.out"
+
 func tables() []table {
 	ruleTrials := func(trials int) int { return max(trials/5, 20) }
 	return []table{
@@ -60,7 +66,15 @@ func tables() []table {
 			if err != nil {
 				return "", err
 			}
-			return sim.RuleMarkdown(cases, rules), nil
+			out, err := os.ReadFile(previousOut)
+			if err != nil {
+				return "", err
+			}
+			previous, err := sim.ParsePrevious(string(out))
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", previousOut, err)
+			}
+			return sim.RuleMarkdown(cases, rules, previous), nil
 		}},
 		{name: "carryover", make: func(trials int, _ bool) (string, error) {
 			var carry []sim.CarryResult
