@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/flipbench/flipbench/calibrate"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
@@ -362,8 +364,10 @@ func BudgetOf(plan *receipt.Plan, l receipt.Look) Budget {
 // rounds the budget buys (Budget.Reach) do not resolve its floor at its noise
 // (driftcheck.PowerAt: its MDE stays above the floor, it needs more pairs than that),
 // and its interval at those rounds, centred on its estimate, would still reach inside
-// the floor: no verdict of neutral or reproduced is in reach. Lanes without a noise
-// estimate are left out. A lane undecidable for any candidate is listed once.
+// the floor: no verdict of neutral or reproduced is in reach. The noise it is judged at
+// is the optimistic end of its estimate (optimisticNoise): a noise measured from a few
+// pairs is too rough to give up on. Lanes without a noise estimate are left out. A lane
+// undecidable for any candidate is listed once.
 func Undecidable(rep driftcheck.Report, b Budget) []receipt.UndecidableLane {
 	reach := b.Reach()
 	if reach < 1 || b.Collections < 1 {
@@ -381,13 +385,15 @@ func Undecidable(rep driftcheck.Report, b Budget) []receipt.UndecidableLane {
 		if floor <= 0 {
 			floor = rep.Config.EffectFloorPct
 		}
-		pw := driftcheck.PowerAt(s.NoisePct, floor, reach, b.Collections, rep.Config)
+		noise := optimisticNoise(s.NoisePct, s.DFUsed)
+		pw := driftcheck.PowerAt(noise, floor, reach, b.Collections, rep.Config)
 		mde := pw.MDEPct
-		// The interval's half-width at reach: today's, scaled as the MDE scales; without
+		// The interval's half-width at reach: today's at the optimistic noise (both scale
+		// with the noise), scaled from today's pairs to reach as the MDE scales; without
 		// today's, the MDE at power 1/2.
-		hw := driftcheck.PowerAt(s.NoisePct, floor, reach, b.Collections, half).MDEPct
+		hw := driftcheck.PowerAt(noise, floor, reach, b.Collections, half).MDEPct
 		if now := (s.CIHighPct - s.CILowPct) / 2; s.MDEPct > 0 && now > 0 && !math.IsInf(now, 0) {
-			hw = now * mde / s.MDEPct
+			hw = now * noise / s.NoisePct * mde / (s.MDEPct * noise / s.NoisePct)
 		}
 		// PairsNeeded is 0 when reach pairs resolve the floor.
 		if pw.PairsNeeded <= reach || math.Abs(s.EstimatePct)-hw > floor {
@@ -467,4 +473,21 @@ func names(ls []string) string {
 		return strings.Join(ls, ", ")
 	}
 	return strings.Join(ls[:5], ", ") + fmt.Sprintf(" and %d more", len(ls)-5)
+}
+
+// undecidableConfidence is how sure a look must be that a lane's noise is at least the
+// noise it is judged undecidable at: the lower end of a one-sided interval of the noise
+// estimate at this level.
+const undecidableConfidence = 0.9
+
+// optimisticNoise is the lower end of a one-sided undecidableConfidence interval of a noise
+// estimate with df degrees of freedom (chi-square): noise x sqrt(df / q), q the
+// chi-square quantile at undecidableConfidence. Without degrees of freedom it is the
+// estimate itself.
+func optimisticNoise(noisePct, df float64) float64 {
+	if !(df > 0) || math.IsInf(df, 0) {
+		return noisePct
+	}
+	q := distuv.ChiSquared{K: df}.Quantile(undecidableConfidence)
+	return noisePct * math.Sqrt(df/q)
 }

@@ -154,3 +154,33 @@ func TestForecast(t *testing.T) {
 		}
 	}
 }
+
+// TestUndecidableRoughNoise: a lane whose noise comes from few degrees of freedom is judged
+// at the optimistic end of that estimate, so a lane that its point estimate calls
+// undecidable goes on being measured while a rough estimate could be much too high; with
+// many degrees of freedom the same noise stops it.
+func TestUndecidableRoughNoise(t *testing.T) {
+	cfg := driftcheck.DefaultConfig()
+	// A noise whose floor 20 rounds fail to resolve even at 90% of it, and resolve at 60%.
+	noise := 0.0
+	for n := 0.5; n < 30 && noise == 0; n += 0.05 {
+		if driftcheck.PowerAt(0.9*n, 3, 20, 2, cfg).PairsNeeded > 20 && driftcheck.PowerAt(0.6*n, 3, 20, 2, cfg).PairsNeeded == 0 {
+			noise = n
+		}
+	}
+	if noise == 0 {
+		t.Fatal("no noise between")
+	}
+	b := Budget{Rounds: 2, Elapsed: 2 * time.Minute, MaxPairs: 20, Budget: time.Hour, Collections: 2}
+	for _, tt := range []struct {
+		df   float64
+		want int
+	}{{2, 0}, {200, 1}} {
+		s := summary("Lane", driftcheck.LaneUndecided, noise, 0)
+		s.DFUsed = tt.df
+		rep := driftcheck.Report{Config: cfg, Pooled: []driftcheck.LaneSummary{s}}
+		if got := Undecidable(rep, b); len(got) != tt.want {
+			t.Errorf("noise %.2f%% from %g degrees of freedom: %d undecidable, want %d", noise, tt.df, len(got), tt.want)
+		}
+	}
+}
