@@ -388,12 +388,13 @@ func Undecidable(rep driftcheck.Report, b Budget) []receipt.UndecidableLane {
 		noise := optimisticNoise(s.NoisePct, s.DFUsed)
 		pw := driftcheck.PowerAt(noise, floor, reach, b.Collections, rep.Config)
 		mde := pw.MDEPct
-		// The interval's half-width at reach: today's at the optimistic noise (both scale
-		// with the noise), scaled from today's pairs to reach as the MDE scales; without
-		// today's, the MDE at power 1/2.
+		// The interval's half-width at reach: today's, scaled as the MDE scales from today
+		// to reach at the optimistic noise (today's half-width and MDE are both in
+		// proportion to the noise, so their ratio holds at it); without today's, the MDE
+		// at power 1/2.
 		hw := driftcheck.PowerAt(noise, floor, reach, b.Collections, half).MDEPct
 		if now := (s.CIHighPct - s.CILowPct) / 2; s.MDEPct > 0 && now > 0 && !math.IsInf(now, 0) {
-			hw = now * noise / s.NoisePct * mde / (s.MDEPct * noise / s.NoisePct)
+			hw = now * mde / s.MDEPct
 		}
 		// PairsNeeded is 0 when reach pairs resolve the floor.
 		if pw.PairsNeeded <= reach || math.Abs(s.EstimatePct)-hw > floor {
