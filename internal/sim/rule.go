@@ -9,6 +9,7 @@ import (
 
 	"github.com/flipbench/flipbench/decide"
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/receipt"
 	"github.com/flipbench/flipbench/spec"
 )
@@ -49,6 +50,14 @@ type RuleWorld struct {
 	// NoiseScale multiplies both noises in each collection (index c-1; missing or 0 is 1):
 	// a host that got busier between the collections.
 	NoiseScale []float64
+	// Arms is the number of arms: 0 or 2 is base and cand; more is base and candA, candB,
+	// ..., a lane's Effect on the first candidate only. Such a world, or one with a cost
+	// of place (FirstCost, Heat), runs the real balanced schedule (harness.Schedule),
+	// each run with its position and predecessor, as a sequential run records them.
+	Arms int
+	// FirstCost slows the first run of each lane in a pass, Heat every process that
+	// follows one of the last arm (fractions, as in CarryWorld).
+	FirstCost, Heat float64
 	// Timeout is the share of every process, in either arm, that hangs until the timeout;
 	// Crash the share that crashes. A hung process is recorded as the harness records it:
 	// timed out, with the bound TimeoutFactor x the lane's nominal level (a timeout set at
@@ -112,7 +121,10 @@ func meanOf(ns []int) float64 {
 func (w RuleWorld) page() (*spec.Experiment, error) {
 	var b strings.Builder
 	b.WriteString("---\nid: 999\ntitle: a simulated experiment\ndate: 2026-12-02\nstatus: planned\ncategory: measurement\n")
-	b.WriteString("harness: {kind: exec, command: [\"{bin}\", \"{lane}\"]}\narms:\n  base: {bin: lane}\n  cand: {bin: lane}\n")
+	b.WriteString("harness: {kind: exec, command: [\"{bin}\", \"{lane}\"]}\narms:\n")
+	for _, a := range w.arms() {
+		fmt.Fprintf(&b, "  %s: {bin: lane}\n", a)
+	}
 	fmt.Fprintf(&b, "protocol: {samples: %d, warmup: 0, collections: %d, seed: 1, sequential: {min-pairs: %d, max-pairs: %d, budget: 10h}}\n",
 		w.Samples, w.Collections, w.MinPairs, w.MaxPairs)
 	b.WriteString("lanes:\n")
@@ -204,9 +216,12 @@ func newRuleRig(w RuleWorld) (*ruleRig, error) {
 	if cfg.Design, err = driftcheck.NewDesign(cfg, w.Collections); err != nil {
 		return nil, err
 	}
-	plan := &receipt.Plan{Experiment: 999, Arms: []receipt.Arm{{Name: Base}, {Name: Cand}},
+	plan := &receipt.Plan{Experiment: 999,
 		Protocol: receipt.Protocol{Samples: res.Protocol.Samples, Warmup: res.Protocol.Warmup, Passes: res.Protocol.Passes,
 			Collections: res.Protocol.Collections, Sequential: &receipt.Sequential{MinPairs: w.MinPairs, MaxPairs: w.MaxPairs, Budget: 36000e9}}}
+	for _, a := range w.arms() {
+		plan.Arms = append(plan.Arms, receipt.Arm{Name: a})
+	}
 	var lanes []driftcheck.Lane
 	for _, l := range res.Lanes {
 		plan.Lanes = append(plan.Lanes, receipt.Lane{Name: l.Name, Role: l.Role, Expect: l.Expect})
@@ -220,9 +235,13 @@ func newRuleRig(w RuleWorld) (*ruleRig, error) {
 // and from MinPairs on a look that stops the decided lanes.
 func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 	w := rg.w
-	in := driftcheck.Input{Base: Base, Candidates: []string{Cand}, Lanes: rg.lanes, Collections: w.Collections, Passes: 2 * w.MaxPairs}
+	in := driftcheck.Input{Base: Base, Candidates: w.arms()[1:], Lanes: rg.lanes, Collections: w.Collections, Passes: 2 * w.MaxPairs}
 	running := slices.Clone(w.Lanes)
 	level := 0.0
+	var sched []receipt.Run // the balanced schedule, for a world of more arms or a cost of place
+	if w.Arms > 2 || w.FirstCost > 0 || w.Heat > 0 {
+		sched = harness.Schedule(w.arms(), lanesOfRule(w.Lanes), w.Collections, 2*w.MaxPairs, int64(rng.Uint64()>>1), false)
+	}
 	var tr ruleTrial
 	var again []receipt.Remeasure // the passes the next round measures again
 	for tr.rounds < w.MaxPairs {
@@ -232,6 +251,19 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 			at := 0
 			if attempt > 0 {
 				at = round
+			}
+			if sched != nil {
+				var runs []receipt.Run
+				for _, r := range sched {
+					if r.Collection == c && r.Pass == p && r.Lane == l.Name {
+						runs = append(runs, r)
+					}
+				}
+				after := "" // measured again back to back: the first run follows nothing known
+				for _, r := range runs {
+					after, level = w.scheduled(rng, &in, r, l, after, level, attempt, at)
+				}
+				return
 			}
 			arms := []string{Base, Cand}
 			if p%2 == 0 {
@@ -246,6 +278,17 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 		}
 		for c := 1; c <= w.Collections; c++ {
 			for _, p := range []int{2*round - 1, 2 * round} {
+				if sched != nil {
+					// The plan's order, the stopped lanes left out: each run follows the
+					// process that ran before it in the pass.
+					after := ""
+					for _, r := range sched {
+						if i := slices.IndexFunc(running, func(l RuleLane) bool { return l.Name == r.Lane }); r.Collection == c && r.Pass == p && i >= 0 {
+							after, level = w.scheduled(rng, &in, r, running[i], after, level, 0, 0)
+						}
+					}
+					continue
+				}
 				for _, li := range rng.Perm(len(running)) {
 					measure(c, p, 0, running[li])
 				}
@@ -293,12 +336,13 @@ func (r *RuleResult) count(rep driftcheck.Report) {
 				continue
 			}
 			r.LaneDecisions++
+			effect := r.World.effectOf(l, s.Arm)
 			switch {
-			case s.Verdict == driftcheck.LaneReproducedFaster && l.Effect >= 0,
-				s.Verdict == driftcheck.LaneReproducedSlower && l.Effect <= 0:
+			case s.Verdict == driftcheck.LaneReproducedFaster && effect >= 0,
+				s.Verdict == driftcheck.LaneReproducedSlower && effect <= 0:
 				r.FalseReproduced++
 			}
-			if l.Effect == 0 {
+			if effect == 0 {
 				slower = slower || s.Verdict == driftcheck.LaneReproducedSlower
 				faster = faster || s.Verdict == driftcheck.LaneReproducedFaster
 			}
@@ -318,7 +362,7 @@ func (r *RuleResult) count(rep driftcheck.Report) {
 // either draws nothing, so its random stream is that of a world without failures.
 func (w RuleWorld) fail(rng *rand.Rand, l RuleLane, o *driftcheck.Observation) {
 	hang := w.Timeout
-	if o.Arm == Cand {
+	if o.Arm != Base {
 		hang = 1 - (1-hang)*(1-l.TimeoutCand)
 	}
 	if hang == 0 && w.Crash == 0 {
@@ -341,6 +385,50 @@ func lanesOfRule(lanes []RuleLane) []string {
 	return out
 }
 
+// arms returns the world's arms: base and cand, or base and candA, candB, ... (Arms > 2).
+func (w RuleWorld) arms() []string {
+	if w.Arms <= 2 {
+		return []string{Base, Cand}
+	}
+	out := []string{Base}
+	for i := 1; i < w.Arms; i++ {
+		out = append(out, fmt.Sprintf("cand%c", 'A'+i-1))
+	}
+	return out
+}
+
+// effectOf returns lane l's true effect on arm: its Effect on the first candidate, none
+// on the base and the other candidates.
+func (w RuleWorld) effectOf(l RuleLane, arm string) float64 {
+	if arm == w.arms()[1] {
+		return l.Effect
+	}
+	return 0
+}
+
+// scheduled measures run r of the schedule for lane l after a process of arm after (""
+// for none): its place's cost (FirstCost for the lane's first run of the pass, Heat
+// after the last arm) on top of the drawn process; it appends the observation, with the
+// run's order, position and predecessor, and returns r's arm and the host level.
+func (w RuleWorld) scheduled(rng *rand.Rand, in *driftcheck.Input, r receipt.Run, l RuleLane, after string, level float64, attempt, round int) (string, float64) {
+	o := driftcheck.Observation{Collection: r.Collection, Pass: r.Pass, Lane: l.Name, Arm: r.Arm, Attempt: attempt, Round: round,
+		Order: r.Order, Position: r.Position, After: after}
+	o.Samples, level = w.run(rng, l, r.Arm, level, w.scale(r.Collection))
+	cost := 1.0
+	if r.Position == 1 {
+		cost *= 1 + w.FirstCost
+	}
+	if arms := w.arms(); after == arms[len(arms)-1] {
+		cost *= 1 + w.Heat
+	}
+	for i := range o.Samples {
+		o.Samples[i] *= cost
+	}
+	w.fail(rng, l, &o)
+	in.Observations = append(in.Observations, o)
+	return r.Arm, level
+}
+
 // scale returns the noise scale of collection c (NoiseScale).
 func (w RuleWorld) scale(c int) float64 {
 	if c-1 < len(w.NoiseScale) && w.NoiseScale[c-1] > 0 {
@@ -359,9 +447,7 @@ func (w RuleWorld) run(rng *rand.Rand, l RuleLane, arm string, level, noise floa
 		scale *= w.Slowdown
 		within *= w.Noisier
 	}
-	if arm == Cand {
-		scale *= 1 + l.Effect
-	}
+	scale *= 1 + w.effectOf(l, arm)
 	xs := make([]float64, w.Samples)
 	for i := range xs {
 		xs[i] = math.Max(100*scale*(1+within*rng.NormFloat64()), 1e-3)
@@ -394,8 +480,9 @@ func FakeLanes() []RuleLane {
 // experiment with 5% of its processes crashing, with its primary 30% slower and its
 // candidate runs of it timing out 10% of the time, and the A/A with 1% of the processes in
 // either arm timing out; then three worlds with the first look after round 1 instead of
-// 2; last, two with noise three times as large in the second collection (the same seeds
-// stay with the same rows, and a world without failures draws the random numbers it drew
+// 2; two with noise three times as large in the second collection; last, three with a
+// cost of place on the balanced schedule, with two and three arms (the same seeds stay
+// with the same rows, and a world without failures draws the random numbers it drew
 // before they were simulated).
 func RuleGrid() []RuleCase {
 	fake := RuleWorld{Lanes: FakeLanes(), Collections: 2, MinPairs: 2, MaxPairs: 40, Samples: 10, Within: 0.02, Between: 0.02}
@@ -435,6 +522,15 @@ func RuleGrid() []RuleCase {
 	out = append(out,
 		RuleCase{"fake lanes, noise 3x in collection 2", with(func(w *RuleWorld) { w.NoiseScale = []float64{1, 3} })},
 		RuleCase{"A/A, a primary expected neutral and 9 guards, noise 3x in collection 2, 5% contaminated", with(func(w *RuleWorld) { w.Lanes, w.NoiseScale, w.Contaminated = aa, []float64{1, 3}, 0.05 })})
+	// A cost of place on the balanced schedule (harness.Schedule): the first run of each
+	// lane in a pass 10% slower, every process after one of the last arm 5% slower; with
+	// two arms, and with three (the effect on the first candidate only).
+	out = append(out,
+		RuleCase{"fake lanes, first-run cost 10%, heat 5% after the candidate", with(func(w *RuleWorld) { w.FirstCost, w.Heat = 0.1, 0.05 })},
+		RuleCase{"three arms, the first candidate's primary 6% slower, first-run cost 10%, heat 5% after the last arm", with(func(w *RuleWorld) { w.Arms, w.FirstCost, w.Heat = 3, 0.1, 0.05 })},
+		RuleCase{"A/A, three identical arms, a primary expected neutral and 9 guards, first-run cost 10%, heat 5%, 5% contaminated", with(func(w *RuleWorld) {
+			w.Lanes, w.Arms, w.FirstCost, w.Heat, w.Contaminated = aa, 3, 0.1, 0.05, 0.05
+		})})
 	return out
 }
 
