@@ -28,7 +28,7 @@ func TestMethodologySentences(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want != doc {
-		for _, name := range []string{"error-findings", "sequential-findings", "rule-findings", "decision-findings", "previous-findings", "gate-findings"} {
+		for _, name := range []string{"error-findings", "sequential-findings", "rule-findings", "decision-findings", "previous-findings", "mde-findings", "gate-findings"} {
 			got, _ := sim.Block(doc, name)
 			exp, _ := sim.Block(want, name)
 			if got != exp {

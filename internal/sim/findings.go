@@ -277,6 +277,16 @@ func Sentences(text, gate string) (string, error) {
 	if text, err = Splice(text, "previous-findings", PreviousFindings(rule)); err != nil {
 		return "", err
 	}
+	if table, err = Block(text, "mde"); err != nil {
+		return "", err
+	}
+	mde, err := ParseMDETable(table)
+	if err != nil {
+		return "", err
+	}
+	if text, err = Splice(text, "mde-findings", MDEFindings(mde)); err != nil {
+		return "", err
+	}
 	if table, err = Block(gate, "gate"); err != nil {
 		return "", fmt.Errorf("the gate page: %w", err)
 	}

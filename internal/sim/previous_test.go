@@ -52,3 +52,20 @@ func TestParsePrevious(t *testing.T) {
 		t.Errorf("PreviousFindings = %q", got)
 	}
 }
+
+// TestMDERow recomputes the first row of docs/methodology.md's MDE table with the seed and
+// trials simtables used (make sim: 200 a row) and checks that the page shows it.
+func TestMDERow(t *testing.T) {
+	r, err := sim.EvaluateMDE(sim.MDEGrid()[0], 200, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := sim.Block(readDoc(t), "mde")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := strings.Split(strings.TrimSpace(sim.MDEMarkdown([]sim.MDEResult{r})), "\n")[2]
+	if !strings.Contains(table, row+"\n") {
+		t.Errorf("the MDE table lacks the recomputed row\n%s\n(make sim rewrites it)", row)
+	}
+}

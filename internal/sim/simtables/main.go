@@ -19,7 +19,7 @@ func main() {
 	gateDoc := flag.String("gate-doc", "docs/gate.md", "the page of the gate's table")
 	trials := flag.Int("trials", 1000, "seeded experiments per cell and outcome")
 	quick := flag.Bool("quick", false, "the quick grid only")
-	only := flag.String("tables", "", "comma-separated tables to rewrite (error-rates, sequential, rule, carryover, gate, continued); empty: all")
+	only := flag.String("tables", "", "comma-separated tables to rewrite (error-rates, sequential, rule, mde, carryover, gate, continued); empty: all")
 	sentences := flag.Bool("sentences", false, "rewrite only the sentences that state the tables' numbers, from the tables in the page (no simulation)")
 	flag.Parse()
 	var err error
@@ -75,6 +75,17 @@ func tables() []table {
 				return "", fmt.Errorf("%s: %w", previousOut, err)
 			}
 			return sim.RuleMarkdown(cases, rules, previous), nil
+		}},
+		{name: "mde", make: func(trials int, _ bool) (string, error) {
+			var results []sim.MDEResult
+			for i, w := range sim.MDEGrid() {
+				r, err := sim.EvaluateMDE(w, ruleTrials(trials), uint64(i)*3_000_017+9)
+				if err != nil {
+					return "", err
+				}
+				results = append(results, r)
+			}
+			return sim.MDEMarkdown(results), nil
 		}},
 		{name: "carryover", make: func(trials int, _ bool) (string, error) {
 			var carry []sim.CarryResult
@@ -162,7 +173,7 @@ func run(doc, gateDoc string, trials int, quick bool, only string) error {
 	}
 	for n := range want {
 		if !known[n] {
-			return fmt.Errorf("-tables: no table %q (error-rates, sequential, rule, carryover, gate, continued)", n)
+			return fmt.Errorf("-tables: no table %q (error-rates, sequential, rule, mde, carryover, gate, continued)", n)
 		}
 	}
 	return nil
