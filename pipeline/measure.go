@@ -238,6 +238,7 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 		l.Pending = []string{}
 	} else {
 		l.Remeasure = s.remeasures(rep, l.Pending)
+		l.Remeasure = append(l.Remeasure, s.burstRemeasures(recs, round, l.Pending, l.Remeasure)...)
 	}
 	if !s.logged[round] {
 		if err := receipt.AppendLook(s.dir, l); err != nil {

@@ -68,6 +68,10 @@ type Remeasure struct {
 	Failed       string  `json:"failed,omitempty"`
 	CVPct        float64 `json:"cv_pct"`
 	TypicalCVPct float64 `json:"typical_cv_pct"`
+	// BusyPct, when set, says the pass is measured again because the host was busy while
+	// it ran: other processes used this share of all CPUs over the pass (a burst against
+	// the run's typical pass); Arm is then empty.
+	BusyPct float64 `json:"busy_pct,omitempty"`
 }
 
 // UndecidableLane is a lane that a look found cannot be decided within the budget at its
