@@ -13,14 +13,14 @@ import (
 // for the lanes still pending: the host snapshot taken after the pass (receipt.Snapshot
 // BusyPct, other processes' share of all CPUs over the pass, flipbench's own and its
 // lanes' left out) says so, never the deltas, so measuring it again favours neither
-// direction. A host busy all along is its own typical and measures nothing again.
+// direction. A host busy all along is its own quiet level and measures nothing again.
 const (
 	// burstMinPct is the least share of all CPUs other processes must have used over a
 	// pass for it to be a burst.
-	burstMinPct = 25.0
-	// burstAbovePct is how many points above the run's typical pass (the median over its
-	// passes so far) that share must be.
-	burstAbovePct = 20.0
+	burstMinPct = 20.0
+	// burstAbovePct is how many points above the run's quiet passes (the lower quartile of
+	// its passes so far, which a burst over half of them does not move) that share must be.
+	burstAbovePct = 15.0
 )
 
 // burstPass is a pass of the plan during which the host was busy.
@@ -32,7 +32,7 @@ type burstPass struct {
 // bursts returns the plan's own passes of round (its passes 2 x round - 1 and 2 x round of
 // every collection) whose first "after" snapshot (the plan's measurement, not a
 // re-measure's) shows a burst against the typical share of the passes of rounds 1 to
-// round. Only snapshots of rounds up to round are read, so a look replayed after an
+// round (its lower quartile). Only snapshots of rounds up to round are read, so a look replayed after an
 // interruption finds what it found the first time.
 func bursts(snaps []receipt.Snapshot, round int) []burstPass {
 	type cp struct{ c, p int }
@@ -56,13 +56,10 @@ func bursts(snaps []receipt.Snapshot, round int) []burstPass {
 		shares = append(shares, first[k])
 	}
 	slices.Sort(shares)
-	typical := shares[len(shares)/2]
-	if len(shares)%2 == 0 {
-		typical = (shares[len(shares)/2-1] + typical) / 2
-	}
+	quiet := shares[(len(shares)-1)/4]
 	var out []burstPass
 	for _, k := range order {
-		if pct := first[k]; receipt.Round(k.p) == round && pct >= max(burstMinPct, typical+burstAbovePct) {
+		if pct := first[k]; receipt.Round(k.p) == round && pct >= max(burstMinPct, quiet+burstAbovePct) {
 			out = append(out, burstPass{collection: k.c, pass: k.p, busyPct: pct})
 		}
 	}

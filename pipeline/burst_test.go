@@ -32,12 +32,16 @@ func TestBursts(t *testing.T) {
 	if got := fmt.Sprint(bursts(snaps, 2)); got != "[{1 3 70}]" {
 		t.Errorf("round 2: bursts %s, want pass 3 of collection 1", got)
 	}
-	busy := []receipt.Snapshot{snap(1, 1, 60), snap(1, 2, 75), snap(2, 1, 62), snap(2, 2, 70)}
+	busy := []receipt.Snapshot{snap(1, 1, 60), snap(1, 2, 68), snap(2, 1, 62), snap(2, 2, 66)}
 	if got := bursts(busy, 1); len(got) != 0 {
 		t.Errorf("a host busy all along: bursts %v, want none", got)
 	}
-	if got := bursts([]receipt.Snapshot{snap(1, 1, 20), snap(1, 2, 1), snap(2, 1, 1)}, 1); len(got) != 0 {
-		t.Errorf("a pass at 20%%: bursts %v, want none below 25%%", got)
+	if got := bursts([]receipt.Snapshot{snap(1, 1, 19), snap(1, 2, 1), snap(2, 1, 1)}, 1); len(got) != 0 {
+		t.Errorf("a pass at 19%%: bursts %v, want none below 20%%", got)
+	}
+	// A burst over half of round 1's passes: the quiet level is the lower quartile.
+	if got := fmt.Sprint(bursts([]receipt.Snapshot{snap(1, 1, 25.5), snap(1, 2, 23.4), snap(2, 1, 0), snap(2, 2, 0.4)}, 1)); got != "[{1 1 25.5} {1 2 23.4}]" {
+		t.Errorf("a burst over two of four passes: bursts %s, want both", got)
 	}
 }
 

@@ -70,7 +70,7 @@ type Remeasure struct {
 	TypicalCVPct float64 `json:"typical_cv_pct"`
 	// BusyPct, when set, says the pass is measured again because the host was busy while
 	// it ran: other processes used this share of all CPUs over the pass (a burst against
-	// the run's typical pass); Arm is then empty.
+	// the run's quiet passes); Arm is then empty.
 	BusyPct float64 `json:"busy_pct,omitempty"`
 }
 
