@@ -23,6 +23,13 @@ const busyWarnPct = 25
 // busy host is reported before anything is measured.
 const idleWindow = 50 * time.Millisecond
 
+// FixedOthers is an OthersMeter that measures nothing and reports pct for every pass:
+// for a machine that runs many flipbench processes at once on purpose (the test scripts),
+// where what they take of each other is not a host's burst (FLIPBENCH_OTHERS_PCT).
+func FixedOthers(pct float64) OthersMeter {
+	return func() func() float64 { return func() float64 { return pct } }
+}
+
 // MeasureOthers is the real OthersMeter, from /proc/stat and rusage. Where /proc/stat
 // cannot be read it reports 0.
 func MeasureOthers() (stop func() float64) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/flipbench/flipbench/harness"
@@ -17,9 +18,11 @@ import (
 )
 
 // pipelineOptions returns what the pipeline takes from this process: real processes,
-// progress on stderr, the machine lock ($FLIPBENCH_LOCK, waiting up to wait), the clock.
+// progress on stderr, the machine lock ($FLIPBENCH_LOCK, waiting up to wait), the clock,
+// and the busy-host meter ($FLIPBENCH_OTHERS_PCT, when set, is the share of the CPUs
+// other processes are taken to use over every pass instead of measuring it).
 func pipelineOptions(s Streams, args []string, wait waitFlag, events pipeline.Events) pipeline.Options {
-	return pipeline.Options{
+	opts := pipeline.Options{
 		Events: events,
 		Log:    s.Err,
 		Clock:  s.Clock,
@@ -27,6 +30,15 @@ func pipelineOptions(s Streams, args []string, wait waitFlag, events pipeline.Ev
 			return acquireLockWait(ctx, s, args, dir, wait.d)
 		},
 	}
+	if v := s.getenv("FLIPBENCH_OTHERS_PCT"); v != "" {
+		pct, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(pct >= 0 && pct <= 100) {
+			fmt.Fprintf(s.Err, "flipbench: warning: FLIPBENCH_OTHERS_PCT=%q: want a percentage from 0 to 100; measuring what other processes use instead\n", v)
+		} else {
+			opts.Others = harness.FixedOthers(pct)
+		}
+	}
+	return opts
 }
 
 // measuring is one measuring verb's session: progress on stderr and the machine lock

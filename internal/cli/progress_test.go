@@ -84,3 +84,31 @@ func TestProgressCountsRunsAgain(t *testing.T) {
 		t.Errorf("the run measured again is not named: %q", lines[2])
 	}
 }
+
+// TestOthersFromEnv: FLIPBENCH_OTHERS_PCT replaces the busy-host meter with a fixed share;
+// a value that is no percentage is said on one line and the host is measured instead.
+func TestOthersFromEnv(t *testing.T) {
+	for _, tt := range []struct {
+		v    string
+		want float64 // -1: measured (no fixed meter)
+		warn bool
+	}{{"", -1, false}, {"0", 0, false}, {"37.5", 37.5, false}, {"lots", -1, true}, {"120", -1, true}} {
+		var errs bytes.Buffer
+		s := Streams{Err: &errs, Getenv: func(k string) string {
+			if k == "FLIPBENCH_OTHERS_PCT" {
+				return tt.v
+			}
+			return ""
+		}}
+		opts := pipelineOptions(s, nil, waitFlag{}, nil)
+		switch {
+		case tt.want < 0 && opts.Others != nil:
+			t.Errorf("%q: a fixed meter, want the host measured", tt.v)
+		case tt.want >= 0 && (opts.Others == nil || opts.Others()() != tt.want):
+			t.Errorf("%q: want a fixed meter at %g", tt.v, tt.want)
+		}
+		if got := strings.Contains(errs.String(), "FLIPBENCH_OTHERS_PCT="); got != tt.warn {
+			t.Errorf("%q: warning %q", tt.v, errs.String())
+		}
+	}
+}

@@ -200,7 +200,7 @@ lanes:
 	for k, v := range goenv {
 		env = append(env, k+"="+v)
 	}
-	env = append(env, "TMPDIR="+tmp, "FLIPBENCH_LOCK="+filepath.Join(work, "lock"), "SWEEP_SPAWN="+filepath.Join(work, "spawned"), "SWEEP_SPAWN_BARE="+filepath.Join(work, "bare"),
+	env = append(env, "TMPDIR="+tmp, "FLIPBENCH_LOCK="+filepath.Join(work, "lock"), "FLIPBENCH_OTHERS_PCT=0", "SWEEP_SPAWN="+filepath.Join(work, "spawned"), "SWEEP_SPAWN_BARE="+filepath.Join(work, "bare"),
 		"GOPROXY=off", "GOTOOLCHAIN=local", "GOFLAGS=", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
 		"GIT_AUTHOR_NAME=Flip Bench", "GIT_AUTHOR_EMAIL=flipbench@example.com", "GIT_COMMITTER_NAME=Flip Bench",
 		"GIT_COMMITTER_EMAIL=flipbench@example.com")
