@@ -31,9 +31,9 @@ type burstPass struct {
 
 // bursts returns the plan's own passes of round (its passes 2 x round - 1 and 2 x round of
 // every collection) whose first "after" snapshot (the plan's measurement, not a
-// re-measure's) shows a burst against the typical share of the passes of rounds 1 to
-// round (its lower quartile). Only snapshots of rounds up to round are read, so a look replayed after an
-// interruption finds what it found the first time.
+// re-measure's) shows a burst against the quiet level of the passes of rounds 1 to round
+// (their lower quartile). Only snapshots of rounds up to round are read, so a look
+// replayed after an interruption finds what it found the first time.
 func bursts(snaps []receipt.Snapshot, round int) []burstPass {
 	type cp struct{ c, p int }
 	first := map[cp]float64{}
