@@ -8,18 +8,26 @@ import (
 	"github.com/flipbench/flipbench/receipt"
 )
 
+// Burst is a pass during which the host was far busier than in the run's quiet passes:
+// other processes used BusyPct of all CPUs over it (the pipeline reads it from the host
+// snapshots). Its runs are measured again like a contaminated one's.
+type Burst struct {
+	Collection, Pass int
+	BusyPct          float64
+}
+
 // Remeasure returns the passes a sequential run measures again in its next round (every
 // arm's run of the lane's pass, back to back, in the plan's order): of the lanes still
 // pending, each pass whose run rep set aside as contaminated, both passes of each pair it
-// set aside as an outlier, and each pass with a run that failed (a crash, bad output, a
-// timeout without a bound: driftcheck.Unfinished not censored), at most
-// receipt.MaxRemeasures times each. A neighbour's burst or one flaky process then costs a
+// set aside as an outlier, each pass with a run that failed (a crash, bad output, a
+// timeout without a bound: driftcheck.Unfinished not censored), and each pass of bursts
+// that the lane ran in, at most receipt.MaxRemeasures times each. A neighbour's burst or one flaky process then costs a
 // pair a round later instead of the pair. They are chosen by spread, by distance from the
-// lane's other pairs either way, or by a failure, never by the direction of a delta, so
+// lane's other pairs either way, by a failure or by the host's load, never by the direction of a delta, so
 // measuring them again favours neither direction. A timed-out run with a bound is not
 // measured again: it is data (a censored observation that counts toward slower), and
 // measuring it until it does not time out would hide the slowness it shows.
-func Remeasure(rep driftcheck.Report, pending []string) []receipt.Remeasure {
+func Remeasure(rep driftcheck.Report, pending []string, bursts []Burst) []receipt.Remeasure {
 	type pass struct {
 		c, p int
 		lane string
@@ -49,6 +57,18 @@ func Remeasure(rep driftcheck.Report, pending []string) []receipt.Remeasure {
 		if p.Outlier {
 			add(receipt.Remeasure{Lane: p.Lane, Collection: p.Collection, Pass: 2*p.Pair - 1, Arm: p.Arm, Outlier: true}, p.Attempt1)
 			add(receipt.Remeasure{Lane: p.Lane, Collection: p.Collection, Pass: 2 * p.Pair, Arm: p.Arm, Outlier: true}, p.Attempt2)
+		}
+	}
+	for _, b := range bursts {
+		for _, p := range rep.Pairs {
+			if p.Collection != b.Collection || p.Pair != receipt.Round(b.Pass) {
+				continue
+			}
+			attempt := p.Attempt1
+			if b.Pass%2 == 0 {
+				attempt = p.Attempt2
+			}
+			add(receipt.Remeasure{Lane: p.Lane, Collection: b.Collection, Pass: b.Pass, BusyPct: b.BusyPct}, attempt)
 		}
 	}
 	slices.SortStableFunc(out, func(x, y receipt.Remeasure) int {

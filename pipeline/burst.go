@@ -4,16 +4,18 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/flipbench/flipbench/decide"
 	"github.com/flipbench/flipbench/receipt"
 )
 
 // A neighbour's burst: a pass during which other processes took much more of the machine
 // than in the run's other passes disturbs every run of it, whatever their spread shows.
-// Such a pass is measured again in the next round, like a contaminated run (decide.Remeasure),
-// for the lanes still pending: the host snapshot taken after the pass (receipt.Snapshot
-// BusyPct, other processes' share of all CPUs over the pass, flipbench's own and its
-// lanes' left out) says so, never the deltas, so measuring it again favours neither
-// direction. A host busy all along is its own quiet level and measures nothing again.
+// Such a pass is measured again in the next round, like a contaminated run
+// (decide.Remeasure), for the lanes still pending: the host snapshot taken after the pass
+// (receipt.Snapshot.BusyPct, other processes' share of all CPUs over the pass,
+// flipbench's own and its lanes' left out) says so, never the deltas, so measuring it
+// again favours neither direction. A host busy all along is its own quiet level and
+// measures nothing again.
 const (
 	// burstMinPct is the least share of all CPUs other processes must have used over a
 	// pass for it to be a burst.
@@ -23,18 +25,12 @@ const (
 	burstAbovePct = 15.0
 )
 
-// burstPass is a pass of the plan during which the host was busy.
-type burstPass struct {
-	collection, pass int
-	busyPct          float64
-}
-
 // bursts returns the plan's own passes of round (its passes 2 x round - 1 and 2 x round of
 // every collection) whose first "after" snapshot (the plan's measurement, not a
 // re-measure's) shows a burst against the quiet level of the passes of rounds 1 to round
 // (their lower quartile). Only snapshots of rounds up to round are read, so a look
 // replayed after an interruption finds what it found the first time.
-func bursts(snaps []receipt.Snapshot, round int) []burstPass {
+func bursts(snaps []receipt.Snapshot, round int) []decide.Burst {
 	type cp struct{ c, p int }
 	first := map[cp]float64{}
 	var order []cp
@@ -57,21 +53,19 @@ func bursts(snaps []receipt.Snapshot, round int) []burstPass {
 	}
 	slices.Sort(shares)
 	quiet := shares[(len(shares)-1)/4]
-	var out []burstPass
+	var out []decide.Burst
 	for _, k := range order {
 		if pct := first[k]; receipt.Round(k.p) == round && pct >= max(burstMinPct, quiet+burstAbovePct) {
-			out = append(out, burstPass{collection: k.c, pass: k.p, busyPct: pct})
+			out = append(out, decide.Burst{Collection: k.c, Pass: k.p, BusyPct: pct})
 		}
 	}
 	return out
 }
 
-// burstRemeasures returns the passes of round that a burst disturbed, for each pending
-// lane that ran in them and is not already in have (decide's), at the attempt after the
-// lane's latest measurement of the pass, at most receipt.MaxRemeasures. A run that
-// continues earlier receipts, or that has no env.json (a merge's replay), measures none
-// again for a burst.
-func (s *sequence) burstRemeasures(recs []receipt.Record, round int, pending []string, have []receipt.Remeasure) []receipt.Remeasure {
+// bursts returns the passes of round that a neighbour's burst disturbed, from the run's
+// env.json (decide.Remeasure measures them again for the lanes still pending). A run that
+// continues earlier receipts, or that has no env.json (a merge's replay), finds none.
+func (s *sequence) bursts(round int) []decide.Burst {
 	if s.dir == "" || s.prior != nil {
 		return nil
 	}
@@ -79,26 +73,5 @@ func (s *sequence) burstRemeasures(recs []receipt.Record, round int, pending []s
 	if err := receipt.ReadJSON(filepath.Join(s.dir, receipt.EnvFile), &env); err != nil {
 		return nil // no snapshots: nothing says a pass was disturbed
 	}
-	var out []receipt.Remeasure
-	for _, b := range bursts(env.Snapshots, round) {
-		for _, lane := range pending {
-			g := receipt.GroupKey{Collection: b.collection, Pass: b.pass, Lane: lane}
-			if len(s.groups[g]) == 0 || slices.ContainsFunc(have, func(m receipt.Remeasure) bool {
-				return m.Lane == lane && m.Collection == b.collection && m.Pass == b.pass
-			}) {
-				continue
-			}
-			attempt := 0
-			for _, r := range recs {
-				if r.Lane == lane && r.Collection == b.collection && r.Pass == b.pass {
-					attempt = max(attempt, r.Attempt)
-				}
-			}
-			if attempt >= receipt.MaxRemeasures {
-				continue
-			}
-			out = append(out, receipt.Remeasure{Lane: lane, Collection: b.collection, Pass: b.pass, Attempt: attempt + 1, BusyPct: b.busyPct})
-		}
-	}
-	return out
+	return bursts(env.Snapshots, round)
 }

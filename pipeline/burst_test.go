@@ -78,7 +78,8 @@ func TestRemeasureBurst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "1 [{Lane:fast Collection:1 Pass:2 Attempt:1 Arm: Outlier:false Failed: CVPct:0 TypicalCVPct:0 BusyPct:61} {Lane:even Collection:1 Pass:2 Attempt:1 Arm: Outlier:false Failed: CVPct:0 TypicalCVPct:0 BusyPct:61}]"
+	// Both lanes' pass, in decide.Remeasure's order (collection, pass, lane).
+	want := "1 [{Lane:even Collection:1 Pass:2 Attempt:1 Arm: Outlier:false Failed: CVPct:0 TypicalCVPct:0 BusyPct:61} {Lane:fast Collection:1 Pass:2 Attempt:1 Arm: Outlier:false Failed: CVPct:0 TypicalCVPct:0 BusyPct:61}]"
 	if got := remeasures(whole.Looks[:1])[0]; got != want {
 		t.Fatalf("round 1's look measures again %s\nwant %s", got, want)
 	}

@@ -237,8 +237,7 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 	if l.Stop != "" {
 		l.Pending = []string{}
 	} else {
-		l.Remeasure = s.remeasures(rep, l.Pending)
-		l.Remeasure = append(l.Remeasure, s.burstRemeasures(recs, round, l.Pending, l.Remeasure)...)
+		l.Remeasure = s.remeasures(rep, l.Pending, s.bursts(round))
 	}
 	if !s.logged[round] {
 		if err := receipt.AppendLook(s.dir, l); err != nil {
@@ -260,9 +259,9 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 
 // remeasures returns the passes that the next round measures again (decide.Remeasure):
 // those of this run, not of the receipts it continues.
-func (s *sequence) remeasures(rep driftcheck.Report, pending []string) []receipt.Remeasure {
+func (s *sequence) remeasures(rep driftcheck.Report, pending []string, bursts []decide.Burst) []receipt.Remeasure {
 	var out []receipt.Remeasure
-	for _, a := range decide.Remeasure(rep, pending) {
+	for _, a := range decide.Remeasure(rep, pending, bursts) {
 		pass, own := s.prior.Own(a.Pass)
 		if !own || len(s.groups[receipt.GroupKey{Collection: a.Collection, Pass: pass, Lane: a.Lane}]) == 0 {
 			continue

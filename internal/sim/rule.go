@@ -306,7 +306,7 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 			pending = decide.Pending(decide.Input{Spec: rg.e, Plan: rg.plan, Analysis: tr.rep})
 		}
 		if !w.NoRemeasure {
-			again = decide.Remeasure(tr.rep, pending)
+			again = decide.Remeasure(tr.rep, pending, nil)
 		}
 		if round < w.MinPairs {
 			continue
