@@ -3,12 +3,10 @@ package decide
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
+	"github.com/aclements/go-moremath/stats"
 
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/receipt"
@@ -46,7 +44,7 @@ func CountsOf(recs []receipt.Record) []Count {
 				idx[k] = i
 				out = append(out, Count{Lane: r.Lane, Arm: r.Arm, Metric: m})
 			}
-			out[i].PerProcess = append(out[i].PerProcess, stat.Mean(vals, nil))
+			out[i].PerProcess = append(out[i].PerProcess, stats.Mean(vals))
 		}
 	}
 	return out
@@ -62,26 +60,13 @@ type countBound struct {
 }
 
 // boundOf computes the mean of a count over its processes with a one-sided interval of
-// tail tail at each end (Student's t over the per-process means; a count the same in
-// every process has no spread).
+// tail tail at each end (Student's t over the per-process means, stats.MeanCI: unbounded
+// from one process, no spread for a count the same in every process).
 func boundOf(metric string, bound float64, perProcess []float64, tail float64) countBound {
 	b := countBound{metric: metric, bound: bound, n: len(perProcess)}
-	if b.n == 0 {
-		return b
+	if b.n > 0 {
+		b.mean, b.lo, b.hi = stats.MeanCI(perProcess, 1-2*tail)
 	}
-	b.mean = stat.Mean(perProcess, nil)
-	b.lo, b.hi = b.mean, b.mean
-	if b.n < 2 {
-		b.lo, b.hi = math.Inf(-1), math.Inf(1)
-		return b
-	}
-	sd := stat.StdDev(perProcess, nil)
-	if sd == 0 {
-		return b
-	}
-	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(b.n - 1)}.Quantile(1 - tail)
-	half := q * sd / math.Sqrt(float64(b.n))
-	b.lo, b.hi = b.mean-half, b.mean+half
 	return b
 }
 

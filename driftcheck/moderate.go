@@ -1,6 +1,10 @@
 package driftcheck
 
-import "math"
+import (
+	"math"
+
+	"github.com/aclements/go-moremath/stats"
+)
 
 // Shared noise. A lane's own pairs give few degrees of freedom early in a run (one, after
 // the first round of two collections), although the run has measured every other lane on
@@ -46,6 +50,19 @@ const outlierZ = 2.326
 func chiSquareUpper(d, z float64) float64 {
 	a := 2 / (9 * d)
 	return math.Pow(1-a+z*math.Sqrt(a), 3)
+}
+
+// NoiseAtLeast returns the lower end of a one-sided interval at level confidence of a
+// noise estimate with df degrees of freedom: noise / sqrt(q), q the upper confidence
+// quantile of chi^2_df / df (chiSquareUpper). Without degrees of freedom it is the
+// estimate itself. A run that gives a lane up for its noise judges it at this end, since a
+// noise measured from a few pairs can be far too high.
+func NoiseAtLeast(noisePct, df, confidence float64) float64 {
+	if !(df > 0) || math.IsInf(df, 0) {
+		return noisePct
+	}
+	z := stats.NormalDist{Mu: 0, Sigma: 1}.InvCDF(confidence)
+	return noisePct / math.Sqrt(chiSquareUpper(df, z))
 }
 
 // fitPrior fits the prior to lane variances vs with degrees of freedom ds (Smyth 2004,

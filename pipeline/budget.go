@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/flipbench/flipbench/calibrate"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
@@ -365,7 +363,7 @@ func BudgetOf(plan *receipt.Plan, l receipt.Look) Budget {
 // (driftcheck.PowerAt: its MDE stays above the floor, it needs more pairs than that),
 // and its interval at those rounds, centred on its estimate, would still reach inside
 // the floor: no verdict of neutral or reproduced is in reach. The noise it is judged at
-// is the optimistic end of its estimate (optimisticNoise): a noise measured from a few
+// is the optimistic end of its estimate (driftcheck.NoiseAtLeast): a noise measured from a few
 // pairs is too rough to give up on. Lanes without a noise estimate are left out. A lane
 // undecidable for any candidate is listed once.
 func Undecidable(rep driftcheck.Report, b Budget) []receipt.UndecidableLane {
@@ -385,7 +383,7 @@ func Undecidable(rep driftcheck.Report, b Budget) []receipt.UndecidableLane {
 		if floor <= 0 {
 			floor = rep.Config.EffectFloorPct
 		}
-		noise := optimisticNoise(s.NoisePct, s.DFUsed)
+		noise := driftcheck.NoiseAtLeast(s.NoisePct, s.DFUsed, undecidableConfidence)
 		pw := driftcheck.PowerAt(noise, floor, reach, b.Collections, rep.Config)
 		mde := pw.MDEPct
 		// The interval's half-width at reach: today's, scaled as the MDE scales from today
@@ -477,18 +475,5 @@ func names(ls []string) string {
 }
 
 // undecidableConfidence is how sure a look must be that a lane's noise is at least the
-// noise it is judged undecidable at: the lower end of a one-sided interval of the noise
-// estimate at this level.
+// noise it is judged undecidable at (driftcheck.NoiseAtLeast).
 const undecidableConfidence = 0.9
-
-// optimisticNoise is the lower end of a one-sided undecidableConfidence interval of a noise
-// estimate with df degrees of freedom (chi-square): noise x sqrt(df / q), q the
-// chi-square quantile at undecidableConfidence. Without degrees of freedom it is the
-// estimate itself.
-func optimisticNoise(noisePct, df float64) float64 {
-	if !(df > 0) || math.IsInf(df, 0) {
-		return noisePct
-	}
-	q := distuv.ChiSquared{K: df}.Quantile(undecidableConfidence)
-	return noisePct * math.Sqrt(df/q)
-}
