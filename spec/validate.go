@@ -494,8 +494,6 @@ func (v *validator) counted() {
 	}
 }
 
-// nonzero checks a lane's nonzero list: metric units as a Go benchmark line prints them
-// (no blanks), each once. The gate renders no receipt page, so it has none.
 // atMost checks a lane's count bounds: a guard lane's, outside the gate, each a metric
 // unit with a bound of at least 0.
 func (v *validator) atMost(field string, l Lane) {
@@ -523,6 +521,8 @@ func (v *validator) atMost(field string, l Lane) {
 	}
 }
 
+// nonzero checks a lane's nonzero list: metric units as a Go benchmark line prints them
+// (no blanks), each once. The gate renders no receipt page, so it has none.
 func (v *validator) nonzero(field string, units []string) {
 	if len(units) == 0 {
 		if v.e.set(field) {

@@ -93,19 +93,14 @@ func (p *progress) RunDone(n, total int, rec receipt.Record) {
 		p.again++
 	}
 	again := p.again
-	p.mu.Unlock()
 	n -= again // the plan's runs done; the runs measured again are counted apart
+	p.label, p.done = line, n
+	reach := p.reach
+	p.mu.Unlock()
 	if p.live {
-		p.mu.Lock()
-		p.label = line
-		p.mu.Unlock()
 		p.bar.SetCurrent(int64(n))
 		return
 	}
-	p.mu.Lock()
-	p.done = n
-	reach := p.reach
-	p.mu.Unlock()
 	extra := ""
 	if again > 0 {
 		extra = fmt.Sprintf(" +%d again", again)
