@@ -234,67 +234,87 @@ func SeqFindings(rows []SeqRow, anyFalse bool) string {
 }
 
 // Sentences rewrites the generated sentences that state the numbers of a methodology
-// page's error-rate, sequential and decision-rule tables (blocks error-findings,
-// sequential-findings, rule-findings and decision-findings) from those tables, and the
-// gate-level sentence (block gate-findings) from the gate table of gate, the gate page's
-// text, so that prose about a table says what it shows. simtables calls it after writing
-// the tables; the tests check that docs/methodology.md is what it writes.
+// page's tables (each statement's blocks, from its table) and the gate-level sentence
+// (block gate-findings) from the gate table of gate, the gate page's text, so that prose
+// about a table says what it shows. simtables calls it after writing the tables; the
+// tests check that docs/methodology.md is what it writes.
 func Sentences(text, gate string) (string, error) {
-	table, err := Block(text, "error-rates")
-	if err != nil {
-		return "", err
+	for _, st := range statements() {
+		page := text
+		if st.gate {
+			page = gate
+		}
+		table, err := Block(page, st.table)
+		if err != nil {
+			if st.gate {
+				err = fmt.Errorf("the gate page: %w", err)
+			}
+			return "", err
+		}
+		blocks, err := st.write(table)
+		if err != nil {
+			return "", err
+		}
+		for _, b := range blocks {
+			if text, err = Splice(text, b.name, b.text); err != nil {
+				return "", err
+			}
+		}
 	}
-	rows, err := ParseTable(table)
-	if err != nil {
-		return "", err
+	return text, nil
+}
+
+// statement is how the sentences about one generated table are written: the table's
+// block (on the gate page when gate is set) and the sentence blocks made from it.
+type statement struct {
+	table string
+	gate  bool
+	write func(table string) ([]sentence, error)
+}
+
+// sentence is the text of one generated sentence block.
+type sentence struct{ name, text string }
+
+// statements lists every table whose numbers a page states in generated sentences.
+func statements() []statement {
+	return []statement{
+		{table: "error-rates", write: func(table string) ([]sentence, error) {
+			rows, err := ParseTable(table)
+			if err != nil {
+				return nil, err
+			}
+			return []sentence{{"error-findings", Findings(rows)}}, nil
+		}},
+		{table: "sequential", write: func(table string) ([]sentence, error) {
+			seq, anyFalse, err := ParseSeqTable(table)
+			if err != nil {
+				return nil, err
+			}
+			return []sentence{{"sequential-findings", SeqFindings(seq, anyFalse)}}, nil
+		}},
+		{table: "rule", write: func(table string) ([]sentence, error) {
+			rule, err := ParseRuleTable(table)
+			if err != nil {
+				return nil, err
+			}
+			return []sentence{{"rule-findings", RuleFindings(rule)}, {"decision-findings", DecisionFindings(rule)},
+				{"previous-findings", PreviousFindings(rule)}}, nil
+		}},
+		{table: "mde", write: func(table string) ([]sentence, error) {
+			mde, err := ParseMDETable(table)
+			if err != nil {
+				return nil, err
+			}
+			return []sentence{{"mde-findings", MDEFindings(mde)}}, nil
+		}},
+		{table: "gate", gate: true, write: func(table string) ([]sentence, error) {
+			noop, err := ParseGateNoOps(table)
+			if err != nil {
+				return nil, err
+			}
+			return []sentence{{"gate-findings", GateFindings(noop)}}, nil
+		}},
 	}
-	if text, err = Splice(text, "error-findings", Findings(rows)); err != nil {
-		return "", err
-	}
-	if table, err = Block(text, "sequential"); err != nil {
-		return "", err
-	}
-	seq, anyFalse, err := ParseSeqTable(table)
-	if err != nil {
-		return "", err
-	}
-	if text, err = Splice(text, "sequential-findings", SeqFindings(seq, anyFalse)); err != nil {
-		return "", err
-	}
-	if table, err = Block(text, "rule"); err != nil {
-		return "", err
-	}
-	rule, err := ParseRuleTable(table)
-	if err != nil {
-		return "", err
-	}
-	if text, err = Splice(text, "rule-findings", RuleFindings(rule)); err != nil {
-		return "", err
-	}
-	if text, err = Splice(text, "decision-findings", DecisionFindings(rule)); err != nil {
-		return "", err
-	}
-	if text, err = Splice(text, "previous-findings", PreviousFindings(rule)); err != nil {
-		return "", err
-	}
-	if table, err = Block(text, "mde"); err != nil {
-		return "", err
-	}
-	mde, err := ParseMDETable(table)
-	if err != nil {
-		return "", err
-	}
-	if text, err = Splice(text, "mde-findings", MDEFindings(mde)); err != nil {
-		return "", err
-	}
-	if table, err = Block(gate, "gate"); err != nil {
-		return "", fmt.Errorf("the gate page: %w", err)
-	}
-	noop, err := ParseGateNoOps(table)
-	if err != nil {
-		return "", err
-	}
-	return Splice(text, "gate-findings", GateFindings(noop))
 }
 
 // RuleRow is the part of a row of the decision rule's table (RuleMarkdown) that

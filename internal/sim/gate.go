@@ -196,7 +196,7 @@ func (w GateWorld) measureRound(in *driftcheck.Input, rng *rand.Rand, running ma
 					// Only a world with contaminated processes draws for them, so the others
 					// keep their random numbers.
 					if w.Contaminated > 0 && rng.Float64() < w.Contaminated {
-						level, within = 2*level, 5*within
+						level, within = ContaminatedSlowdown*level, ContaminatedNoisier*within
 					}
 					if arm == Cand && i == 0 {
 						level *= 1 + w.Regression

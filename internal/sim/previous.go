@@ -97,6 +97,6 @@ func PreviousFindings(rows []RuleRow) string {
 	if len(parts) == 0 {
 		return "The table has no world of the previous rule to compare with.\n"
 	}
-	return fmt.Sprintf("The primary, an effect of twice the floor, is decided in a mean of, now against the previous rule (%s) on the same worlds, seeds and page: %s. At most %.0f%% of the previous rule's rounds.\n",
+	return fmt.Sprintf("Mean rounds to decide the primary (an effect of twice the floor), today against the previous rule (%s) on the same worlds, seeds and page: %s. Today's rule takes at most %.0f%% of the previous rule's rounds.\n",
 		PreviousCommit, strings.Join(parts, "; "), 100*worst)
 }

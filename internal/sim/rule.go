@@ -40,7 +40,7 @@ type RuleWorld struct {
 	// independent processes. The level's stationary spread is Between.
 	AR float64
 	// Contaminated is the share of processes disturbed; Slowdown and Noisier their effect
-	// (default 2 and 5).
+	// (default ContaminatedSlowdown and ContaminatedNoisier).
 	Contaminated, Slowdown, Noisier float64
 	// Spending is the error spending function of the rule ("" is the default).
 	Spending driftcheck.Spending
@@ -64,6 +64,13 @@ type RuleWorld struct {
 	// TimeoutFactor times a normal run's length); a crashed one without samples.
 	Timeout, Crash float64
 }
+
+// ContaminatedSlowdown and ContaminatedNoisier are what a contaminated process does to
+// every sample by default (a neighbour's burst): twice as slow, five times as noisy.
+const (
+	ContaminatedSlowdown = 2
+	ContaminatedNoisier  = 5
+)
 
 // TimeoutFactor is how many times a normal run's length the simulated timeout is: a hung
 // process's bound is that many times the lane's nominal level.
@@ -146,10 +153,10 @@ func (w RuleWorld) page() (*spec.Experiment, error) {
 // decide.Decide gives the status.
 func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
 	if w.Slowdown == 0 {
-		w.Slowdown = 2
+		w.Slowdown = ContaminatedSlowdown
 	}
 	if w.Noisier == 0 {
-		w.Noisier = 5
+		w.Noisier = ContaminatedNoisier
 	}
 	rg, err := newRuleRig(w)
 	if err != nil {

@@ -19,7 +19,7 @@ func main() {
 	gateDoc := flag.String("gate-doc", "docs/gate.md", "the page of the gate's table")
 	trials := flag.Int("trials", 1000, "seeded experiments per cell and outcome")
 	quick := flag.Bool("quick", false, "the quick grid only")
-	only := flag.String("tables", "", "comma-separated tables to rewrite (error-rates, sequential, rule, mde, carryover, gate, continued); empty: all")
+	only := flag.String("tables", "", "comma-separated tables to rewrite ("+tableNames()+"); empty: all")
 	sentences := flag.Bool("sentences", false, "rewrite only the sentences that state the tables' numbers, from the tables in the page (no simulation)")
 	flag.Parse()
 	var err error
@@ -77,13 +77,11 @@ func tables() []table {
 			return sim.RuleMarkdown(cases, rules, previous), nil
 		}},
 		{name: "mde", make: func(trials int, _ bool) (string, error) {
-			var results []sim.MDEResult
-			for i, w := range sim.MDEGrid() {
-				r, err := sim.EvaluateMDE(w, ruleTrials(trials), uint64(i)*3_000_017+9)
-				if err != nil {
-					return "", err
-				}
-				results = append(results, r)
+			results, err := each(sim.MDEGrid(), func(i int, w sim.World) (sim.MDEResult, error) {
+				return sim.EvaluateMDE(w, ruleTrials(trials), uint64(i)*3_000_017+9)
+			})
+			if err != nil {
+				return "", err
 			}
 			return sim.MDEMarkdown(results), nil
 		}},
@@ -102,28 +100,47 @@ func tables() []table {
 			return sim.CarryMarkdown(carry), nil
 		}},
 		{name: "gate", gate: true, make: func(trials int, _ bool) (string, error) {
-			var results []sim.GateResult
-			for i, w := range sim.GateGrid() {
-				r, err := sim.EvaluateGate(w, ruleTrials(trials), uint64(i)*5_000_011+3)
-				if err != nil {
-					return "", err
-				}
-				results = append(results, r)
+			results, err := each(sim.GateGrid(), func(i int, w sim.GateWorld) (sim.GateResult, error) {
+				return sim.EvaluateGate(w, ruleTrials(trials), uint64(i)*5_000_011+3)
+			})
+			if err != nil {
+				return "", err
 			}
 			return fmt.Sprintf("%d seeded gate runs per row.\n\n", ruleTrials(trials)) + sim.GateMarkdown(results), nil
 		}},
 		{name: "continued", gate: true, make: func(trials int, _ bool) (string, error) {
-			var results []sim.ContinuedResult
-			for i, w := range sim.ContinuedGrid() {
-				r, err := sim.EvaluateContinuedGate(w, 3, 3, ruleTrials(trials), uint64(i)*3_000_017+11)
-				if err != nil {
-					return "", err
-				}
-				results = append(results, r)
+			results, err := each(sim.ContinuedGrid(), func(i int, w sim.GateWorld) (sim.ContinuedResult, error) {
+				return sim.EvaluateContinuedGate(w, 3, 3, ruleTrials(trials), uint64(i)*3_000_017+11)
+			})
+			if err != nil {
+				return "", err
 			}
 			return fmt.Sprintf("%d seeded gates per row, each first run cut after 3 of 20 rounds and continued up to 3 times.\n\n", ruleTrials(trials)) + sim.ContinuedMarkdown(results), nil
 		}},
 	}
+}
+
+// each evaluates every world of a grid in order (its index seeds it), stopping at the
+// first error.
+func each[W, R any](worlds []W, eval func(i int, w W) (R, error)) ([]R, error) {
+	out := make([]R, 0, len(worlds))
+	for i, w := range worlds {
+		r, err := eval(i, w)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// tableNames lists the tables simtables writes: "error-rates, sequential, ...".
+func tableNames() string {
+	var names []string
+	for _, t := range tables() {
+		names = append(names, t.name)
+	}
+	return strings.Join(names, ", ")
 }
 
 func run(doc, gateDoc string, trials int, quick bool, only string) error {
@@ -173,7 +190,7 @@ func run(doc, gateDoc string, trials int, quick bool, only string) error {
 	}
 	for n := range want {
 		if !known[n] {
-			return fmt.Errorf("-tables: no table %q (error-rates, sequential, rule, mde, carryover, gate, continued)", n)
+			return fmt.Errorf("-tables: no table %q (%s)", n, tableNames())
 		}
 	}
 	return nil
