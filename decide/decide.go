@@ -116,7 +116,7 @@ type ArmDecision struct {
 	Passed []string `json:"passed,omitempty"`
 	// Price lists the slowdowns shown on guard lanes that have a floor of their own above
 	// the page's (spec.Lane.FloorPct): a cost the page accepted in advance up to that
-	// floor, shown and paid within it ("NoisyThroughput +20.5% [+18.6%, +22.5%], within
+	// floor, shown and paid within it ("NoisyThroughput +23.0% [+21.9%, +24.1%], within
 	// its pre-registered bound of +45%"). They do not change the verdict; an accepted
 	// arm's summary names them, so that a claim bought at a price reads as one.
 	Price []string `json:"price,omitempty"`
@@ -138,7 +138,7 @@ type Decision struct {
 }
 
 // Summary says the decision in one line: "accepted (cand)", "accepted (cand: the claim
-// reproduced at a price: NoisyThroughput +20.5% [+18.6%, +22.5%], within its
+// reproduced at a price: NoisyThroughput +23.0% [+21.9%, +24.1%], within its
 // pre-registered bound of +45%)", "rejected (candA rejected: premise-refuted; candB
 // rejected: tradeoff)", "inconclusive (cand inconclusive: under-powered)".
 func (d Decision) Summary() string {

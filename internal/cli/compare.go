@@ -183,11 +183,16 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, t comp
 	return out.Outcome.Failed, nil
 }
 
-// identicalArms is what ab and compare print instead of measuring arms whose binaries are
-// identical (pipeline.Identical).
-func identicalArms(arms []receipt.Arm) string {
-	return fmt.Sprintf("base and candidate binaries are identical (sha256 %s, same arguments and environment): nothing can have changed, so nothing was measured (--measure-identical measures them anyway)",
+// identical says why arms whose binaries are identical (pipeline.Identical) were not
+// measured; the gate passes with it.
+func identical(arms []receipt.Arm) string {
+	return fmt.Sprintf("base and candidate binaries are identical (sha256 %s, same arguments and environment): nothing can have changed, so nothing was measured",
 		receipt.ShortHash(arms[0].SHA256))
+}
+
+// identicalArms is what ab and compare print instead of measuring identical arms.
+func identicalArms(arms []receipt.Arm) string {
+	return identical(arms) + " (--measure-identical measures them anyway)"
 }
 
 // laneNames lists the lanes of a run: "Get, Put/size=10".

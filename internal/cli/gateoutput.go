@@ -99,8 +99,7 @@ func gateFormat(s Streams, opts *gateOptions) string {
 // gateIdentical reports a gate whose base and candidate binaries are identical: it passes
 // at once, with nothing measured (exit 0), in the formats the gate writes.
 func gateIdentical(s Streams, opts *gateOptions, base string, arms []receipt.Arm) error {
-	why := fmt.Sprintf("base and candidate binaries are identical (sha256 %s, same arguments and environment): nothing can have changed, so nothing was measured",
-		receipt.ShortHash(arms[0].SHA256))
+	why := identical(arms)
 	md := fmt.Sprintf("## flipbench gate: pass: %s\n\nBase `%s (merge base of %s)`, candidate `%s`.\n", why, receipt.ShortHash(base), opts.base, opts.candidate)
 	if path := s.getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		if err := appendFile(path, []byte(md)); err != nil {
