@@ -14,9 +14,10 @@ import (
 // 2k) takes one of the design's arm orders, rotating with the pair and the collection so
 // that every order is used equally often; each lane runs that order in one pass of the
 // pair and its reverse in the other, so linear drift cancels within the pair, and the
-// lanes of a pass alternate between the order and its reverse, so that every arm follows
-// every other arm's process, its own included. The lane order is shuffled anew for every
-// pass from seed, so the same seed always gives the same plan. Run.Position is the arm's
+// lanes of a pass alternate between the order and its reverse (Seat), in both passes of
+// the pair, so that every arm follows every other arm's process, its own included, and
+// with two arms each lane's runs follow the same arm. The lane order is shuffled anew for
+// every pass from seed (before seating), so the same seed always gives the same plan. Run.Position is the arm's
 // place among its lane's runs in the pass; Run.Order is forward for the design's order and
 // reverse for its reverse. With separate, a pass runs every lane's first arm, then every
 // lane's second, and so on, so that other lanes' processes lie between the arms of one
@@ -60,12 +61,71 @@ func Schedule(arms, lanes []string, collections, passes int, seed int64, separat
 				}
 				continue
 			}
-			for _, g := range groups {
-				runs = append(runs, g...)
-			}
+			runs = append(runs, slices.Concat(groups...)...)
 		}
 	}
-	return runs
+	if separate {
+		return runs
+	}
+	return Seat(runs, "")
+}
+
+// Seat reorders the lanes of each pass in runs (runs in execution order, each lane's runs
+// of a pass back to back) so that lanes running the forward order and lanes running the
+// reverse alternate as far as their numbers allow, each kind keeping its order; prev is
+// the arm of the process that ran just before runs ("" for none). With two arms a lane
+// then starts with the arm the process before it ended with, so a process that slows the
+// next one (heat) slows both runs of a lane alike and cancels in its delta, instead of
+// falling on the base in every reversed pass. A sequential run seats each round's pending
+// lanes again, since a stopped lane leaves a gap.
+func Seat(runs []receipt.Run, prev string) []receipt.Run {
+	out := make([]receipt.Run, 0, len(runs))
+	for i := 0; i < len(runs); {
+		var groups [][]receipt.Run
+		j := i
+		for j < len(runs) && runs[j].Collection == runs[i].Collection && runs[j].Pass == runs[i].Pass {
+			k := j
+			for k < len(runs) && runs[k].Lane == runs[j].Lane && runs[k].Collection == runs[j].Collection && runs[k].Pass == runs[j].Pass {
+				k++
+			}
+			groups = append(groups, runs[j:k])
+			j = k
+		}
+		out = append(out, slices.Concat(seat(groups, prev)...)...)
+		prev = out[len(out)-1].Arm
+		i = j
+	}
+	return out
+}
+
+// seat interleaves the lane groups of one pass by their order (forward, reverse), each
+// kind keeping its order, starting with the larger kind; on a tie, with the kind whose
+// first arm is prev (the arm that ran last), else the first group's.
+func seat(groups [][]receipt.Run, prev string) [][]receipt.Run {
+	if len(groups) == 0 {
+		return groups
+	}
+	var kinds [2][][]receipt.Run
+	for _, g := range groups {
+		k := 0
+		if g[0].Order != groups[0][0].Order {
+			k = 1
+		}
+		kinds[k] = append(kinds[k], g)
+	}
+	if n0, n1 := len(kinds[0]), len(kinds[1]); n1 > n0 || n1 == n0 && kinds[0][0][0].Arm != prev && kinds[1][0][0].Arm == prev {
+		kinds[0], kinds[1] = kinds[1], kinds[0]
+	}
+	out := make([][]receipt.Run, 0, len(groups))
+	for i := range kinds[0] {
+		out = append(out, kinds[0][i])
+		if i < len(kinds[1]) {
+			out = append(out, kinds[1][i])
+		}
+	}
+	// The larger kind's surplus ends the pass: n0 lanes of one kind and n1 < n0 of the
+	// other cannot have fewer than n0 - n1 - 1 neighbours of the same kind.
+	return out
 }
 
 // Design is a set of arm orders, as indexes into the arms (0 is the base), each used with

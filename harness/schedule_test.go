@@ -198,3 +198,64 @@ func designPlan(arms, lanes []string, collections, passes int, runs []receipt.Ru
 	}
 	return p
 }
+
+// TestSeat checks that the lanes of every pass alternate between the forward and the
+// reverse order, in both passes of a pair, that a pass starts where the last ended when
+// it can, and that seating a round's pending lanes again
+// closes the gap a stopped lane leaves: with two arms, each lane's runs then follow the
+// same arm's process, so heat from the previous process cancels in its delta.
+func TestSeat(t *testing.T) {
+	arms := []string{"base", "cand"}
+	for _, lanes := range [][]string{{"a", "b", "c", "d"}, {"a", "b", "c", "d", "e"}} {
+		runs := Schedule(arms, lanes, 2, 8, 7, false)
+		passes := groupPasses(runs)
+		for i, pass := range passes {
+			checkAlternates(t, pass, len(lanes))
+			// With as many lanes of each order, a pass starts with the arm the last one
+			// ended with.
+			if len(lanes)%2 == 0 && i > 0 && pass[0].Arm != passes[i-1][len(passes[i-1])-1].Arm {
+				t.Errorf("collection %d pass %d starts with %s after a pass that ended with %s", pass[0].Collection, pass[0].Pass, pass[0].Arm, passes[i-1][len(passes[i-1])-1].Arm)
+			}
+		}
+		// Lane "b" stopped: the plan's runs without it, seated again.
+		pending := slices.DeleteFunc(slices.Clone(runs), func(r receipt.Run) bool { return r.Lane == "b" })
+		seated := Seat(pending, "")
+		if len(seated) != len(pending) {
+			t.Fatalf("seated %d runs, want %d", len(seated), len(pending))
+		}
+		for _, pass := range groupPasses(seated) {
+			checkAlternates(t, pass, len(lanes)-1)
+		}
+	}
+}
+
+// checkAlternates fails unless the lane blocks of pass alternate in order as far as their
+// numbers allow: n lanes have at most one pair of same-order neighbours when n is odd, and
+// none when even (half forward, half reverse), and each lane's runs of the pass are back
+// to back.
+func checkAlternates(t *testing.T, pass []receipt.Run, n int) {
+	t.Helper()
+	var orders []string
+	for i, r := range pass {
+		if i == 0 || r.Lane != pass[i-1].Lane {
+			orders = append(orders, r.Order)
+		}
+	}
+	if len(orders) != n {
+		t.Fatalf("collection %d pass %d: %d lane blocks, want %d", pass[0].Collection, pass[0].Pass, len(orders), n)
+	}
+	fwd, same := 0, 0
+	for i, o := range orders {
+		if o == driftcheck.OrderForward {
+			fwd++
+		}
+		if i > 0 && o == orders[i-1] {
+			same++
+		}
+	}
+	if want := max(abs(2*fwd-n)-1, 0); same != want {
+		t.Errorf("collection %d pass %d: orders %v have %d same-order neighbours, want %d", pass[0].Collection, pass[0].Pass, orders, same, want)
+	}
+}
+
+func abs(x int) int { return max(x, -x) }

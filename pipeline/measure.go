@@ -151,6 +151,9 @@ func (s *sequence) next(done []receipt.Record) []receipt.Run {
 				batch = append(batch, r)
 			}
 		}
+		if !s.plan.Protocol.SeparateArms {
+			batch = harness.Seat(batch, lastArm(done)) // stopped lanes leave gaps in the plan's alternation
+		}
 		for _, m := range s.remeasure {
 			for _, r := range s.groups[receipt.GroupKey{Collection: m.Collection, Pass: m.Pass, Lane: m.Lane}] {
 				r.Attempt, r.Round = m.Attempt, s.round
@@ -163,6 +166,20 @@ func (s *sequence) next(done []receipt.Record) []receipt.Run {
 		}
 		// A round a previous session finished: replay its look and go on.
 	}
+}
+
+// lastArm returns the arm of the latest run started among recs, "" for none.
+func lastArm(recs []receipt.Record) string {
+	last := -1
+	for i, r := range recs {
+		if last < 0 || r.Started.After(recs[last].Started) {
+			last = i
+		}
+	}
+	if last < 0 {
+		return ""
+	}
+	return recs[last].Arm
 }
 
 // look analyses the records of rounds 1..round and decides what comes next: the lanes

@@ -159,8 +159,9 @@ func runGate(t testing.TB, st *fakeStarter, build func(context.Context, *spec.Ex
 
 // TestGateTrials runs the whole pipeline, without processes, for 100 seeded gate runs of
 // a no-op and 100 of a 20% regression, on a machine with 5% noise between processes and
-// 5% within: the no-op must pass (exit 0) in at least 95 and never fail (exit 3); the
-// regression must fail in at least 95.
+// 5% within: the no-op must pass (exit 0) in at least 95 and fail (exit 3) in no more
+// than the gate's stated 2.5% (1 of these 100 seeds does, a regression of both
+// collections at +8% by chance); the regression must fail in at least 95.
 func TestGateTrials(t *testing.T) {
 	trials := 100
 	if testing.Short() {
@@ -179,8 +180,8 @@ func TestGateTrials(t *testing.T) {
 	}
 	noop, noopPairs := count(nil)
 	t.Logf("no-op: %v, mean %.1f rounds", noop, noopPairs)
-	if noop[gate.Pass] < trials*95/100 || noop[gate.Regression] > 0 {
-		t.Errorf("no-op: %v in %d runs, want pass in at least 95%% and no regression", noop, trials)
+	if noop[gate.Pass] < trials*95/100 || noop[gate.Regression] > trials*25/1000 {
+		t.Errorf("no-op: %v in %d runs, want pass in at least 95%% and a regression in at most 2.5%%", noop, trials)
 	}
 	slow, slowPairs := count(map[string]float64{"cand/alpha": 1.2})
 	t.Logf("20%% regression: %v, mean %.1f rounds", slow, slowPairs)

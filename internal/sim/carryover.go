@@ -70,15 +70,19 @@ func EvaluateCarry(w CarryWorld, trials int, seed uint64) (CarryResult, error) {
 			if r.Position == 1 {
 				level *= 1 + w.FirstCost
 			}
-			after := ""
-			if i > 0 && runs[i-1].Collection == r.Collection && runs[i-1].Pass == r.Pass {
-				after = runs[i-1].Arm
+			last := "" // the previous process, in any pass; after records it within the pass
+			if i > 0 {
+				last = runs[i-1].Arm
 				if w.Mirror {
-					after = mirrored(runs, i-1, arms).Arm
+					last = mirrored(runs, i-1, arms).Arm
 				}
 			}
-			if after == arms[len(arms)-1] {
+			if last == arms[len(arms)-1] {
 				level *= 1 + w.Heat
+			}
+			after := ""
+			if i > 0 && runs[i-1].Collection == r.Collection && runs[i-1].Pass == r.Pass {
+				after = last
 			}
 			xs := make([]float64, w.Samples)
 			for j := range xs {

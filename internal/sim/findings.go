@@ -325,6 +325,8 @@ type RuleRow struct {
 	MeanRounds float64
 	// MeanPrimary is the mean rounds to decide the primary lane.
 	MeanPrimary float64
+	// Decided is the percent of trials that stopped decided; NaN where not measured.
+	Decided float64
 	// FalseSlower and FalseFaster are the decision-level columns: the percent of trials
 	// with a lane of no true effect reproduced slower (faster); NaN in a row of the
 	// previous rule (PreviousPrefix), whose program did not measure them.
@@ -355,6 +357,7 @@ func ParseRuleTable(table string) ([]RuleRow, error) {
 				err = fmt.Errorf("rule table row %q: %s: %w", line, what, err)
 			}
 		}
+		cell(2, "stopped decided", &r.Decided)
 		cell(5, "mean rounds", &r.MeanRounds)
 		cell(6, "mean rounds, primary", &r.MeanPrimary)
 		cell(8, "decisions reproduced slower", &r.FalseSlower)
@@ -390,7 +393,10 @@ const statedPct = 2.5
 // largest share of decisions with a lane of no true effect reproduced slower, and faster,
 // over its worlds, and every world where either passes the stated rate.
 func DecisionFindings(rows []RuleRow) string {
-	rows = slices.DeleteFunc(slices.Clone(rows), func(r RuleRow) bool { return strings.HasPrefix(r.World, PreviousPrefix) })
+	all := rows
+	rows = slices.DeleteFunc(slices.Clone(rows), func(r RuleRow) bool {
+		return strings.HasPrefix(r.World, PreviousPrefix) || strings.HasSuffix(r.World, NotSeated)
+	})
 	worst := func(f func(RuleRow) float64) (float64, string) {
 		best, at := -1.0, ""
 		for _, r := range rows {
@@ -418,7 +424,32 @@ func DecisionFindings(rows []RuleRow) string {
 	if len(over) == 0 {
 		b.WriteString(": no world exceeds it.\n")
 	} else {
-		fmt.Fprintf(&b, "; %d worlds exceed it: %s.\n", len(over), strings.Join(over, "; "))
+		fmt.Fprintf(&b, "; %d exceed it: %s.\n", len(over), strings.Join(over, "; "))
+	}
+	b.WriteString(seatingFindings(all))
+	return b.String()
+}
+
+// NotSeated ends the name of a decision-rule table row whose lanes ran in a random order
+// instead of seated (RuleWorld.Unseated): the schedule without its alternation, shown
+// beside the same world seated and left out of the rule's rates.
+const NotSeated = ", lanes in a random order (not seated)"
+
+// seatingFindings compares every row run without seating with the same world seated.
+func seatingFindings(rows []RuleRow) string {
+	var b strings.Builder
+	for _, r := range rows {
+		name, ok := strings.CutSuffix(r.World, NotSeated)
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(rows, func(s RuleRow) bool { return s.World == name })
+		if i < 0 {
+			continue
+		}
+		s := rows[i]
+		fmt.Fprintf(&b, "The world \"%s\" with its lanes seated (the schedule's alternation) stopped decided in %s of its runs, a no-effect lane reproduced slower in %s and faster in %s of them, the primary decided after %.1f rounds; with the lanes of each pass in a random order (left out of the rates above), %s, %s, %s and %.1f.\n",
+			name, num(s.Decided), num(s.FalseSlower), num(s.FalseFaster), s.MeanPrimary, num(r.Decided), num(r.FalseSlower), num(r.FalseFaster), r.MeanPrimary)
 	}
 	return b.String()
 }

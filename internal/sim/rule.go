@@ -56,8 +56,11 @@ type RuleWorld struct {
 	// each run with its position and predecessor, as a sequential run records them.
 	Arms int
 	// FirstCost slows the first run of each lane in a pass, Heat every process that
-	// follows one of the last arm (fractions, as in CarryWorld).
+	// follows one of the last arm, in any pass (fractions, as in CarryWorld).
 	FirstCost, Heat float64
+	// Unseated runs the lanes of each pass in a random order instead of seating them
+	// (harness.Seat): the schedule without its alternation, to measure what it buys.
+	Unseated bool
 	// Timeout is the share of every process, in either arm, that hangs until the timeout;
 	// Crash the share that crashes. A hung process is recorded as the harness records it:
 	// timed out, with the bound TimeoutFactor x the lane's nominal level (a timeout set at
@@ -244,10 +247,13 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 	w := rg.w
 	in := driftcheck.Input{Base: Base, Candidates: w.arms()[1:], Lanes: rg.lanes, Collections: w.Collections, Passes: 2 * w.MaxPairs}
 	running := slices.Clone(w.Lanes)
-	level := 0.0
+	var h ruleHost
 	var sched []receipt.Run // the balanced schedule, for a world of more arms or a cost of place
 	if w.Arms > 2 || w.FirstCost > 0 || w.Heat > 0 {
 		sched = harness.Schedule(w.arms(), lanesOfRule(w.Lanes), w.Collections, 2*w.MaxPairs, int64(rng.Uint64()>>1), false)
+	}
+	laneOf := func(name string) RuleLane {
+		return w.Lanes[slices.IndexFunc(w.Lanes, func(l RuleLane) bool { return l.Name == name })]
 	}
 	var tr ruleTrial
 	var again []receipt.Remeasure // the passes the next round measures again
@@ -259,17 +265,8 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 			if attempt > 0 {
 				at = round
 			}
-			if sched != nil {
-				var runs []receipt.Run
-				for _, r := range sched {
-					if r.Collection == c && r.Pass == p && r.Lane == l.Name {
-						runs = append(runs, r)
-					}
-				}
-				after := "" // measured again back to back: the first run follows nothing known
-				for _, r := range runs {
-					after, level = w.scheduled(rng, &in, r, l, after, level, attempt, at)
-				}
+			if sched != nil { // measured again back to back, in the plan's order
+				w.play(rng, &in, &h, planned(sched, c, p, func(name string) bool { return name == l.Name }), laneOf, attempt, at)
 				return
 			}
 			arms := []string{Base, Cand}
@@ -278,31 +275,33 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 			}
 			for _, arm := range arms {
 				o := driftcheck.Observation{Collection: c, Pass: p, Lane: l.Name, Arm: arm, Attempt: attempt, Round: at}
-				o.Samples, level = w.run(rng, l, arm, level, w.scale(c))
+				o.Samples, h.level = w.run(rng, l, arm, h.level, w.scale(c))
 				w.fail(rng, l, &o)
 				in.Observations = append(in.Observations, o)
 			}
 		}
 		for c := 1; c <= w.Collections; c++ {
 			for _, p := range []int{2*round - 1, 2 * round} {
-				if sched != nil {
-					// The plan's order, the stopped lanes left out: each run follows the
-					// process that ran before it in the pass.
-					after := ""
-					for _, r := range sched {
-						if i := slices.IndexFunc(running, func(l RuleLane) bool { return l.Name == r.Lane }); r.Collection == c && r.Pass == p && i >= 0 {
-							after, level = w.scheduled(rng, &in, r, running[i], after, level, 0, 0)
-						}
+				if sched == nil {
+					for _, li := range rng.Perm(len(running)) {
+						measure(c, p, 0, running[li])
 					}
 					continue
 				}
-				for _, li := range rng.Perm(len(running)) {
-					measure(c, p, 0, running[li])
+				// The plan's order, the stopped lanes left out and the rest seated again.
+				pass := planned(sched, c, p, func(name string) bool {
+					return slices.ContainsFunc(running, func(l RuleLane) bool { return l.Name == name })
+				})
+				if w.Unseated {
+					pass = shuffleLanes(rng, pass)
+				} else {
+					pass = harness.Seat(pass, h.last) // as the pipeline does
 				}
+				w.play(rng, &in, &h, pass, laneOf, 0, 0)
 			}
 		}
 		for _, a := range again {
-			measure(a.Collection, a.Pass, a.Attempt, w.Lanes[slices.IndexFunc(w.Lanes, func(l RuleLane) bool { return l.Name == a.Lane })])
+			measure(a.Collection, a.Pass, a.Attempt, laneOf(a.Lane))
 		}
 		var err error
 		if tr.rep, err = driftcheck.Analyze(in, rg.cfg); err != nil {
@@ -413,19 +412,51 @@ func (w RuleWorld) effectOf(l RuleLane, arm string) float64 {
 	return 0
 }
 
-// scheduled measures run r of the schedule for lane l after a process of arm after (""
-// for none): its place's cost (FirstCost for the lane's first run of the pass, Heat
-// after the last arm) on top of the drawn process; it appends the observation, with the
-// run's order, position and predecessor, and returns r's arm and the host level.
-func (w RuleWorld) scheduled(rng *rand.Rand, in *driftcheck.Input, r receipt.Run, l RuleLane, after string, level float64, attempt, round int) (string, float64) {
+// ruleHost is the state one process leaves for the next: the host's level (AR(1)) and
+// the arm of the process that ran last, in any pass.
+type ruleHost struct {
+	level float64
+	last  string
+}
+
+// planned returns the runs of collection c, pass p in sched whose lane keep accepts, in
+// the plan's order.
+func planned(sched []receipt.Run, c, p int, keep func(lane string) bool) []receipt.Run {
+	var out []receipt.Run
+	for _, r := range sched {
+		if r.Collection == c && r.Pass == p && keep(r.Lane) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// play measures runs one process after another, as a runner does: each follows the
+// process before it (h.last, in any pass), and its observation records the arm before it
+// in the same measurement of its pass, as the receipt's records do; laneOf resolves a
+// run's lane.
+func (w RuleWorld) play(rng *rand.Rand, in *driftcheck.Input, h *ruleHost, runs []receipt.Run, laneOf func(string) RuleLane, attempt, round int) {
+	after := ""
+	for _, r := range runs {
+		w.scheduled(rng, in, r, laneOf(r.Lane), h, after, attempt, round)
+		h.last, after = r.Arm, r.Arm
+	}
+}
+
+// scheduled measures run r of the schedule for lane l after the process h.last, whose
+// arm the observation records as after (its predecessor in r's own pass, "" for none):
+// its place's cost (FirstCost for the lane's first run of the pass, Heat after the last
+// arm) on top of the drawn process; it appends the observation, with the run's order,
+// position and predecessor, and moves the host's level on.
+func (w RuleWorld) scheduled(rng *rand.Rand, in *driftcheck.Input, r receipt.Run, l RuleLane, h *ruleHost, after string, attempt, round int) {
 	o := driftcheck.Observation{Collection: r.Collection, Pass: r.Pass, Lane: l.Name, Arm: r.Arm, Attempt: attempt, Round: round,
 		Order: r.Order, Position: r.Position, After: after}
-	o.Samples, level = w.run(rng, l, r.Arm, level, w.scale(r.Collection))
+	o.Samples, h.level = w.run(rng, l, r.Arm, h.level, w.scale(r.Collection))
 	cost := 1.0
 	if r.Position == 1 {
 		cost *= 1 + w.FirstCost
 	}
-	if arms := w.arms(); after == arms[len(arms)-1] {
+	if arms := w.arms(); h.last == arms[len(arms)-1] {
 		cost *= 1 + w.Heat
 	}
 	for i := range o.Samples {
@@ -433,7 +464,20 @@ func (w RuleWorld) scheduled(rng *rand.Rand, in *driftcheck.Input, r receipt.Run
 	}
 	w.fail(rng, l, &o)
 	in.Observations = append(in.Observations, o)
-	return r.Arm, level
+}
+
+// shuffleLanes returns the runs of one pass with its lanes in a random order, each lane's
+// runs kept back to back in theirs.
+func shuffleLanes(rng *rand.Rand, pass []receipt.Run) []receipt.Run {
+	var groups [][]receipt.Run
+	for i, r := range pass {
+		if i == 0 || r.Lane != pass[i-1].Lane {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], r)
+	}
+	rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
+	return slices.Concat(groups...)
 }
 
 // scale returns the noise scale of collection c (NoiseScale).
@@ -488,7 +532,8 @@ func FakeLanes() []RuleLane {
 // candidate runs of it timing out 10% of the time, and the A/A with 1% of the processes in
 // either arm timing out; then three worlds with the first look after round 1 instead of
 // 2; two with noise three times as large in the second collection; last, three with a
-// cost of place on the balanced schedule, with two and three arms (the same seeds stay
+// cost of place on the balanced schedule, with two and three arms, and heat of 10% with
+// two arms, the lanes seated and not (the same seeds stay
 // with the same rows, and a world without failures draws the random numbers it drew
 // before they were simulated).
 func RuleGrid() []RuleCase {
@@ -538,6 +583,11 @@ func RuleGrid() []RuleCase {
 		RuleCase{"A/A, three identical arms, a primary expected neutral and 9 guards, first-run cost 10%, heat 5%, 5% contaminated", with(func(w *RuleWorld) {
 			w.Lanes, w.Arms, w.FirstCost, w.Heat, w.Contaminated = aa, 3, 0.1, 0.05, 0.05
 		})})
+	// Heat of 10% with two arms, the lanes of each pass seated (the schedule's
+	// alternation) and in a random order.
+	out = append(out,
+		RuleCase{"fake lanes, heat 10% after the candidate", with(func(w *RuleWorld) { w.Heat = 0.1 })},
+		RuleCase{"fake lanes, heat 10% after the candidate" + NotSeated, with(func(w *RuleWorld) { w.Heat, w.Unseated = 0.1, true })})
 	return out
 }
 
