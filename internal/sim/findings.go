@@ -395,7 +395,7 @@ const statedPct = 2.5
 func DecisionFindings(rows []RuleRow) string {
 	all := rows
 	rows = slices.DeleteFunc(slices.Clone(rows), func(r RuleRow) bool {
-		return strings.HasPrefix(r.World, PreviousPrefix) || strings.HasSuffix(r.World, NotSeated)
+		return strings.HasPrefix(r.World, PreviousPrefix) || strings.HasPrefix(r.World, KnownPrefix) || strings.HasSuffix(r.World, NotSeated)
 	})
 	worst := func(f func(RuleRow) float64) (float64, string) {
 		best, at := -1.0, ""

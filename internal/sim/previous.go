@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -78,7 +79,7 @@ func PreviousMarkdown(rows []PreviousRow) string {
 func PreviousFindings(rows []RuleRow) string {
 	now := map[string]RuleRow{}
 	for _, r := range rows {
-		if !strings.HasPrefix(r.World, PreviousPrefix) {
+		if !strings.HasPrefix(r.World, PreviousPrefix) && !strings.HasPrefix(r.World, KnownPrefix) {
 			now[r.World] = r
 		}
 	}
@@ -97,6 +98,32 @@ func PreviousFindings(rows []RuleRow) string {
 	if len(parts) == 0 {
 		return "The table has no world of the previous rule to compare with.\n"
 	}
-	return fmt.Sprintf("Mean rounds to decide the primary (an effect of twice the floor), today against the previous rule (%s) on the same worlds, seeds and page: %s. Today's rule takes at most %.0f%% of the previous rule's rounds.\n",
-		PreviousCommit, strings.Join(parts, "; "), 100*worst)
+	var nowSum, thenSum float64
+	for _, p := range rows {
+		if world, ok := strings.CutPrefix(p.World, PreviousPrefix); ok && now[world].MeanPrimary > 0 && p.MeanPrimary > 0 {
+			nowSum, thenSum = nowSum+now[world].MeanPrimary, thenSum+p.MeanPrimary
+		}
+	}
+	out := fmt.Sprintf("Mean rounds to decide the primary (an effect of twice the floor), today against the previous rule (%s) on the same worlds, seeds and page: %s. Today's rule takes at most %.0f%% of the previous rule's rounds in any of these worlds, and %.0f%% over them together (%.1f rounds against %.1f).\n",
+		PreviousCommit, strings.Join(parts, "; "), 100*worst, 100*nowSum/thenSum, nowSum, thenSum)
+	return out + knownFindings(rows, now)
+}
+
+// knownFindings states the rows judged with the noise known (KnownPrefix): the rounds the
+// rule's tests need when no noise is estimated, against today's and half the previous
+// rule's on the same world.
+func knownFindings(rows []RuleRow, now map[string]RuleRow) string {
+	var b strings.Builder
+	for _, k := range rows {
+		world, ok := strings.CutPrefix(k.World, KnownPrefix)
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(&b, "With its noise known exactly (no estimate at all), the world \"%s\" has its primary decided after %.1f rounds on average at the same looks and tails (today's rule: %.1f)", world, k.MeanPrimary, now[world].MeanPrimary)
+		if i := slices.IndexFunc(rows, func(r RuleRow) bool { return r.World == PreviousPrefix+world }); i >= 0 {
+			fmt.Fprintf(&b, "; half the previous rule's rounds would be %.1f", rows[i].MeanPrimary/2)
+		}
+		b.WriteString(".\n")
+	}
+	return b.String()
 }

@@ -605,7 +605,7 @@ func EvaluateRuleGrid(cases []RuleCase, trials int) ([]RuleResult, error) {
 }
 
 // RuleMarkdown renders the decision rule's table of docs/methodology.md.
-func RuleMarkdown(cases []RuleCase, results []RuleResult, previous []PreviousRow) string {
+func RuleMarkdown(cases []RuleCase, results []RuleResult, known []KnownResult, previous []PreviousRow) string {
 	var b strings.Builder
 	b.WriteString("| world | trials | stopped decided | accepted | median rounds | mean rounds | mean rounds, primary | false reproduced lane verdicts | decisions with a no-effect lane reproduced slower | decisions with a no-effect lane reproduced faster |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for i, r := range results {
@@ -613,6 +613,7 @@ func RuleMarkdown(cases []RuleCase, results []RuleResult, previous []PreviousRow
 			pct(Rate{r.Statuses[spec.StatusAccepted], r.Trials}), r.MedianRounds(), r.MeanRounds(), r.MeanPrimaryRounds(), pct(Rate{r.FalseReproduced, r.LaneDecisions}),
 			pct(Rate{r.FalseSlowerTrials, r.Trials}), pct(Rate{r.FalseFasterTrials, r.Trials}))
 	}
+	b.WriteString(KnownMarkdown(known))
 	b.WriteString(PreviousMarkdown(previous))
 	return b.String()
 }
