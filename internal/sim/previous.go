@@ -104,8 +104,9 @@ func PreviousFindings(rows []RuleRow) string {
 			nowSum, thenSum = nowSum+now[world].MeanPrimary, thenSum+p.MeanPrimary
 		}
 	}
-	out := fmt.Sprintf("Mean rounds to decide the primary (an effect of twice the floor), today against the previous rule (%s) on the same worlds, seeds and page: %s. Today's rule takes at most %.0f%% of the previous rule's rounds in any of these worlds, and %.0f%% over them together (%.1f rounds against %.1f).\n",
-		PreviousCommit, strings.Join(parts, "; "), 100*worst, 100*nowSum/thenSum, nowSum, thenSum)
+	n := float64(len(parts))
+	out := fmt.Sprintf("Mean rounds to decide the primary (an effect of twice the floor), today against the previous rule (%s) on the same worlds, seeds and page: %s. Today's rule takes at most %.0f%% of the previous rule's rounds in any of these worlds, and %.0f%% over them together (a mean of %.2f rounds against %.2f).\n",
+		PreviousCommit, strings.Join(parts, "; "), 100*worst, 100*nowSum/thenSum, nowSum/n, thenSum/n)
 	return out + knownFindings(rows, now)
 }
 
