@@ -323,8 +323,9 @@ type RuleRow struct {
 	World      string
 	Trials     int
 	MeanRounds float64
-	// MeanPrimary is the mean rounds to decide the primary lane.
-	MeanPrimary float64
+	// MedianRounds is the median rounds of a run; MeanPrimary the mean rounds to decide
+	// the primary lane.
+	MedianRounds, MeanPrimary float64
 	// Decided is the percent of trials that stopped decided; NaN where not measured.
 	Decided float64
 	// FalseSlower and FalseFaster are the decision-level columns: the percent of trials
@@ -358,6 +359,7 @@ func ParseRuleTable(table string) ([]RuleRow, error) {
 			}
 		}
 		cell(2, "stopped decided", &r.Decided)
+		cell(4, "median rounds", &r.MedianRounds)
 		cell(5, "mean rounds", &r.MeanRounds)
 		cell(6, "mean rounds, primary", &r.MeanPrimary)
 		cell(8, "decisions reproduced slower", &r.FalseSlower)

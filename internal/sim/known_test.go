@@ -5,9 +5,10 @@ import (
 	"testing"
 )
 
-// TestKnownNoise checks the known-noise bound at its ends: an effect far beyond the noise
-// is decided at the first look, no effect never (max-pairs counted), and the fake-lane
-// primary in between.
+// TestKnownNoise checks the known-noise bound at its ends: a primary's effect far beyond
+// the noise is decided at the first look, no effect never (max-pairs counted), and the
+// fake-lane primary in between; the guard and the control with no effect are decided
+// within the rule's looks, and an experiment stops when its last lane is decided.
 func TestKnownNoise(t *testing.T) {
 	w := RuleWorld{Lanes: FakeLanes(), Collections: 2, MinPairs: 2, MaxPairs: 10, Samples: 10, Within: 0.02, Between: 0.02}
 	for _, c := range []struct {
@@ -20,8 +21,13 @@ func TestKnownNoise(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k.MeanPrimary < c.min || k.MeanPrimary > c.max {
-			t.Errorf("effect %g: primary decided after %.2f rounds on average, want %g to %g", c.effect, k.MeanPrimary, c.min, c.max)
+		if got := meanOf(k.PrimaryRounds); got < c.min || got > c.max {
+			t.Errorf("effect %g: primary decided after %.2f rounds on average, want %g to %g", c.effect, got, c.min, c.max)
+		}
+		for i, n := range k.Rounds {
+			if n < k.PrimaryRounds[i] || n > w.MaxPairs {
+				t.Fatalf("effect %g trial %d: the experiment stopped after %d rounds, its primary after %d", c.effect, i, n, k.PrimaryRounds[i])
+			}
 		}
 	}
 }

@@ -120,7 +120,8 @@ func knownFindings(rows []RuleRow, now map[string]RuleRow) string {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(&b, "With its noise known exactly (no estimate at all), the world \"%s\" has its primary decided after %.1f rounds on average at the same looks and tails (today's rule: %.1f)", world, k.MeanPrimary, now[world].MeanPrimary)
+		n := now[world]
+		fmt.Fprintf(&b, "With its noise known exactly (no estimate at all), the world \"%s\" has its primary decided after %.1f rounds on average at the same looks and tails, and every lane after a median of %.1f (today's rule: %.1f and %.1f)", world, k.MeanPrimary, k.MedianRounds, n.MeanPrimary, n.MedianRounds)
 		if i := slices.IndexFunc(rows, func(r RuleRow) bool { return r.World == PreviousPrefix+world }); i >= 0 {
 			fmt.Fprintf(&b, "; half the previous rule's rounds would be %.1f", rows[i].MeanPrimary/2)
 		}
