@@ -21,6 +21,16 @@ func TestBoundaries(t *testing.T) {
 			}
 		}
 	}
+	// At the first look nothing was spent before, so its tail is what the function spends
+	// by then; Hwang-Shih-DeCani with gamma 4 spends early, more than Pocock.
+	for _, sp := range Spendings() {
+		if got, want := boundaries(0.025, sp, ts)[0], sp.spent(0.025, 0.2); math.Abs(got-want) > 1e-6*want {
+			t.Errorf("%s first look: tail %.6f, want the spent %.6f", sp, got, want)
+		}
+	}
+	if hsd, pocock := SpendHSD.spent(0.025, 0.2), SpendPocock.spent(0.025, 0.2); math.Abs(hsd-0.025*0.5507/0.9817) > 1e-5 || hsd <= pocock {
+		t.Errorf("hsd spends %.5f by t = 0.2 (Pocock %.5f), want 0.025 (1 - e^-0.8) / (1 - e^-4) = 0.01402", hsd, pocock)
+	}
 	// A fixed protocol tests at the full level; every look of a sequential rule at less.
 	fixed, _ := NewDesign(Config{}, 2)
 	seq, _ := NewDesign(Config{MinPairs: 2, MaxPairs: 20}, 2)

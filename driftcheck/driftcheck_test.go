@@ -436,7 +436,7 @@ func TestMalformed(t *testing.T) {
 		{name: "min beyond max", cfg: driftcheck.Config{MinPairs: 5, MaxPairs: 3},
 			errMsg: `config: min_pairs 5, max_pairs 3: want 1 <= min <= max <= 100000, or both 0 for a fixed protocol`},
 		{name: "unknown spending", cfg: driftcheck.Config{Spending: "bonferroni"},
-			errMsg: `config: spending "bonferroni": want one of [obrien-fleming pocock power]`},
+			errMsg: `config: spending "bonferroni": want one of [obrien-fleming pocock power hsd]`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -320,7 +320,7 @@ func TestParseErrors(t *testing.T) {
 		{name: "drift power zero", edits: []string{"cv-asymmetry: 4", "cv-asymmetry: 4, power: 0"},
 			want: page + ":16: drift.power: must be a probability between 0 and 1, got 0"},
 		{name: "drift spending unknown", edits: []string{"cv-asymmetry: 4", "cv-asymmetry: 4, spending: bonferroni"},
-			want: page + ":16: drift.spending: unknown spending function \"bonferroni\" (want one of [obrien-fleming pocock power])"},
+			want: page + ":16: drift.spending: unknown spending function \"bonferroni\" (want one of [obrien-fleming pocock power hsd])"},
 		{name: "per-arm expect names an unknown arm", edits: []string{"expect: faster}", "expect: {candA: neutral, candC: faster}}"},
 			want: page + ":18: lanes[0].expect.candC: unknown candidate arm \"candC\" (did you mean candA?)\n" +
 				page + ":18: lanes[0].expect: names no expectation for candidate arm candB; a per-arm expectation lists every candidate"},

@@ -373,18 +373,20 @@ func ParseRuleTable(table string) ([]RuleRow, error) {
 }
 
 // RuleFindings states what the decision rule's table says of the spending functions: the
-// mean rounds of the fake-lane experiment with 3% of its processes contaminated under each.
+// mean rounds of the fake-lane experiment with 3% of its processes contaminated under each,
+// and, for Hwang-Shih-DeCani, the clean experiment and the A/A beside Pocock's.
 func RuleFindings(rows []RuleRow) string {
-	mean := map[string]RuleRow{}
+	row := map[string]RuleRow{}
 	for _, r := range rows {
-		for _, sp := range []string{"pocock", "power", "obrien-fleming"} {
-			if r.World == "fake lanes, 3% contaminated, "+sp+" spending" {
-				mean[sp] = r
-			}
-		}
+		row[r.World] = r
 	}
-	return fmt.Sprintf("in the decision rule's simulation below the fake-lane experiment with 3%% of its processes\ncontaminated needs a mean of %.1f rounds under Pocock, %.1f under the power family and %.1f\nunder O'Brien-Fleming (%d trials each).\n",
-		mean["pocock"].MeanRounds, mean["power"].MeanRounds, mean["obrien-fleming"].MeanRounds, mean["pocock"].Trials)
+	c3 := func(sp string) RuleRow { return row["fake lanes, 3% contaminated, "+sp+" spending"] }
+	clean, aa := "fake lanes, clean", "A/A, a primary expected neutral and 9 guards, 5% contaminated"
+	hsd := func(world string) RuleRow { return row[world+", hsd spending"] }
+	return fmt.Sprintf("in the decision rule's simulation below the fake-lane experiment with 3%% of its processes\ncontaminated needs a mean of %.1f rounds under Pocock, %.1f under the power family, %.1f\nunder O'Brien-Fleming and %.1f under Hwang-Shih-DeCani (%d trials each); clean, %.1f under Pocock\nand %.1f under Hwang-Shih-DeCani, and the A/A %.1f and %.1f, with %s and %s of its decisions\nreproducing a lane slower, %s and %s faster.\n",
+		c3("pocock").MeanRounds, c3("power").MeanRounds, c3("obrien-fleming").MeanRounds, c3("hsd").MeanRounds, c3("pocock").Trials,
+		row[clean].MeanRounds, hsd(clean).MeanRounds, row[aa].MeanRounds, hsd(aa).MeanRounds,
+		num(row[aa].FalseSlower), num(hsd(aa).FalseSlower), num(row[aa].FalseFaster), num(hsd(aa).FalseFaster))
 }
 
 // statedPct is the stated false reproduced rate per direction, in percent: alpha/2 at the
