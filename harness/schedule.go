@@ -17,9 +17,9 @@ import (
 // lanes of a pass alternate between the order and its reverse (Seat), in both passes of
 // the pair, so that every arm follows every other arm's process, its own included, and
 // with two arms each lane's runs follow the same arm. The lane order is shuffled anew for
-// every pass from seed (before seating), so the same seed always gives the same plan. Run.Position is the arm's
-// place among its lane's runs in the pass; Run.Order is forward for the design's order and
-// reverse for its reverse. With separate, a pass runs every lane's first arm, then every
+// every pass from seed (before seating), so the same seed always gives the same plan.
+// Run.Position is the arm's place among its lane's runs in the pass; Run.Order is forward
+// for the design's order and reverse for its reverse. With separate, a pass runs every lane's first arm, then every
 // lane's second, and so on, so that other lanes' processes lie between the arms of one
 // lane (for a lane whose run carries over into the next process).
 func Schedule(arms, lanes []string, collections, passes int, seed int64, separate bool) []receipt.Run {

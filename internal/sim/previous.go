@@ -84,7 +84,7 @@ func PreviousFindings(rows []RuleRow) string {
 		}
 	}
 	var parts []string
-	worst := 0.0
+	worst, nowSum, thenSum := 0.0, 0.0, 0.0
 	for _, p := range rows {
 		world, ok := strings.CutPrefix(p.World, PreviousPrefix)
 		n, found := now[world]
@@ -93,16 +93,11 @@ func PreviousFindings(rows []RuleRow) string {
 		}
 		ratio := n.MeanPrimary / p.MeanPrimary
 		worst = max(worst, ratio)
+		nowSum, thenSum = nowSum+n.MeanPrimary, thenSum+p.MeanPrimary
 		parts = append(parts, fmt.Sprintf("%s: %.1f rounds against %.1f (%.0f%%)", world, n.MeanPrimary, p.MeanPrimary, 100*ratio))
 	}
 	if len(parts) == 0 {
 		return "The table has no world of the previous rule to compare with.\n"
-	}
-	var nowSum, thenSum float64
-	for _, p := range rows {
-		if world, ok := strings.CutPrefix(p.World, PreviousPrefix); ok && now[world].MeanPrimary > 0 && p.MeanPrimary > 0 {
-			nowSum, thenSum = nowSum+now[world].MeanPrimary, thenSum+p.MeanPrimary
-		}
 	}
 	n := float64(len(parts))
 	out := fmt.Sprintf("Mean rounds to decide the primary (an effect of twice the floor), today against the previous rule (%s) on the same worlds, seeds and page: %s. Today's rule takes at most %.0f%% of the previous rule's rounds in any of these worlds, and %.0f%% over them together (a mean of %.2f rounds against %.2f).\n",
