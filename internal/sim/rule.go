@@ -533,8 +533,8 @@ func FakeLanes() []RuleLane {
 // either arm timing out; then three worlds with the first look after round 1 instead of
 // 2; two with noise three times as large in the second collection; last, three with a
 // cost of place on the balanced schedule, with two and three arms, heat of 10% with two
-// arms, the lanes seated and not, and three worlds under Hwang-Shih-DeCani spending (the
-// same seeds stay with the same rows, and a world without failures draws the random
+// arms, the lanes seated and not, three worlds under Hwang-Shih-DeCani spending and the
+// primary alone (the same seeds stay with the same rows, and a world without failures draws the random
 // numbers it drew before they were simulated).
 func RuleGrid() []RuleCase {
 	fake := RuleWorld{Lanes: FakeLanes(), Collections: 2, MinPairs: 2, MaxPairs: 40, Samples: 10, Within: 0.02, Between: 0.02}
@@ -597,6 +597,8 @@ func RuleGrid() []RuleCase {
 		RuleCase{fmt.Sprintf("fake lanes, clean, %s spending", hsd), with(func(w *RuleWorld) { w.Spending = hsd })},
 		RuleCase{fmt.Sprintf("fake lanes, 3%% contaminated, %s spending", hsd), with(func(w *RuleWorld) { w.Contaminated, w.Spending = 0.03, hsd })},
 		RuleCase{fmt.Sprintf("A/A, a primary expected neutral and 9 guards, 5%% contaminated, %s spending", hsd), with(func(w *RuleWorld) { w.Lanes, w.Contaminated, w.Spending = aa, 0.05, hsd })})
+	// The primary alone: no other lane to share its noise with.
+	out = append(out, RuleCase{"the primary alone, clean", with(func(w *RuleWorld) { w.Lanes = w.Lanes[:1] })})
 	return out
 }
 
