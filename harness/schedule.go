@@ -80,20 +80,57 @@ func Schedule(arms, lanes []string, collections, passes int, seed int64, separat
 // lanes again, since a stopped lane leaves a gap.
 func Seat(runs []receipt.Run, prev string) []receipt.Run {
 	out := make([]receipt.Run, 0, len(runs))
-	for i := 0; i < len(runs); {
-		var groups [][]receipt.Run
-		j := i
-		for j < len(runs) && runs[j].Collection == runs[i].Collection && runs[j].Pass == runs[i].Pass {
-			k := j
-			for k < len(runs) && runs[k].Lane == runs[j].Lane && runs[k].Collection == runs[j].Collection && runs[k].Pass == runs[j].Pass {
-				k++
-			}
-			groups = append(groups, runs[j:k])
-			j = k
-		}
-		out = append(out, slices.Concat(seat(groups, prev)...)...)
+	for _, pass := range passSegments(runs) {
+		out = append(out, slices.Concat(seat(laneGroups(pass), prev)...)...)
 		prev = out[len(out)-1].Arm
-		i = j
+	}
+	return out
+}
+
+// SeatRound seats a sequential run's round (Seat); with two arms it first runs the second
+// pass of a collection's pair before its first when only that one can start with the arm
+// that ran last: a lane left alone in its pass (the others stopped) cannot be seated, so
+// the order of the pair's passes is the one choice left that keeps heat out of its
+// deltas. (With more arms the design's orders balance what follows what; they are left.)
+func SeatRound(runs []receipt.Run, prev string) []receipt.Run {
+	segs := passSegments(runs)
+	var out []receipt.Run
+	for i := 0; i < len(segs); i++ {
+		a := seat(laneGroups(segs[i]), prev)
+		if len(a[0]) == 2 && i+1 < len(segs) && segs[i+1][0].Collection == segs[i][0].Collection && receipt.Round(segs[i+1][0].Pass) == receipt.Round(segs[i][0].Pass) {
+			if b := seat(laneGroups(segs[i+1]), prev); a[0][0].Arm != prev && b[0][0].Arm == prev {
+				out = append(out, slices.Concat(b...)...)
+				segs[i+1] = segs[i]
+				prev = out[len(out)-1].Arm
+				continue
+			}
+		}
+		out = append(out, slices.Concat(a...)...)
+		prev = out[len(out)-1].Arm
+	}
+	return out
+}
+
+// passSegments splits runs into its passes' runs, each (collection, pass) back to back.
+func passSegments(runs []receipt.Run) [][]receipt.Run {
+	var out [][]receipt.Run
+	for i, r := range runs {
+		if i == 0 || r.Collection != runs[i-1].Collection || r.Pass != runs[i-1].Pass {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], r)
+	}
+	return out
+}
+
+// laneGroups splits one pass's runs into its lanes' runs, each lane's back to back.
+func laneGroups(pass []receipt.Run) [][]receipt.Run {
+	var out [][]receipt.Run
+	for i, r := range pass {
+		if i == 0 || r.Lane != pass[i-1].Lane {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], r)
 	}
 	return out
 }

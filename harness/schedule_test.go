@@ -259,3 +259,38 @@ func checkAlternates(t *testing.T, pass []receipt.Run, n int) {
 }
 
 func abs(x int) int { return max(x, -x) }
+
+// TestSeatRound checks the order of a round with one lane left: with two arms the pair of
+// a collection whose first pass cannot start with the arm that ran last runs its second
+// pass first, so every pass starts with the arm the one before it ended with; with three
+// arms the passes keep the plan's order.
+func TestSeatRound(t *testing.T) {
+	run := func(c, p int, order string, arms ...string) []receipt.Run {
+		var out []receipt.Run
+		for i, a := range arms {
+			out = append(out, receipt.Run{Collection: c, Pass: p, Lane: "x", Arm: a, Order: order, Position: i + 1})
+		}
+		return out
+	}
+	f, r := driftcheck.OrderForward, driftcheck.OrderReverse
+	round := slices.Concat(run(1, 1, f, "base", "cand"), run(1, 2, r, "cand", "base"), run(2, 1, r, "cand", "base"), run(2, 2, f, "base", "cand"))
+	var passes []int
+	got := SeatRound(round, "")
+	for i, x := range got {
+		if i > 0 && x.Pass != got[i-1].Pass {
+			if x.Arm != got[i-1].Arm {
+				t.Errorf("collection %d pass %d starts with %s after %s", x.Collection, x.Pass, x.Arm, got[i-1].Arm)
+			}
+		}
+		if i%2 == 0 {
+			passes = append(passes, x.Collection*10+x.Pass)
+		}
+	}
+	if want := []int{11, 12, 22, 21}; !slices.Equal(passes, want) {
+		t.Errorf("passes ran as %v (collection x 10 + pass), want %v", passes, want)
+	}
+	three := slices.Concat(run(2, 1, r, "candB", "candA", "base"), run(2, 2, f, "base", "candA", "candB"))
+	if got := SeatRound(three, "base"); !slices.Equal(got, three) {
+		t.Errorf("three arms: the passes were reordered: %v", got)
+	}
+}

@@ -152,7 +152,7 @@ func (s *sequence) next(done []receipt.Record) []receipt.Run {
 			}
 		}
 		if !s.plan.Protocol.SeparateArms {
-			batch = harness.Seat(batch, lastArm(done)) // stopped lanes leave gaps in the plan's alternation
+			batch = harness.SeatRound(batch, lastArm(done)) // stopped lanes leave gaps in the plan's alternation
 		}
 		for _, m := range s.remeasure {
 			for _, r := range s.groups[receipt.GroupKey{Collection: m.Collection, Pass: m.Pass, Lane: m.Lane}] {

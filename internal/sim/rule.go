@@ -280,6 +280,7 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 				in.Observations = append(in.Observations, o)
 			}
 		}
+		var batch []receipt.Run // the round's planned runs of the running lanes
 		for c := 1; c <= w.Collections; c++ {
 			for _, p := range []int{2*round - 1, 2 * round} {
 				if sched == nil {
@@ -288,17 +289,20 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 					}
 					continue
 				}
-				// The plan's order, the stopped lanes left out and the rest seated again.
 				pass := planned(sched, c, p, func(name string) bool {
 					return slices.ContainsFunc(running, func(l RuleLane) bool { return l.Name == name })
 				})
 				if w.Unseated {
 					pass = shuffleLanes(rng, pass)
-				} else {
-					pass = harness.Seat(pass, h.last) // as the pipeline does
 				}
-				w.play(rng, &in, &h, pass, laneOf, 0, 0)
+				batch = append(batch, pass...)
 			}
+		}
+		if sched != nil {
+			if !w.Unseated {
+				batch = harness.SeatRound(batch, h.last) // as the pipeline does
+			}
+			w.play(rng, &in, &h, batch, laneOf, 0, 0)
 		}
 		for _, a := range again {
 			measure(a.Collection, a.Pass, a.Attempt, laneOf(a.Lane))
@@ -431,13 +435,16 @@ func planned(sched []receipt.Run, c, p int, keep func(lane string) bool) []recei
 	return out
 }
 
-// play measures runs one process after another, as a runner does: each follows the
-// process before it (h.last, in any pass), and its observation records the arm before it
-// in the same measurement of its pass, as the receipt's records do; laneOf resolves a
-// run's lane.
+// play measures runs (one or more passes, each back to back) one process after another,
+// as a runner does: each follows the process before it (h.last, in any pass), and its
+// observation records the arm before it in its own pass only, as the receipt's records
+// do; laneOf resolves a run's lane.
 func (w RuleWorld) play(rng *rand.Rand, in *driftcheck.Input, h *ruleHost, runs []receipt.Run, laneOf func(string) RuleLane, attempt, round int) {
 	after := ""
-	for _, r := range runs {
+	for i, r := range runs {
+		if i > 0 && (r.Collection != runs[i-1].Collection || r.Pass != runs[i-1].Pass) {
+			after = "" // a new pass: the receipt records no predecessor from another pass
+		}
 		w.scheduled(rng, in, r, laneOf(r.Lane), h, after, attempt, round)
 		h.last, after = r.Arm, r.Arm
 	}
