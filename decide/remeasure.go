@@ -21,10 +21,11 @@ type Burst struct {
 // pending, each pass whose run rep set aside as contaminated, both passes of each pair it
 // set aside as an outlier, each pass with a run that failed (a crash, bad output, a
 // timeout without a bound: driftcheck.Unfinished not censored), and each pass of bursts
-// that the lane ran in, at most receipt.MaxRemeasures times each. A neighbour's burst or one flaky process then costs a
-// pair a round later instead of the pair. They are chosen by spread, by distance from the
-// lane's other pairs either way, by a failure or by the host's load, never by the direction of a delta, so
-// measuring them again favours neither direction. A timed-out run with a bound is not
+// that the lane ran in, at most receipt.MaxRemeasures times each. A neighbour's burst or
+// one flaky process then costs a pair a round later instead of the pair. They are chosen
+// by spread, by distance from the lane's other pairs either way, by a failure or by the
+// host's load, never by the direction of a delta, so measuring them again favours neither
+// direction. A timed-out run with a bound is not
 // measured again: it is data (a censored observation that counts toward slower), and
 // measuring it until it does not time out would hide the slowness it shows.
 func Remeasure(rep driftcheck.Report, pending []string, bursts []Burst) []receipt.Remeasure {

@@ -19,9 +19,10 @@ import (
 // with two arms each lane's runs follow the same arm. The lane order is shuffled anew for
 // every pass from seed (before seating), so the same seed always gives the same plan.
 // Run.Position is the arm's place among its lane's runs in the pass; Run.Order is forward
-// for the design's order and reverse for its reverse. With separate, a pass runs every lane's first arm, then every
-// lane's second, and so on, so that other lanes' processes lie between the arms of one
-// lane (for a lane whose run carries over into the next process).
+// for the design's order and reverse for its reverse. With separate, a pass runs every
+// lane's first arm, then every lane's second, and so on, so that other lanes' processes
+// lie between the arms of one lane (for a lane whose run carries over into the next
+// process).
 func Schedule(arms, lanes []string, collections, passes int, seed int64, separate bool) []receipt.Run {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x666c697062656e63)) // "flipbenc"
 	orders := ArmDesign(len(arms)).Orders
@@ -81,7 +82,7 @@ func Schedule(arms, lanes []string, collections, passes int, seed int64, separat
 func Seat(runs []receipt.Run, prev string) []receipt.Run {
 	out := make([]receipt.Run, 0, len(runs))
 	for _, pass := range passSegments(runs) {
-		out = append(out, slices.Concat(seat(laneGroups(pass), prev)...)...)
+		out = append(out, slices.Concat(seat(LaneGroups(pass), prev)...)...)
 		prev = out[len(out)-1].Arm
 	}
 	return out
@@ -96,9 +97,9 @@ func SeatRound(runs []receipt.Run, prev string) []receipt.Run {
 	segs := passSegments(runs)
 	var out []receipt.Run
 	for i := 0; i < len(segs); i++ {
-		a := seat(laneGroups(segs[i]), prev)
+		a := seat(LaneGroups(segs[i]), prev)
 		if len(a[0]) == 2 && i+1 < len(segs) && segs[i+1][0].Collection == segs[i][0].Collection && receipt.Round(segs[i+1][0].Pass) == receipt.Round(segs[i][0].Pass) {
-			if b := seat(laneGroups(segs[i+1]), prev); a[0][0].Arm != prev && b[0][0].Arm == prev {
+			if b := seat(LaneGroups(segs[i+1]), prev); a[0][0].Arm != prev && b[0][0].Arm == prev {
 				out = append(out, slices.Concat(b...)...)
 				segs[i+1] = segs[i]
 				prev = out[len(out)-1].Arm
@@ -113,21 +114,19 @@ func SeatRound(runs []receipt.Run, prev string) []receipt.Run {
 
 // passSegments splits runs into its passes' runs, each (collection, pass) back to back.
 func passSegments(runs []receipt.Run) [][]receipt.Run {
-	var out [][]receipt.Run
-	for i, r := range runs {
-		if i == 0 || r.Collection != runs[i-1].Collection || r.Pass != runs[i-1].Pass {
-			out = append(out, nil)
-		}
-		out[len(out)-1] = append(out[len(out)-1], r)
-	}
-	return out
+	return splitRuns(runs, func(a, b receipt.Run) bool { return a.Collection == b.Collection && a.Pass == b.Pass })
 }
 
-// laneGroups splits one pass's runs into its lanes' runs, each lane's back to back.
-func laneGroups(pass []receipt.Run) [][]receipt.Run {
+// LaneGroups splits one pass's runs into its lanes' runs, each lane's back to back.
+func LaneGroups(pass []receipt.Run) [][]receipt.Run {
+	return splitRuns(pass, func(a, b receipt.Run) bool { return a.Lane == b.Lane })
+}
+
+// splitRuns splits runs where two neighbours are not the same by same.
+func splitRuns(runs []receipt.Run, same func(a, b receipt.Run) bool) [][]receipt.Run {
 	var out [][]receipt.Run
-	for i, r := range pass {
-		if i == 0 || r.Lane != pass[i-1].Lane {
+	for i, r := range runs {
+		if i == 0 || !same(runs[i-1], r) {
 			out = append(out, nil)
 		}
 		out[len(out)-1] = append(out[len(out)-1], r)

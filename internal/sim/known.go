@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"gonum.org/v1/gonum/stat"
+	"github.com/aclements/go-moremath/stats"
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/spec"
@@ -45,7 +45,7 @@ func EvaluateKnownNoise(name string, w RuleWorld, trials int, seed uint64) (Know
 	for i := range null {
 		null[i] = w.pairMean(rng, RuleLane{})
 	}
-	se1 := stat.StdDev(null, nil) // of one pair mean
+	se1 := stats.StdDev(null) // of one pair mean
 	out := KnownResult{World: name, Trials: trials}
 	for range trials {
 		rounds, primary := 0, 0
@@ -109,7 +109,7 @@ func (w RuleWorld) pairMean(rng *rand.Rand, l RuleLane) float64 {
 }
 
 // zUpper returns the standard normal quantile whose upper tail is p.
-func zUpper(p float64) float64 { return math.Sqrt2 * math.Erfcinv(2*p) }
+func zUpper(p float64) float64 { return stats.StdNormal.InvCDF(1 - p) }
 
 // KnownMarkdown renders the known-noise rows in the decision rule's table: the rounds,
 // "-" for the columns they do not measure.

@@ -476,13 +476,7 @@ func (w RuleWorld) scheduled(rng *rand.Rand, in *driftcheck.Input, r receipt.Run
 // shuffleLanes returns the runs of one pass with its lanes in a random order, each lane's
 // runs kept back to back in theirs.
 func shuffleLanes(rng *rand.Rand, pass []receipt.Run) []receipt.Run {
-	var groups [][]receipt.Run
-	for i, r := range pass {
-		if i == 0 || r.Lane != pass[i-1].Lane {
-			groups = append(groups, nil)
-		}
-		groups[len(groups)-1] = append(groups[len(groups)-1], r)
-	}
+	groups := harness.LaneGroups(pass)
 	rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
 	return slices.Concat(groups...)
 }
