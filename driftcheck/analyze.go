@@ -289,7 +289,7 @@ func attempts(in Input) (Input, []SetAside, map[passKey]int, error) {
 			continue // a run that gave no samples: Report.Unfinished names it
 		}
 		a := SetAside{Lane: o.Lane, Arm: o.Arm, Collection: o.Collection, Pass: o.Pass, Attempt: o.Attempt, Remeasured: true,
-			Reason: fmt.Sprintf("its lane's pass was measured again (measurement %d is analysed): a look set a run of it aside as contaminated, its pair as an outlier, or a run of it failed (looks.jsonl names the run)", latest[k]+1)}
+			Reason: fmt.Sprintf("its lane's pass was measured again (measurement %d is analysed): a look set a run of it aside as contaminated, its pair as an outlier, a run of it failed, or the host was busy beside it (looks.jsonl names the run and the reason)", latest[k]+1)}
 		if xs := slices.Sorted(slices.Values(o.Samples)); len(xs) >= 2 {
 			if m := medianSorted(xs); m != 0 && finite(m) {
 				a.CVPct = robustCVPct(xs, m)

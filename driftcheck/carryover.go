@@ -45,8 +45,19 @@ type Carryover struct {
 	// DF is the residual degrees of freedom of the fit.
 	DF int `json:"df"`
 	// Detected is set when an interval excludes 0.
-	Detected bool   `json:"detected"`
-	Reason   string `json:"reason"`
+	Detected bool `json:"detected"`
+	// LeftOut are the complete passes left out of the fit because an arm's contrast in
+	// them lies far from the lane's others (a host blip, a contaminated process): one such
+	// pass where the design is irregular would otherwise set a place or previous-process
+	// effect by itself, and the correction would carry it into every pair.
+	LeftOut []PassRef `json:"left_out,omitempty"`
+	Reason  string    `json:"reason"`
+}
+
+// PassRef names one pass of a collection.
+type PassRef struct {
+	Collection int `json:"collection"`
+	Pass       int `json:"pass"`
 }
 
 // Effect is one estimated effect with its interval, in percent.
@@ -117,7 +128,12 @@ func (f *carryFit) variance(c []float64) float64 {
 // of the previous process], with the richest model the design identifies.
 func fitCarryover(in Input, cfg Config, runs []run, lay layout, l int) (*carryFit, Carryover) {
 	out := Carryover{Lane: in.Lanes[l].Name, Model: CarryNone, Places: []Effect{}, After: []Effect{}}
-	cd := carryDataOf(runs, lay, l)
+	floorPct := cfg.EffectFloorPct
+	if in.Lanes[l].FloorPct > 0 {
+		floorPct = in.Lanes[l].FloorPct
+	}
+	cd := carryDataOf(runs, lay, l, floorLog(floorPct))
+	out.LeftOut = cd.leftOut
 	if cd.groups < 2 {
 		out.Reason = "fewer than two complete passes: not fitted"
 		return nil, out
@@ -156,6 +172,7 @@ type carryObs struct {
 // parameters; known says whether any run's previous process is known.
 type carryData struct {
 	all            []carryObs
+	leftOut        []PassRef
 	byGroup        [][]int // the rows of each complete pass
 	groups         int
 	known          bool
@@ -172,30 +189,39 @@ type carrySolved struct {
 }
 
 // carryDataOf gathers lane l's complete passes: every arm present, none set aside, with
-// enough samples and a positive median.
-func carryDataOf(runs []run, lay layout, l int) carryData {
+// enough samples and a positive median, and none an outlier (outlierPasses; fl is the
+// lane's floor on the log scale).
+func carryDataOf(runs []run, lay layout, l int, fl float64) carryData {
 	k := lay.arms
 	cd := carryData{k: k, nTheta: k - 1, nPi: k - 1}
+	var complete []PassRef
 	for c := range lay.collections {
 		for p := range lay.passes {
-			complete := true
+			ok := true
 			for a := range k {
 				r := runs[lay.at(c, p, l, a)]
 				if !r.present || r.setAside || len(r.values) < minSamples || r.median <= 0 {
-					complete = false
+					ok = false
 					break
 				}
 			}
-			if !complete {
-				continue
+			if ok {
+				complete = append(complete, PassRef{c, p})
 			}
-			for a := range k {
-				r := runs[lay.at(c, p, l, a)]
-				cd.all = append(cd.all, carryObs{math.Log(r.median), a, cd.groups, r})
-				cd.known = cd.known || r.after >= 0
-			}
-			cd.groups++
 		}
+	}
+	out := outlierPasses(complete, runs, lay, l, fl)
+	for _, ref := range complete {
+		if out[ref] {
+			cd.leftOut = append(cd.leftOut, PassRef{ref.Collection + 1, ref.Pass + 1})
+			continue
+		}
+		for a := range k {
+			r := runs[lay.at(ref.Collection, ref.Pass, l, a)]
+			cd.all = append(cd.all, carryObs{math.Log(r.median), a, cd.groups, r})
+			cd.known = cd.known || r.after >= 0
+		}
+		cd.groups++
 	}
 	cd.byGroup = make([][]int, cd.groups)
 	for i, o := range cd.all {
@@ -203,6 +229,37 @@ func carryDataOf(runs []run, lay layout, l int) carryData {
 	}
 	return cd
 }
+
+// outlierPasses returns the passes (0-based refs) among complete in which some
+// candidate's log contrast with the base lies further from the median of its contrasts
+// than blipSigmas robust standard deviations and twice the floor fl: the rule that flags
+// a host blip (passDeltas), applied before the fit so that one disturbed process cannot
+// pose as a carryover. It needs minOutlierPasses complete passes; a place cost moves
+// every forward or reverse pass alike, which widens the spread instead of standing out.
+func outlierPasses(complete []PassRef, runs []run, lay layout, l int, fl float64) map[PassRef]bool {
+	out := map[PassRef]bool{}
+	if len(complete) < minOutlierPasses {
+		return out
+	}
+	for a := 1; a < lay.arms; a++ {
+		d := make([]float64, len(complete))
+		for i, ref := range complete {
+			d[i] = math.Log(runs[lay.at(ref.Collection, ref.Pass, l, a)].median / runs[lay.at(ref.Collection, ref.Pass, l, 0)].median)
+		}
+		m := Median(d)
+		limit := math.Max(blipSigmas*madScale*mad(d, m), 2*fl)
+		for i, ref := range complete {
+			if math.Abs(d[i]-m) > limit {
+				out[ref] = true
+			}
+		}
+	}
+	return out
+}
+
+// minOutlierPasses is how many complete passes a lane needs before any is left out of its
+// carryover fit as an outlier: fewer give no median and spread to stand out from.
+const minOutlierPasses = 5
 
 // design returns the fit's design matrix and response, both centred within each pass so
 // that the pass's own level drops out; withAfter adds the previous process's arm.
@@ -403,6 +460,13 @@ func (cd carryData) describe(in Input, cfg Config, s carrySolved, model string, 
 		}
 	}
 	out.Reason = fmt.Sprintf("%s (%s, %d df): %s", strings.Join(parts, ", "), ref, s.df, verdict)
+	if n := len(out.LeftOut); n > 0 {
+		passes := "passes"
+		if n == 1 {
+			passes = "pass"
+		}
+		out.Reason += fmt.Sprintf("; %d %s left out of the fit, an arm's contrast far from the lane's others", n, passes)
+	}
 	if len(unused) > 0 {
 		var ps []string
 		for _, e := range unused {

@@ -14,8 +14,11 @@ package driftcheck
 // degree of freedom (minBoundedDF); version 10 reads failed and timed-out runs
 // (Observation.Failed, TimedOut, AtLeast): a timed-out run with a bound is a censored
 // observation that counts in one direction only (censored.go), and Report.Unfinished names
-// every run that gave no samples.
-const SchemaVersion = 10
+// every run that gave no samples; version 11 reads each run's predecessor as the process
+// that ran before it on the machine, in any pass (before: in its own pass only, and a
+// pass's first run was fitted as following the base), and names a busy host among the
+// reasons a pass was measured again.
+const SchemaVersion = 11
 
 // Config holds the thresholds and error rates of the drift check. Zero fields take the
 // DefaultConfig value, so an unset threshold in a spec means the default.
@@ -109,8 +112,8 @@ type Observation struct {
 	// Order is the lane's order in the pass, OrderForward or OrderReverse; empty means
 	// OrderOf(Pass). Position is the run's place (1-based) among the lane's runs of the
 	// pass; 0 means the arm's place in Base, Candidates (forward) or the reverse. After is
-	// the arm of the process that ran just before this one in the pass, of any lane
-	// ("" for the first, or unknown). They let the analysis estimate what a run's place
+	// the arm of the process that ran just before this one on the machine, of any lane
+	// and any pass ("" for the first, or unknown). They let the analysis estimate what a run's place
 	// costs (Carryover) and take it out of the arm contrasts.
 	Order    string `json:"order,omitempty"`
 	Position int    `json:"position,omitempty"`

@@ -70,7 +70,7 @@ func EvaluateCarry(w CarryWorld, trials int, seed uint64) (CarryResult, error) {
 			if r.Position == 1 {
 				level *= 1 + w.FirstCost
 			}
-			last := "" // the previous process, in any pass; after records it within the pass
+			last := "" // the previous process, in any pass, as the receipt records it
 			if i > 0 {
 				last = runs[i-1].Arm
 				if w.Mirror {
@@ -80,15 +80,11 @@ func EvaluateCarry(w CarryWorld, trials int, seed uint64) (CarryResult, error) {
 			if last == arms[len(arms)-1] {
 				level *= 1 + w.Heat
 			}
-			after := ""
-			if i > 0 && runs[i-1].Collection == r.Collection && runs[i-1].Pass == r.Pass {
-				after = last
-			}
 			xs := make([]float64, w.Samples)
 			for j := range xs {
 				xs[j] = 100 * level * (1 + w.Within*rng.NormFloat64())
 			}
-			o := driftcheck.Observation{Collection: r.Collection, Pass: r.Pass, Lane: r.Lane, Arm: r.Arm, Samples: xs, After: after}
+			o := driftcheck.Observation{Collection: r.Collection, Pass: r.Pass, Lane: r.Lane, Arm: r.Arm, Samples: xs, After: last}
 			if !w.Mirror {
 				o.Order, o.Position = r.Order, r.Position
 			}

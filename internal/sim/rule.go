@@ -437,27 +437,22 @@ func planned(sched []receipt.Run, c, p int, keep func(lane string) bool) []recei
 
 // play measures runs (one or more passes, each back to back) one process after another,
 // as a runner does: each follows the process before it (h.last, in any pass), and its
-// observation records the arm before it in its own pass only, as the receipt's records
-// do; laneOf resolves a run's lane.
+// observation records that arm, as the receipt's records do; laneOf resolves a run's lane.
 func (w RuleWorld) play(rng *rand.Rand, in *driftcheck.Input, h *ruleHost, runs []receipt.Run, laneOf func(string) RuleLane, attempt, round int) {
-	after := ""
-	for i, r := range runs {
-		if i > 0 && (r.Collection != runs[i-1].Collection || r.Pass != runs[i-1].Pass) {
-			after = "" // a new pass: the receipt records no predecessor from another pass
-		}
-		w.scheduled(rng, in, r, laneOf(r.Lane), h, after, attempt, round)
-		h.last, after = r.Arm, r.Arm
+	for _, r := range runs {
+		w.scheduled(rng, in, r, laneOf(r.Lane), h, attempt, round)
+		h.last = r.Arm
 	}
 }
 
 // scheduled measures run r of the schedule for lane l after the process h.last, whose
-// arm the observation records as after (its predecessor in r's own pass, "" for none):
+// arm the observation records as after ("" for the first run of a trial):
 // its place's cost (FirstCost for the lane's first run of the pass, Heat after the last
 // arm) on top of the drawn process; it appends the observation, with the run's order,
 // position and predecessor, and moves the host's level on.
-func (w RuleWorld) scheduled(rng *rand.Rand, in *driftcheck.Input, r receipt.Run, l RuleLane, h *ruleHost, after string, attempt, round int) {
+func (w RuleWorld) scheduled(rng *rand.Rand, in *driftcheck.Input, r receipt.Run, l RuleLane, h *ruleHost, attempt, round int) {
 	o := driftcheck.Observation{Collection: r.Collection, Pass: r.Pass, Lane: l.Name, Arm: r.Arm, Attempt: attempt, Round: round,
-		Order: r.Order, Position: r.Position, After: after}
+		Order: r.Order, Position: r.Position, After: h.last}
 	o.Samples, h.level = w.run(rng, l, r.Arm, h.level, w.scale(r.Collection))
 	cost := 1.0
 	if r.Position == 1 {

@@ -23,20 +23,7 @@ func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 	for _, a := range plan.Arms[1:] {
 		in.Candidates = append(in.Candidates, a.Name)
 	}
-	// After is the arm of the process that ran just before, in the same pass (the same
-	// round's measurement of it: a pass measured again runs in a later round), by start
-	// time: failed runs ran too. A pass runs on one machine, so shards merged from several
-	// keep each pass's own sequence.
-	order := slices.Clone(recs)
-	slices.SortStableFunc(order, func(a, b receipt.Record) int {
-		return cmp.Or(cmp.Compare(a.Collection, b.Collection), cmp.Compare(a.Pass, b.Pass), cmp.Compare(a.Round, b.Round), a.Started.Compare(b.Started))
-	})
-	after := map[receipt.Key]string{}
-	for i, r := range order {
-		if i > 0 && order[i-1].Collection == r.Collection && order[i-1].Pass == r.Pass && order[i-1].Round == r.Round {
-			after[r.Key()] = order[i-1].Arm
-		}
-	}
+	after := predecessors(plan, recs)
 	units := map[string]string{} // lane -> the unit its runs print, for a bound's
 	for _, l := range plan.Lanes {
 		units[l.Name] = l.Unit
@@ -65,4 +52,40 @@ func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 		in.Lanes = append(in.Lanes, driftcheck.Lane{Name: l.Name, HigherIsBetter: l.Better == spec.BetterHigher, FloorPct: floor, Group: lanekind.NoiseGroup(l.Metric)})
 	}
 	return in
+}
+
+// predecessors returns, for each record, the arm of the process that ran just before it on
+// the same machine, by start time, whatever its lane, pass or round (failed runs ran too):
+// a pass's first run follows the last run of the pass before it, and that is the process
+// whose heat or cache it meets. A record without one (the first run of a machine's
+// sequence) is absent. The runs of a whole receipt ran on one machine; a merged receipt's
+// came from its shard receipts (receipt.ShardSource), each run on one machine, and a run
+// is counted with the shard that was dealt its pass pair in its round, or with its pass
+// pair alone when no source names it.
+func predecessors(plan *receipt.Plan, recs []receipt.Record) map[receipt.Key]string {
+	type seq struct{ source, collection, pair, round int }
+	machine := func(r receipt.Record) seq {
+		if !plan.Merged() {
+			return seq{}
+		}
+		round := r.MeasuredRound()
+		for i, src := range plan.Shard.Sources {
+			if round >= src.FromRound && round <= src.ToRound && slices.Contains(src.Pairs, receipt.PairOf(r.Collection, r.Pass)) {
+				return seq{source: i + 1}
+			}
+		}
+		return seq{collection: r.Collection, pair: receipt.Round(r.Pass), round: round}
+	}
+	order := slices.Clone(recs)
+	slices.SortStableFunc(order, func(a, b receipt.Record) int { return a.Started.Compare(b.Started) })
+	last := map[seq]string{}
+	after := map[receipt.Key]string{}
+	for _, r := range order {
+		m := machine(r)
+		if arm, ok := last[m]; ok {
+			after[r.Key()] = arm
+		}
+		last[m] = r.Arm
+	}
+	return after
 }
