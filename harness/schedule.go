@@ -112,6 +112,18 @@ func SeatRound(runs []receipt.Run, prev string) []receipt.Run {
 	return out
 }
 
+// SeatPasses seats whole lane passes from different passes (the passes a look sends to be
+// measured again, each lane's runs of a pass back to back) as Seat seats the lanes of one
+// pass, after a process of arm prev: lanes of the forward and the reverse order alternate,
+// starting, on a tie, with the kind whose first arm is prev. Each lane pass keeps its own
+// order (a pass's order is part of its pair).
+func SeatPasses(runs []receipt.Run, prev string) []receipt.Run {
+	groups := splitRuns(runs, func(a, b receipt.Run) bool {
+		return a.Collection == b.Collection && a.Pass == b.Pass && a.Lane == b.Lane
+	})
+	return slices.Concat(seat(groups, prev)...)
+}
+
 // passSegments splits runs into its passes' runs, each (collection, pass) back to back.
 func passSegments(runs []receipt.Run) [][]receipt.Run {
 	return splitRuns(runs, func(a, b receipt.Run) bool { return a.Collection == b.Collection && a.Pass == b.Pass })

@@ -294,3 +294,31 @@ func TestSeatRound(t *testing.T) {
 		t.Errorf("three arms: the passes were reordered: %v", got)
 	}
 }
+
+// TestSeatPasses: passes of several lanes and passes sent to be measured again are seated
+// as one pass's lanes: the forward and reverse kinds alternate and, on a tie, the first
+// starts with the arm that ran last; each lane pass keeps its runs' order.
+func TestSeatPasses(t *testing.T) {
+	run := func(c, p int, lane, order string, arms ...string) []receipt.Run {
+		var out []receipt.Run
+		for i, a := range arms {
+			out = append(out, receipt.Run{Collection: c, Pass: p, Lane: lane, Arm: a, Order: order, Position: i + 1})
+		}
+		return out
+	}
+	f, r := driftcheck.OrderForward, driftcheck.OrderReverse
+	again := slices.Concat(run(1, 3, "x", f, "base", "cand"), run(1, 5, "x", f, "base", "cand"), run(2, 4, "y", r, "cand", "base"), run(1, 4, "x", r, "cand", "base"))
+	got := SeatPasses(again, "cand")
+	var arms []string
+	for _, x := range got {
+		arms = append(arms, x.Arm)
+	}
+	if want := []string{"cand", "base", "base", "cand", "cand", "base", "base", "cand"}; !slices.Equal(arms, want) {
+		t.Errorf("arms ran as %v, want %v", arms, want)
+	}
+	for i := 0; i < len(got); i += 2 {
+		if got[i].Pass != got[i+1].Pass || got[i].Lane != got[i+1].Lane || got[i].Position != 1 {
+			t.Errorf("lane pass split or reordered at %d: %v", i, got)
+		}
+	}
+}

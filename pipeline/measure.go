@@ -154,12 +154,21 @@ func (s *sequence) next(done []receipt.Record) []receipt.Run {
 		if !s.plan.Protocol.SeparateArms {
 			batch = harness.SeatRound(batch, lastArm(done)) // stopped lanes leave gaps in the plan's alternation
 		}
+		var again []receipt.Run
 		for _, m := range s.remeasure {
 			for _, r := range s.groups[receipt.GroupKey{Collection: m.Collection, Pass: m.Pass, Lane: m.Lane}] {
 				r.Attempt, r.Round = m.Attempt, s.round
-				batch = append(batch, r)
+				again = append(again, r)
 			}
 		}
+		if !s.plan.Protocol.SeparateArms && len(again) > 0 {
+			prev := lastArm(done) // the arm that runs just before them: the round's last
+			if len(batch) > 0 {
+				prev = batch[len(batch)-1].Arm
+			}
+			again = harness.SeatPasses(again, prev)
+		}
+		batch = append(batch, again...)
 		s.round++
 		if !allDone(batch, done) {
 			return batch

@@ -265,7 +265,7 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 			if attempt > 0 {
 				at = round
 			}
-			if sched != nil { // measured again back to back, in the plan's order
+			if sched != nil { // measured again back to back, in the plan's order (an unseated world)
 				w.play(rng, &in, &h, planned(sched, c, p, func(name string) bool { return name == l.Name }), laneOf, attempt, at)
 				return
 			}
@@ -303,6 +303,18 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 				batch = harness.SeatRound(batch, h.last) // as the pipeline does
 			}
 			w.play(rng, &in, &h, batch, laneOf, 0, 0)
+		}
+		if sched != nil && !w.Unseated { // seated after the round, as the pipeline does
+			var more []receipt.Run
+			attempt := map[receipt.GroupKey]int{}
+			for _, a := range again {
+				more = append(more, planned(sched, a.Collection, a.Pass, func(name string) bool { return name == a.Lane })...)
+				attempt[receipt.GroupKey{Collection: a.Collection, Pass: a.Pass, Lane: a.Lane}] = a.Attempt
+			}
+			for _, r := range harness.SeatPasses(more, h.last) {
+				w.play(rng, &in, &h, []receipt.Run{r}, laneOf, attempt[receipt.GroupKey{Collection: r.Collection, Pass: r.Pass, Lane: r.Lane}], round)
+			}
+			again = nil
 		}
 		for _, a := range again {
 			measure(a.Collection, a.Pass, a.Attempt, laneOf(a.Lane))
