@@ -194,7 +194,7 @@ type carrySolved struct {
 func carryDataOf(runs []run, lay layout, l int, fl float64) carryData {
 	k := lay.arms
 	cd := carryData{k: k, nTheta: k - 1, nPi: k - 1}
-	var complete []PassRef
+	var complete []passAt
 	for c := range lay.collections {
 		for p := range lay.passes {
 			ok := true
@@ -206,18 +206,18 @@ func carryDataOf(runs []run, lay layout, l int, fl float64) carryData {
 				}
 			}
 			if ok {
-				complete = append(complete, PassRef{c, p})
+				complete = append(complete, passAt{c, p})
 			}
 		}
 	}
 	out := outlierPasses(complete, runs, lay, l, fl)
 	for _, ref := range complete {
 		if out[ref] {
-			cd.leftOut = append(cd.leftOut, PassRef{ref.Collection + 1, ref.Pass + 1})
+			cd.leftOut = append(cd.leftOut, PassRef{Collection: ref.c + 1, Pass: ref.p + 1})
 			continue
 		}
 		for a := range k {
-			r := runs[lay.at(ref.Collection, ref.Pass, l, a)]
+			r := runs[lay.at(ref.c, ref.p, l, a)]
 			cd.all = append(cd.all, carryObs{math.Log(r.median), a, cd.groups, r})
 			cd.known = cd.known || r.after >= 0
 		}
@@ -230,21 +230,24 @@ func carryDataOf(runs []run, lay layout, l int, fl float64) carryData {
 	return cd
 }
 
-// outlierPasses returns the passes (0-based refs) among complete in which some
+// passAt is a pass of the layout: collection and pass, from 0.
+type passAt struct{ c, p int }
+
+// outlierPasses returns the passes among complete in which some
 // candidate's log contrast with the base lies further from the median of its contrasts
 // than blipSigmas robust standard deviations and twice the floor fl: the rule that flags
 // a host blip (passDeltas), applied before the fit so that one disturbed process cannot
 // pose as a carryover. It needs minOutlierPasses complete passes; a place cost moves
 // every forward or reverse pass alike, which widens the spread instead of standing out.
-func outlierPasses(complete []PassRef, runs []run, lay layout, l int, fl float64) map[PassRef]bool {
-	out := map[PassRef]bool{}
+func outlierPasses(complete []passAt, runs []run, lay layout, l int, fl float64) map[passAt]bool {
+	out := map[passAt]bool{}
 	if len(complete) < minOutlierPasses {
 		return out
 	}
 	for a := 1; a < lay.arms; a++ {
 		d := make([]float64, len(complete))
 		for i, ref := range complete {
-			d[i] = math.Log(runs[lay.at(ref.Collection, ref.Pass, l, a)].median / runs[lay.at(ref.Collection, ref.Pass, l, 0)].median)
+			d[i] = math.Log(runs[lay.at(ref.c, ref.p, l, a)].median / runs[lay.at(ref.c, ref.p, l, 0)].median)
 		}
 		m := Median(d)
 		limit := math.Max(blipSigmas*madScale*mad(d, m), 2*fl)

@@ -46,6 +46,9 @@ type Config struct {
 	MinPairs int      `json:"min_pairs,omitempty" yaml:"-"`
 	MaxPairs int      `json:"max_pairs,omitempty" yaml:"-"`
 	Spending Spending `json:"spending,omitempty" yaml:"spending,omitempty"`
+	// MaxCalibrationDF is how many degrees of freedom at most a lane's host calibration
+	// lends its noise (Lane.Calibration, moderate.go); 0 lends none.
+	MaxCalibrationDF float64 `json:"calibration_df,omitempty" yaml:"calibration-df,omitempty"`
 	// Design, when set, is the precomputed design of this configuration (NewDesign), for
 	// callers that analyse many times; nil computes it.
 	Design *Design `json:"-" yaml:"-"`
@@ -94,6 +97,20 @@ type Lane struct {
 	// Group names the lane's noise group: lanes borrow noise only from lanes of the same
 	// group ("" for timed lanes; a counted lane's metric, such as "instructions").
 	Group string `json:"group,omitempty"`
+	// Calibration, when set, is the lane's noise as a host calibration measured it: a
+	// prior for the lane's noise beside the run's other lanes (moderate.go).
+	Calibration *CalibratedNoise `json:"calibration,omitempty"`
+}
+
+// CalibratedNoise is a lane's noise as a host calibration measured it (flipbench
+// calibrate), at the run's samples per process.
+type CalibratedNoise struct {
+	// DeltaPct is the standard deviation of one pass delta's log ratio, times 100.
+	DeltaPct float64 `json:"delta_pct"`
+	// DF is the degrees of freedom of the calibration's estimate.
+	DF float64 `json:"df"`
+	// Receipt names the calibration's A/A receipt (calibrate.Lane.Receipt).
+	Receipt string `json:"receipt,omitempty"`
 }
 
 // Observation is the raw samples of one process run: one lane of one arm in one pass.
@@ -480,14 +497,17 @@ type LaneSummary struct {
 	// and OwnNoisePct the lane's own estimate before moderation. EstimateLog and SELog are
 	// the estimate and its standard error on the log scale, Crit the interval's critical
 	// value (t scale) and Tail its nominal one-sided error at this look (Design), so that
-	// an interval at another level can be derived (IntervalPct).
-	DF          int     `json:"df"`
-	DFUsed      float64 `json:"df_used"`
-	OwnNoisePct float64 `json:"own_noise_pct"`
-	EstimateLog float64 `json:"estimate_log"`
-	SELog       float64 `json:"se_log"`
-	Crit        float64 `json:"crit"`
-	Tail        float64 `json:"tail"`
+	// an interval at another level can be derived (IntervalPct). CalibrationDF are the
+	// degrees of freedom the host calibration lent (included in DFUsed; 0 when it lent
+	// none, or the lane's own noise was far above it).
+	DF            int     `json:"df"`
+	DFUsed        float64 `json:"df_used"`
+	CalibrationDF float64 `json:"calibration_df,omitempty"`
+	OwnNoisePct   float64 `json:"own_noise_pct"`
+	EstimateLog   float64 `json:"estimate_log"`
+	SELog         float64 `json:"se_log"`
+	Crit          float64 `json:"crit"`
+	Tail          float64 `json:"tail"`
 	// NoWorseThanPct and NoBetterThanPct are what the interval rules out, one side each: a
 	// change worse (slower) than NoWorseThanPct and better than NoBetterThanPct (the
 	// interval's ends; 0 when unbounded).

@@ -46,6 +46,7 @@ type noise struct {
 	df    float64 // degrees of freedom of sigma; 0 means no estimate
 	own   int     // the lane's own degrees of freedom
 	ownSD float64 // the lane's own estimate
+	lent  float64 // the degrees of freedom the host calibration lent (moderate)
 	// adjVar is the variance of the mean correction for the runs' places and
 	// predecessors (carryover.go), which every pair of the lane shares.
 	adjVar float64

@@ -420,11 +420,11 @@ func prepareLanes(in Input, cfg Config, runs []run, lay layout) ([]*laneData, []
 func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay layout, pr prior) {
 	s2, df := residual(ld.byColl, 0)
 	nz := noise{own: df, ownSD: math.Sqrt(s2), adjVar: ld.adjVar}
-	if df > 0 || pr.d0 > 0 {
-		v, d := pr.moderated(s2, float64(df))
-		nz.sigma, nz.df = math.Sqrt(v), d
+	cal := calibrated(ld.lane.Calibration, cfg.MaxCalibrationDF)
+	if v, d, lent := moderate(s2, float64(df), pr, cal); d > 0 {
+		nz.sigma, nz.df, nz.lent = math.Sqrt(v), d, lent
 	}
-	j := judging{nz: nz, pw: power{design: cfg.Design, floor: ld.fl, power: cfg.Power, priorDF: pr.d0},
+	j := judging{nz: nz, pw: power{design: cfg.Design, floor: ld.fl, power: cfg.Power, priorDF: pr.d0 + nz.lent},
 		samples: sampleCount(runs, lay, ld.l, ld.a)}
 	var all []pairStat
 	j.within, all = ld.judgePairs(in, cfg, runs, lay, materialLog(ld.fl, nz))
@@ -666,7 +666,7 @@ func collectionEffects(rep *Report, ld *laneData) string {
 //
 //	noise^2 = 2 (between^2 + (pi/2) within^2 / n)
 func (s *LaneSummary) fill(ev evidence, nz noise, withinCVPct float64, n int) {
-	s.EstimateLog, s.SELog, s.DF, s.DFUsed = ev.est, ev.se, nz.own, nz.df
+	s.EstimateLog, s.SELog, s.DF, s.DFUsed, s.CalibrationDF = ev.est, ev.se, nz.own, nz.df, nz.lent
 	s.OwnNoisePct = nz.ownSD * 100
 	s.EstimatePct = toPct(ev.est)
 	s.OrderEffectPct = toPct(ev.order)

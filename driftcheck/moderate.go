@@ -41,6 +41,35 @@ func (p prior) moderated(s2, d float64) (float64, float64) {
 	return (p.d0*p.s0sq + d*s2) / (p.d0 + d), p.d0 + d
 }
 
+// calibrated returns the prior a host calibration gives a lane: its variance, with its
+// degrees of freedom capped at maxDF (Config.MaxCalibrationDF: a calibration measured on
+// another day cannot know the host's noise of today better than a few pairs would); no
+// prior when c is nil or maxDF is 0.
+func calibrated(c *CalibratedNoise, maxDF float64) prior {
+	if c == nil || !(c.DeltaPct > 0) || !(c.DF > 0) || !(maxDF > 0) {
+		return prior{}
+	}
+	sd := c.DeltaPct / 100
+	return prior{s0sq: sd * sd, d0: math.Min(c.DF, maxDF)}
+}
+
+// moderate returns a lane's posterior variance and degrees of freedom from its own
+// variance s2 on d degrees of freedom, the prior of its group pr (the run's other lanes)
+// and the prior of its host calibration cal. Each prior is skipped when the lane's own
+// variance is far above it (prior.moderated's test, on the lane's own estimate); the
+// calibration's adds its degrees of freedom to the group's posterior, and lent says how
+// many.
+func moderate(s2, d float64, pr, cal prior) (v, df, lent float64) {
+	v, df = s2, d
+	if d > 0 || pr.d0 > 0 {
+		v, df = pr.moderated(s2, d)
+	}
+	if cal.d0 <= 0 || (d > 0 && s2 > cal.s0sq*chiSquareUpper(d, outlierZ)) {
+		return v, df, 0
+	}
+	return (cal.d0*cal.s0sq + df*v) / (cal.d0 + df), cal.d0 + df, cal.d0
+}
+
 // outlierZ is the standard normal quantile of the outlier test of moderated: 2.326, the
 // upper 1%.
 const outlierZ = 2.326

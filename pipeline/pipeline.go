@@ -279,6 +279,9 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	if lock != nil {
 		lock.SetDir(dir)
 	}
+	if plan.Drift.MaxCalibrationDF > 0 {
+		lendCalibration(plan, hostCalibration(opts, job.Root, dir))
+	}
 	if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
 		return nil, err
 	}

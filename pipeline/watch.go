@@ -88,6 +88,24 @@ func planForecast(opts Options, root, dir string, plan *receipt.Plan, iters Iter
 	return f.Known(), checkReach(reach, f)
 }
 
+// lendCalibration freezes into the plan each lane's noise as this host's calibration f
+// measured it, at the plan's samples per run, for a page that lends it to the analysis
+// (drift.calibration-df): a lane without a calibration, or calibrated at another CPU
+// placement, gets none; so does every lane when f is nil.
+func lendCalibration(plan *receipt.Plan, f *calibrate.File) {
+	if f == nil {
+		return
+	}
+	for i := range plan.Lanes {
+		c, ok := f.Lane(plan.Experiment, plan.Lanes[i].Name)
+		if !ok || c.NoisePct <= 0 || c.DF <= 0 || c.PlacementChange(plan.Protocol.CPUs) != "" {
+			continue
+		}
+		plan.Lanes[i].Calibration = &driftcheck.CalibratedNoise{DeltaPct: driftcheck.NoiseOf(c.BetweenPct, c.WithinCVPct, plan.Protocol.Samples),
+			DF: float64(c.DF), Receipt: c.Receipt}
+	}
+}
+
 // hostCalibration reads the calibration of this host under the ledger root, or nil.
 func hostCalibration(opts Options, root, dir string) *calibrate.File {
 	if root == "" {

@@ -287,6 +287,10 @@ type Lane struct {
 	// outside the timer per sample (the benchmark's setup, which go test runs at b.N = 1
 	// and again at N, and its collections) was more than a third of Benchtime.
 	Lengthened string `json:"lengthened,omitempty"`
+	// Calibration is the lane's noise as this host's calibration measured it, at the
+	// plan's samples per run, frozen when the page lends it to the analysis
+	// (drift.calibration-df); nil otherwise.
+	Calibration *driftcheck.CalibratedNoise `json:"calibration,omitempty"`
 }
 
 // Counter says how the instructions of an instruction-count lane are counted (package

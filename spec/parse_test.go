@@ -321,6 +321,8 @@ func TestParseErrors(t *testing.T) {
 			want: page + ":16: drift.power: must be a probability between 0 and 1, got 0"},
 		{name: "drift spending unknown", edits: []string{"cv-asymmetry: 4", "cv-asymmetry: 4, spending: bonferroni"},
 			want: page + ":16: drift.spending: unknown spending function \"bonferroni\" (want one of [obrien-fleming pocock power hsd])"},
+		{name: "drift calibration-df negative", edits: []string{"cv-asymmetry: 4", "cv-asymmetry: 4, calibration-df: -2"},
+			want: page + ":16: drift.calibration-df: must be between 0 and 100 degrees of freedom, got -2"},
 		{name: "per-arm expect names an unknown arm", edits: []string{"expect: faster}", "expect: {candA: neutral, candC: faster}}"},
 			want: page + ":18: lanes[0].expect.candC: unknown candidate arm \"candC\" (did you mean candA?)\n" +
 				page + ":18: lanes[0].expect: names no expectation for candidate arm candB; a per-arm expectation lists every candidate"},

@@ -46,6 +46,8 @@ const (
 	// MaxDriftThreshold bounds the drift thresholds (percent, or a ratio) and a gate's
 	// threshold-pct.
 	MaxDriftThreshold = 1000
+	// MaxCalibrationDF bounds drift.calibration-df.
+	MaxCalibrationDF = 100
 	// MaxSavingNs bounds incidence.saving-ns: 1000 s per event.
 	MaxSavingNs = 1e12
 )
@@ -218,6 +220,9 @@ func (e *Experiment) Resolve(o Overrides) (Resolved, error) {
 	}
 	if d.Spending != "" {
 		r.Drift.Spending = d.Spending
+	}
+	if d.MaxCalibrationDF != 0 {
+		r.Drift.MaxCalibrationDF = d.MaxCalibrationDF
 	}
 
 	lanes, err := e.selectLanes(o.Lanes)

@@ -380,6 +380,9 @@ func (v *validator) drift() {
 			v.bad("drift."+c.name, "must be a probability between 0 and 1, got %g", c.value)
 		}
 	}
+	if df := d.MaxCalibrationDF; df < 0 || df > MaxCalibrationDF {
+		v.bad("drift.calibration-df", "must be between 0 and %d degrees of freedom, got %g", MaxCalibrationDF, df)
+	}
 	if sp := d.Spending; sp != "" && !slices.Contains(driftcheck.Spendings(), sp) {
 		v.bad("drift.spending", "unknown spending function %q (want one of %v)", sp, driftcheck.Spendings())
 	}

@@ -431,7 +431,28 @@ func DecisionFindings(rows []RuleRow) string {
 		fmt.Fprintf(&b, "; %d exceed it: %s.\n", len(over), strings.Join(over, "; "))
 	}
 	b.WriteString(seatingFindings(all))
+	b.WriteString(calibrationFindings(all))
 	return b.String()
+}
+
+// CalibrationMark is in the name of every decision-rule table row whose lanes are lent a
+// host calibration of their noise (RuleWorld.Calibration).
+const CalibrationMark = "calibration lent"
+
+// calibrationFindings compares the rows of a lane alone lent a host calibration with the
+// primary alone without one.
+func calibrationFindings(rows []RuleRow) string {
+	i := slices.IndexFunc(rows, func(r RuleRow) bool { return r.World == "the primary alone, clean" })
+	var parts []string
+	for _, r := range rows {
+		if strings.Contains(r.World, CalibrationMark) {
+			parts = append(parts, fmt.Sprintf("\"%s\" %.1f (a no-effect lane reproduced slower in %s and faster in %s of the runs)", r.World, r.MeanRounds, num(r.FalseSlower), num(r.FalseFaster)))
+		}
+	}
+	if i < 0 || len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("A lane alone lent a host calibration of its noise: \"%s\" takes a mean of %.1f rounds; %s.\n", rows[i].World, rows[i].MeanRounds, strings.Join(parts, "; "))
 }
 
 // NotSeated ends the name of a decision-rule table row whose lanes ran in a random order

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aclements/go-moremath/stats"
+
 	"github.com/flipbench/flipbench/decide"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/harness"
@@ -66,6 +68,11 @@ type RuleWorld struct {
 	// timed out, with the bound TimeoutFactor x the lane's nominal level (a timeout set at
 	// TimeoutFactor times a normal run's length); a crashed one without samples.
 	Timeout, Crash float64
+	// Calibration lends each lane a host calibration of its noise: the calibrated noise of
+	// a pass delta as a multiple of the world's true one (1 exact; 0.5 a calibration from a
+	// host half as noisy as today's), with CalibrationDF degrees of freedom, of which the
+	// rule takes at most MaxCalibrationDF. 0 gives none.
+	Calibration, CalibrationDF, MaxCalibrationDF float64
 }
 
 // ContaminatedSlowdown and ContaminatedNoisier are what a contaminated process does to
@@ -223,6 +230,7 @@ func newRuleRig(w RuleWorld) (*ruleRig, error) {
 	}
 	cfg := res.Drift
 	cfg.Spending = w.Spending
+	cfg.MaxCalibrationDF = w.MaxCalibrationDF
 	if cfg.Design, err = driftcheck.NewDesign(cfg, w.Collections); err != nil {
 		return nil, err
 	}
@@ -232,10 +240,20 @@ func newRuleRig(w RuleWorld) (*ruleRig, error) {
 	for _, a := range w.arms() {
 		plan.Arms = append(plan.Arms, receipt.Arm{Name: a})
 	}
+	var cal *driftcheck.CalibratedNoise
+	if w.Calibration > 0 {
+		rng := NewRand(1)
+		null := make([]float64, 20000)
+		for i := range null {
+			null[i] = w.pairMean(rng, RuleLane{})
+		}
+		// A pair mean averages two pass deltas: its variance is half a delta's.
+		cal = &driftcheck.CalibratedNoise{DeltaPct: w.Calibration * math.Sqrt2 * stats.StdDev(null) * 100, DF: w.CalibrationDF}
+	}
 	var lanes []driftcheck.Lane
 	for _, l := range res.Lanes {
 		plan.Lanes = append(plan.Lanes, receipt.Lane{Name: l.Name, Role: l.Role, Expect: l.Expect})
-		lanes = append(lanes, driftcheck.Lane{Name: l.Name})
+		lanes = append(lanes, driftcheck.Lane{Name: l.Name, Calibration: cal})
 	}
 	return &ruleRig{w: w, e: e, cfg: cfg, plan: plan, lanes: lanes}, nil
 }
@@ -541,9 +559,10 @@ func FakeLanes() []RuleLane {
 // either arm timing out; then three worlds with the first look after round 1 instead of
 // 2; two with noise three times as large in the second collection; last, three with a
 // cost of place on the balanced schedule, with two and three arms, heat of 10% with two
-// arms, the lanes seated and not, three worlds under Hwang-Shih-DeCani spending and the
-// primary alone (the same seeds stay with the same rows, and a world without failures draws the random
-// numbers it drew before they were simulated).
+// arms, the lanes seated and not, three worlds under Hwang-Shih-DeCani spending, the
+// primary alone, and four lanes alone with a host calibration lent to their noise (the same
+// seeds stay with the same rows, and a world without failures draws the random numbers it
+// drew before they were simulated).
 func RuleGrid() []RuleCase {
 	fake := RuleWorld{Lanes: FakeLanes(), Collections: 2, MinPairs: 2, MaxPairs: 40, Samples: 10, Within: 0.02, Between: 0.02}
 	with := func(f func(*RuleWorld)) RuleWorld {
@@ -607,6 +626,19 @@ func RuleGrid() []RuleCase {
 		RuleCase{fmt.Sprintf("A/A, a primary expected neutral and 9 guards, 5%% contaminated, %s spending", hsd), with(func(w *RuleWorld) { w.Lanes, w.Contaminated, w.Spending = aa, 0.05, hsd })})
 	// The primary alone: no other lane to share its noise with.
 	out = append(out, RuleCase{"the primary alone, clean", with(func(w *RuleWorld) { w.Lanes = w.Lanes[:1] })})
+	// The primary alone with a host calibration lent to its noise (drift.calibration-df: 4,
+	// from 40 degrees of freedom): exact, from a host twice as quiet as today's (the
+	// calibration half today's noise), and from one twice as noisy; and the neutral A/A
+	// primary alone with the quiet host's calibration, for the error it could cost.
+	calib := func(lanes []RuleLane, times float64) func(*RuleWorld) {
+		return func(w *RuleWorld) { w.Lanes, w.Calibration, w.CalibrationDF, w.MaxCalibrationDF = lanes, times, 40, 4 }
+	}
+	neutral := aa[:1]
+	out = append(out,
+		RuleCase{"the primary alone, host calibration lent (4 df)", with(calib(fake.Lanes[:1], 1))},
+		RuleCase{"the primary alone, calibration lent from a host half as noisy", with(calib(fake.Lanes[:1], 0.5))},
+		RuleCase{"the primary alone, calibration lent from a host twice as noisy", with(calib(fake.Lanes[:1], 2))},
+		RuleCase{"A/A, a primary expected neutral alone, calibration lent from a host half as noisy", with(calib(neutral, 0.5))})
 	return out
 }
 

@@ -49,7 +49,8 @@ func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 		if floor == 0 {
 			floor = lanekind.DefaultFloorPct(l.Metric)
 		}
-		in.Lanes = append(in.Lanes, driftcheck.Lane{Name: l.Name, HigherIsBetter: l.Better == spec.BetterHigher, FloorPct: floor, Group: lanekind.NoiseGroup(l.Metric)})
+		in.Lanes = append(in.Lanes, driftcheck.Lane{Name: l.Name, HigherIsBetter: l.Better == spec.BetterHigher, FloorPct: floor, Group: lanekind.NoiseGroup(l.Metric),
+			Calibration: l.Calibration})
 	}
 	return in
 }
