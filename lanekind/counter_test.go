@@ -335,3 +335,33 @@ func TestCounter(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestReadPartParkedPacedCall: a call of the scavenger whose goroutine parked inside it
+// is costed with everything its thread ran meanwhile, more than the part counted; the part
+// then keeps its total instead of going negative. A paced cost within the part's total is
+// still left out.
+func TestReadPartParkedPacedCall(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, call int) string {
+		path := filepath.Join(dir, name)
+		text := "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\ndesc: Trigger: --dump-before=x.BenchmarkWork\n" +
+			"events: Ir\nsummary: 1000\n\nfn=main.work\n0 400\nfn=runtime.bgscavenge\n0 100\ncfn=runtime.(*scavengerState).run\ncalls=1 0\n" +
+			fmt.Sprintf("0 %d\n", call)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	for _, tc := range []struct {
+		call int
+		want float64
+	}{{500, 400}, {5000, 1000}} {
+		p, _, err := readPart(write(fmt.Sprintf("part%d", tc.call), tc.call))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ir != tc.want {
+			t.Errorf("a scavenger call costed %d: part ir %g, want %g", tc.call, p.ir, tc.want)
+		}
+	}
+}

@@ -175,7 +175,15 @@ func readPart(path string) (part, string, error) {
 	if !events || !summary {
 		return part{}, "", fmt.Errorf("not a callgrind profile (no events or summary line)")
 	}
-	pt.ir -= paced
+	// A call of the paced work is costed, callees included, in the part where it returns,
+	// as everything its thread ran since the call: when its goroutine parked inside it
+	// (the scavenger waits inside its run), that is other goroutines' work too, from
+	// earlier parts. Such a cost can exceed the part's own instructions; the part then
+	// keeps its total, since what of the paced work fell into it is unknown (one such part
+	// moves one sample, which the run's median of samples resists).
+	if paced < pt.ir {
+		pt.ir -= paced
+	}
 	return pt, creator, nil
 }
 

@@ -279,10 +279,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	if lock != nil {
 		lock.SetDir(dir)
 	}
-	if plan.Drift.MaxCalibrationDF > 0 {
-		lendCalibration(plan, hostCalibration(opts, job.Root, dir))
-	}
-	if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
+	if err := writePlan(opts, job.Root, dir, plan); err != nil {
 		return nil, err
 	}
 	if err := receipt.AppendWarnings(dir, buildWarnings...); err != nil {

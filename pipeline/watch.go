@@ -88,6 +88,15 @@ func planForecast(opts Options, root, dir string, plan *receipt.Plan, iters Iter
 	return f.Known(), checkReach(reach, f)
 }
 
+// writePlan writes plan.json into receipt folder dir, with the lanes' host calibration
+// frozen into it when the page lends it to the analysis (drift.calibration-df).
+func writePlan(opts Options, root, dir string, plan *receipt.Plan) error {
+	if plan.Drift.MaxCalibrationDF > 0 {
+		lendCalibration(plan, hostCalibration(opts, root, dir))
+	}
+	return receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan)
+}
+
 // lendCalibration freezes into the plan each lane's noise as this host's calibration f
 // measured it, at the plan's samples per run, for a page that lends it to the analysis
 // (drift.calibration-df): a lane without a calibration, or calibrated at another CPU

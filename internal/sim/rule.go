@@ -323,15 +323,7 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 			w.play(rng, &in, &h, batch, laneOf, 0, 0)
 		}
 		if sched != nil && !w.Unseated { // seated after the round, as the pipeline does
-			var more []receipt.Run
-			attempt := map[receipt.GroupKey]int{}
-			for _, a := range again {
-				more = append(more, planned(sched, a.Collection, a.Pass, func(name string) bool { return name == a.Lane })...)
-				attempt[receipt.GroupKey{Collection: a.Collection, Pass: a.Pass, Lane: a.Lane}] = a.Attempt
-			}
-			for _, r := range harness.SeatPasses(more, h.last) {
-				w.play(rng, &in, &h, []receipt.Run{r}, laneOf, attempt[receipt.GroupKey{Collection: r.Collection, Pass: r.Pass, Lane: r.Lane}], round)
-			}
+			w.playAgain(rng, &in, &h, sched, again, laneOf, round)
 			again = nil
 		}
 		for _, a := range again {
@@ -463,6 +455,20 @@ func planned(sched []receipt.Run, c, p int, keep func(lane string) bool) []recei
 		}
 	}
 	return out
+}
+
+// playAgain measures the passes a look sent to be measured again, after the round and
+// seated among themselves (harness.SeatPasses), as the pipeline runs them.
+func (w RuleWorld) playAgain(rng *rand.Rand, in *driftcheck.Input, h *ruleHost, sched []receipt.Run, again []receipt.Remeasure, laneOf func(string) RuleLane, round int) {
+	var runs []receipt.Run
+	attempt := map[receipt.GroupKey]int{}
+	for _, a := range again {
+		runs = append(runs, planned(sched, a.Collection, a.Pass, func(name string) bool { return name == a.Lane })...)
+		attempt[receipt.GroupKey{Collection: a.Collection, Pass: a.Pass, Lane: a.Lane}] = a.Attempt
+	}
+	for _, r := range harness.SeatPasses(runs, h.last) {
+		w.play(rng, in, h, []receipt.Run{r}, laneOf, attempt[receipt.GroupKey{Collection: r.Collection, Pass: r.Pass, Lane: r.Lane}], round)
+	}
 }
 
 // play measures runs (one or more passes, each back to back) one process after another,
