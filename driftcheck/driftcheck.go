@@ -17,8 +17,9 @@ package driftcheck
 // every run that gave no samples; version 11 reads each run's predecessor as the process
 // that ran before it on the machine, in any pass (before: in its own pass only, and a
 // pass's first run was fitted as following the base), and names a busy host among the
-// reasons a pass was measured again.
-const SchemaVersion = 11
+// reasons a pass was measured again; version 12 gives the pooled summaries the
+// Hodges-Lehmann estimate of their pair means (LaneSummary.HodgesLehmannPct).
+const SchemaVersion = 12
 
 // Config holds the thresholds and error rates of the drift check. Zero fields take the
 // DefaultConfig value, so an unset threshold in a spec means the default.
@@ -546,6 +547,10 @@ type LaneSummary struct {
 	MeanDeltaPct   float64 `json:"mean_delta_pct"`
 	// PooledDeltaPct compares the pooled medians (Cand against Base), sign as DeltaPct.
 	PooledDeltaPct float64 `json:"pooled_delta_pct"`
+	// HodgesLehmannPct is, in the pooled summary, the Hodges-Lehmann estimate of the pair
+	// means (the median of their pairwise averages): a centre that a few far pairs barely
+	// move, beside the mean the interval is built on (0 elsewhere; censored pairs left out).
+	HodgesLehmannPct float64 `json:"hodges_lehmann_pct,omitempty"`
 	// Faster counts usable passes with a negative delta, out of Passes usable passes.
 	Faster int `json:"faster"`
 	Passes int `json:"passes"`

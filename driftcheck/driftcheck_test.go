@@ -553,4 +553,9 @@ func TestHostBlip(t *testing.T) {
 	if !slices.ContainsFunc(r.Warnings, func(s string) bool { return strings.HasPrefix(s, want) }) {
 		t.Errorf("no host blip warning in %q", r.Warnings)
 	}
+	// The pooled summary gives the Hodges-Lehmann estimate of the pair means beside their
+	// mean: here both near -9% (the blip's pair is set aside as an outlier).
+	if p := r.Pooled[0]; p.HodgesLehmannPct < -10 || p.HodgesLehmannPct > -8.5 {
+		t.Errorf("Hodges-Lehmann %.2f%% (mean %.2f%%), want about -9%%", p.HodgesLehmannPct, p.EstimatePct)
+	}
 }

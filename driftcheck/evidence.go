@@ -121,6 +121,29 @@ func meanPairs(ps []pairStat) (m, o float64) {
 	return m / float64(len(ps)), o / float64(len(ps))
 }
 
+// hodgesLehmann returns the Hodges-Lehmann estimate of the pair means of ps: the median of
+// their Walsh averages (m_i + m_j) / 2, i <= j, robust to a few pairs far from the rest
+// (a contaminated process that no rule set aside); ok is false without a pair measured
+// exactly (a censored pair's mean is only a bound and is left out).
+func hodgesLehmann(ps []pairStat) (hl float64, ok bool) {
+	var ms []float64
+	for _, p := range ps {
+		if p.up == 0 && p.down == 0 {
+			ms = append(ms, p.m)
+		}
+	}
+	if len(ms) == 0 {
+		return 0, false
+	}
+	walsh := make([]float64, 0, len(ms)*(len(ms)+1)/2)
+	for i := range ms {
+		for j := i; j < len(ms); j++ {
+			walsh = append(walsh, (ms[i]+ms[j])/2)
+		}
+	}
+	return Median(walsh), true
+}
+
 // materialLog returns the material threshold of one pass delta on the log scale: the
 // larger of the floor and q x sigma, where q is the t quantile that makes an A/A pair
 // REPRODUCED with probability about 5% (materialTail). Without a noise estimate it is

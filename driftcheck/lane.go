@@ -583,6 +583,12 @@ func (ld *laneData) judgePooled(rep *Report, j judging, all []pairStat, cv colle
 	if pooled.HeterogeneityP < heterogeneityP {
 		pooled.Reason += fmt.Sprintf("; the collections disagree (Cochran's Q %s): %s", pText(pooled.HeterogeneityP), collectionEffects(rep, ld))
 	}
+	if hl, ok := hodgesLehmann(all); ok {
+		pooled.HodgesLehmannPct = toPct(hl)
+		if (pooled.Verdict == LaneReproducedFaster || pooled.Verdict == LaneReproducedSlower) && (hl < ev.lo || hl > ev.hi) {
+			pooled.Reason += fmt.Sprintf("; the pair means' Hodges-Lehmann estimate %s lies outside the interval: a few pairs carry the mean (the set-aside runs and host blips say which)", fmtDelta(toPct(hl)))
+		}
+	}
 	if ev.orderShown() && pooled.Verdict != LaneOrderDependent {
 		pooled.Reason += fmt.Sprintf("; an order effect of %s was measured, which the pair means cancel", fmtDelta(toPct(ev.order)))
 	}
