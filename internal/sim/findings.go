@@ -435,6 +435,10 @@ func DecisionFindings(rows []RuleRow) string {
 	return b.String()
 }
 
+// PrimaryAlone names the decision-rule table row of the fake-lane primary with no other
+// lane to share its noise with, clean.
+const PrimaryAlone = "the primary alone, clean"
+
 // CalibrationMark is in the name of every decision-rule table row whose lanes are lent a
 // host calibration of their noise (RuleWorld.Calibration).
 const CalibrationMark = "calibration lent"
@@ -442,7 +446,7 @@ const CalibrationMark = "calibration lent"
 // calibrationFindings compares the rows of a lane alone lent a host calibration with the
 // primary alone without one.
 func calibrationFindings(rows []RuleRow) string {
-	i := slices.IndexFunc(rows, func(r RuleRow) bool { return r.World == "the primary alone, clean" })
+	i := slices.IndexFunc(rows, func(r RuleRow) bool { return r.World == PrimaryAlone })
 	var parts []string
 	for _, r := range rows {
 		if strings.Contains(r.World, CalibrationMark) {

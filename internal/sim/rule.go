@@ -631,7 +631,7 @@ func RuleGrid() []RuleCase {
 		RuleCase{fmt.Sprintf("fake lanes, 3%% contaminated, %s spending", hsd), with(func(w *RuleWorld) { w.Contaminated, w.Spending = 0.03, hsd })},
 		RuleCase{fmt.Sprintf("A/A, a primary expected neutral and 9 guards, 5%% contaminated, %s spending", hsd), with(func(w *RuleWorld) { w.Lanes, w.Contaminated, w.Spending = aa, 0.05, hsd })})
 	// The primary alone: no other lane to share its noise with.
-	out = append(out, RuleCase{"the primary alone, clean", with(func(w *RuleWorld) { w.Lanes = w.Lanes[:1] })})
+	out = append(out, RuleCase{PrimaryAlone, with(func(w *RuleWorld) { w.Lanes = w.Lanes[:1] })})
 	// The primary alone with a host calibration lent to its noise (drift.calibration-df: 4,
 	// from 40 degrees of freedom): exact, from a host twice as quiet as today's (the
 	// calibration half today's noise), and from one twice as noisy; and the neutral A/A
