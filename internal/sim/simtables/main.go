@@ -76,7 +76,7 @@ func tables() []table {
 			}
 			var known []sim.KnownResult
 			for i, c := range cases {
-				if c.Name == "fake lanes, clean" || c.Name == "fake lanes, clean, first look after round 1" || c.Name == "the primary alone, clean" {
+				if c.Name == "fake lanes, clean" || c.Name == "fake lanes, clean, first look after round 1" || c.Name == sim.PrimaryAlone {
 					k, err := sim.EvaluateKnownNoise(c.Name, c.World, ruleTrials(trials)*5, uint64(i)*9_000_011+7)
 					if err != nil {
 						return "", err
