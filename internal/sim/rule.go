@@ -566,8 +566,8 @@ func FakeLanes() []RuleLane {
 // 2; two with noise three times as large in the second collection; last, three with a
 // cost of place on the balanced schedule, with two and three arms, heat of 10% with two
 // arms, the lanes seated and not, three worlds under Hwang-Shih-DeCani spending, the
-// primary alone, and four lanes alone with a host calibration lent to their noise (the same
-// seeds stay with the same rows, and a world without failures draws the random numbers it
+// primary alone, four lanes alone with a host calibration lent to their noise, and the A/A at
+// 20% process noise (the same seeds stay with the same rows, and a world without failures draws the random numbers it
 // drew before they were simulated).
 func RuleGrid() []RuleCase {
 	fake := RuleWorld{Lanes: FakeLanes(), Collections: 2, MinPairs: 2, MaxPairs: 40, Samples: 10, Within: 0.02, Between: 0.02}
@@ -645,6 +645,9 @@ func RuleGrid() []RuleCase {
 		RuleCase{"the primary alone, calibration lent from a host half as noisy", with(calib(fake.Lanes[:1], 0.5))},
 		RuleCase{"the primary alone, calibration lent from a host twice as noisy", with(calib(fake.Lanes[:1], 2))},
 		RuleCase{"A/A, a primary expected neutral alone, calibration lent from a host half as noisy", with(calib(neutral, 0.5))})
+	// The A/A at the process-to-process spread of the widest real lanes (a stickiness
+	// guard's processes spread 3.9 to 9.1 ms): the early looks with few degrees of freedom.
+	out = append(out, RuleCase{"A/A, a primary expected neutral and 9 guards, process noise 20%", with(func(w *RuleWorld) { w.Lanes, w.Between = aa, 0.2 })})
 	return out
 }
 
