@@ -233,11 +233,11 @@ func carryDataOf(runs []run, lay layout, l int, fl float64) carryData {
 // passAt is a pass of the layout: collection and pass, from 0.
 type passAt struct{ c, p int }
 
-// outlierPasses returns the passes among complete in which some
-// candidate's log contrast with the base lies further from the median of its contrasts
-// than blipSigmas robust standard deviations and twice the floor fl: the rule that flags
-// a host blip (passDeltas), applied before the fit so that one disturbed process cannot
-// pose as a carryover. It needs minOutlierPasses complete passes; a place cost moves
+// outlierPasses returns the passes among complete in which some candidate's log contrast
+// with the base lies further from the median of its contrasts than blipSigmas robust
+// standard deviations and twice the floor fl: the rule that flags a host blip
+// (passDeltas), applied before the fit so that one disturbed process cannot pose as a
+// carryover. It needs minOutlierPasses complete passes; a place cost moves
 // every forward or reverse pass alike, which widens the spread instead of standing out.
 func outlierPasses(complete []passAt, runs []run, lay layout, l int, fl float64) map[passAt]bool {
 	out := map[passAt]bool{}

@@ -131,8 +131,8 @@ type Observation struct {
 	// OrderOf(Pass). Position is the run's place (1-based) among the lane's runs of the
 	// pass; 0 means the arm's place in Base, Candidates (forward) or the reverse. After is
 	// the arm of the process that ran just before this one on the machine, of any lane
-	// and any pass ("" for the first, or unknown). They let the analysis estimate what a run's place
-	// costs (Carryover) and take it out of the arm contrasts.
+	// and any pass ("" for the first, or unknown). They let the analysis estimate what a
+	// run's place costs (Carryover) and take it out of the arm contrasts.
 	Order    string `json:"order,omitempty"`
 	Position int    `json:"position,omitempty"`
 	After    string `json:"after,omitempty"`
