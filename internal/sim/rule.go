@@ -566,9 +566,9 @@ func FakeLanes() []RuleLane {
 // 2; two with noise three times as large in the second collection; last, three with a
 // cost of place on the balanced schedule, with two and three arms, heat of 10% with two
 // arms, the lanes seated and not, three worlds under Hwang-Shih-DeCani spending, the
-// primary alone, four lanes alone with a host calibration lent to their noise, and the A/A at
-// 20% process noise (the same seeds stay with the same rows, and a world without failures draws the random numbers it
-// drew before they were simulated).
+// primary alone, four lanes alone with a host calibration lent to their noise, and the
+// A/A at 20% process noise (the same seeds stay with the same rows, and a world without
+// failures draws the random numbers it drew before they were simulated).
 func RuleGrid() []RuleCase {
 	fake := RuleWorld{Lanes: FakeLanes(), Collections: 2, MinPairs: 2, MaxPairs: 40, Samples: 10, Within: 0.02, Between: 0.02}
 	with := func(f func(*RuleWorld)) RuleWorld {
