@@ -128,11 +128,7 @@ func (f *carryFit) variance(c []float64) float64 {
 // of the previous process], with the richest model the design identifies.
 func fitCarryover(in Input, cfg Config, runs []run, lay layout, l int) (*carryFit, Carryover) {
 	out := Carryover{Lane: in.Lanes[l].Name, Model: CarryNone, Places: []Effect{}, After: []Effect{}}
-	floorPct := cfg.EffectFloorPct
-	if in.Lanes[l].FloorPct > 0 {
-		floorPct = in.Lanes[l].FloorPct
-	}
-	cd := carryDataOf(runs, lay, l, floorLog(floorPct))
+	cd := carryDataOf(runs, lay, l, floorLog(in.Lanes[l].floorPct(cfg)))
 	out.LeftOut = cd.leftOut
 	if cd.groups < 2 {
 		out.Reason = "fewer than two complete passes: not fitted"

@@ -103,6 +103,14 @@ type Lane struct {
 	Calibration *CalibratedNoise `json:"calibration,omitempty"`
 }
 
+// floorPct returns the lane's effect floor: its own, else the configuration's.
+func (l Lane) floorPct(cfg Config) float64 {
+	if l.FloorPct > 0 {
+		return l.FloorPct
+	}
+	return cfg.EffectFloorPct
+}
+
 // CalibratedNoise is a lane's noise as a host calibration measured it (flipbench
 // calibrate), at the run's samples per process.
 type CalibratedNoise struct {

@@ -45,10 +45,7 @@ type laneData struct {
 // every collection, and groups them into measured and usable pairs. A pair with a run set
 // aside (on the base or this candidate) is measured but not usable.
 func prepareLane(in Input, cfg Config, runs []run, lay layout, l, a int, lane Lane, cand string, fit *carryFit, co Carryover) *laneData {
-	ld := &laneData{lane: lane, l: l, a: a, cand: cand, floorPct: cfg.EffectFloorPct}
-	if lane.FloorPct > 0 {
-		ld.floorPct = lane.FloorPct
-	}
+	ld := &laneData{lane: lane, l: l, a: a, cand: cand, floorPct: lane.floorPct(cfg)}
 	ld.fl = floorLog(ld.floorPct)
 	ld.colls = make([]collPairs, in.Collections)
 	ld.byColl = make([][]pairStat, in.Collections)

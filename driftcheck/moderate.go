@@ -35,10 +35,17 @@ type prior struct {
 // would narrow its interval on the strength of other lanes' quiet (robust empirical Bayes
 // in the spirit of Phipson et al. 2016).
 func (p prior) moderated(s2, d float64) (float64, float64) {
-	if p.d0 <= 0 || (d > 0 && s2 > p.s0sq*chiSquareUpper(d, outlierZ)) {
+	if !p.lends(s2, d) {
 		return s2, d
 	}
 	return (p.d0*p.s0sq + d*s2) / (p.d0 + d), p.d0 + d
+}
+
+// lends reports whether the prior lends to a lane with variance s2 on d degrees of
+// freedom: it has degrees of freedom, and the lane's own variance is not above its upper
+// outlierZ quantile.
+func (p prior) lends(s2, d float64) bool {
+	return p.d0 > 0 && !(d > 0 && s2 > p.s0sq*chiSquareUpper(d, outlierZ))
 }
 
 // calibrated returns the prior a host calibration gives a lane: its variance, with its
@@ -64,7 +71,7 @@ func moderate(s2, d float64, pr, cal prior) (v, df, lent float64) {
 	if d > 0 || pr.d0 > 0 {
 		v, df = pr.moderated(s2, d)
 	}
-	if cal.d0 <= 0 || (d > 0 && s2 > cal.s0sq*chiSquareUpper(d, outlierZ)) {
+	if !cal.lends(s2, d) {
 		return v, df, 0
 	}
 	return (cal.d0*cal.s0sq + df*v) / (cal.d0 + df), cal.d0 + df, cal.d0

@@ -25,9 +25,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flipbench/flipbench/armbuild"
+	"github.com/flipbench/flipbench/calibrate"
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/incidence"
 	"github.com/flipbench/flipbench/internal/clock"
@@ -279,7 +281,9 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	if lock != nil {
 		lock.SetDir(dir)
 	}
-	if err := writePlan(opts, job.Root, dir, plan); err != nil {
+	// The host's calibration is read at most once: for the plan and for the forecast.
+	host := sync.OnceValue(func() *calibrate.File { return hostCalibration(opts, job.Root, dir) })
+	if err := writePlan(dir, plan, host); err != nil {
 		return nil, err
 	}
 	if err := receipt.AppendWarnings(dir, buildWarnings...); err != nil {
@@ -287,7 +291,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	}
 	known := true
 	if !plan.Part() {
-		if known, err = planForecast(opts, job.Root, dir, plan, iters, job.reach); err != nil {
+		if known, err = planForecast(opts, plan, iters, host, job.reach); err != nil {
 			return &Result{Dir: dir}, err
 		}
 	}

@@ -73,12 +73,12 @@ func (e *ReachError) Unwrap() error { return e.Err }
 // counts when opts.Events show plans, and hands it to reach (an error stops the run before
 // anything is measured). known reports whether it had everything (the time per round and
 // every lane's noise), so that no forecast follows round 1.
-func planForecast(opts Options, root, dir string, plan *receipt.Plan, iters Iterations, reach func(Forecast) error) (known bool, err error) {
+func planForecast(opts Options, plan *receipt.Plan, iters Iterations, host func() *calibrate.File, reach func(Forecast) error) (known bool, err error) {
 	show, _ := opts.Events.(PlanEvents)
 	if show == nil && reach == nil {
 		return true, nil
 	}
-	f := forecast(plan, iters.Lanes, iters.Took, hostCalibration(opts, root, dir), nil, 0, 0)
+	f := forecast(plan, iters.Lanes, iters.Took, host(), nil, 0, 0)
 	if show != nil {
 		if note := iters.Note(); note != "" {
 			show.Note(note)
@@ -89,10 +89,11 @@ func planForecast(opts Options, root, dir string, plan *receipt.Plan, iters Iter
 }
 
 // writePlan writes plan.json into receipt folder dir, with the lanes' host calibration
-// frozen into it when the page lends it to the analysis (drift.calibration-df).
-func writePlan(opts Options, root, dir string, plan *receipt.Plan) error {
+// (host, read when needed) frozen into it when the page lends it to the analysis
+// (drift.calibration-df).
+func writePlan(dir string, plan *receipt.Plan, host func() *calibrate.File) error {
 	if plan.Drift.MaxCalibrationDF > 0 {
-		lendCalibration(plan, hostCalibration(opts, root, dir))
+		lendCalibration(plan, host())
 	}
 	return receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan)
 }

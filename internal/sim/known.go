@@ -41,11 +41,7 @@ func EvaluateKnownNoise(name string, w RuleWorld, trials int, seed uint64) (Know
 		return KnownResult{}, err
 	}
 	rng := NewRand(seed)
-	null := make([]float64, 20000)
-	for i := range null {
-		null[i] = w.pairMean(rng, RuleLane{})
-	}
-	se1 := stats.StdDev(null) // of one pair mean
+	se1 := w.pairMeanSD(rng)
 	out := KnownResult{World: name, Trials: trials}
 	for range trials {
 		rounds, primary := 0, 0
@@ -106,6 +102,16 @@ func (w RuleWorld) pairMean(rng *rand.Rand, l RuleLane) float64 {
 		return math.Log(driftcheck.Median(cand)) - math.Log(driftcheck.Median(base))
 	}
 	return (delta() + delta()) / 2
+}
+
+// pairMeanSD returns the standard deviation of one pair mean of no effect in the world,
+// over 20000 pairs drawn from its processes (pairMean).
+func (w RuleWorld) pairMeanSD(rng *rand.Rand) float64 {
+	null := make([]float64, 20000)
+	for i := range null {
+		null[i] = w.pairMean(rng, RuleLane{})
+	}
+	return stats.StdDev(null)
 }
 
 // zUpper returns the standard normal quantile whose upper tail is p.

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aclements/go-moremath/stats"
-
 	"github.com/flipbench/flipbench/decide"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/harness"
@@ -242,13 +240,8 @@ func newRuleRig(w RuleWorld) (*ruleRig, error) {
 	}
 	var cal *driftcheck.CalibratedNoise
 	if w.Calibration > 0 {
-		rng := NewRand(1)
-		null := make([]float64, 20000)
-		for i := range null {
-			null[i] = w.pairMean(rng, RuleLane{})
-		}
 		// A pair mean averages two pass deltas: its variance is half a delta's.
-		cal = &driftcheck.CalibratedNoise{DeltaPct: w.Calibration * math.Sqrt2 * stats.StdDev(null) * 100, DF: w.CalibrationDF}
+		cal = &driftcheck.CalibratedNoise{DeltaPct: w.Calibration * math.Sqrt2 * w.pairMeanSD(NewRand(1)) * 100, DF: w.CalibrationDF}
 	}
 	var lanes []driftcheck.Lane
 	for _, l := range res.Lanes {
@@ -316,15 +309,12 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 				batch = append(batch, pass...)
 			}
 		}
-		if sched != nil {
-			if !w.Unseated {
-				batch = harness.SeatRound(batch, h.last) // as the pipeline does
-			}
-			w.play(rng, &in, &h, batch, laneOf, 0, 0)
-		}
-		if sched != nil && !w.Unseated { // seated after the round, as the pipeline does
+		if sched != nil && !w.Unseated { // seated, and the passes measured again after the round, as the pipeline runs them
+			w.play(rng, &in, &h, harness.SeatRound(batch, h.last), laneOf, 0, 0)
 			w.playAgain(rng, &in, &h, sched, again, laneOf, round)
 			again = nil
+		} else if sched != nil {
+			w.play(rng, &in, &h, batch, laneOf, 0, 0)
 		}
 		for _, a := range again {
 			measure(a.Collection, a.Pass, a.Attempt, laneOf(a.Lane))
