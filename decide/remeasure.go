@@ -16,13 +16,13 @@ type Burst struct {
 	BusyPct          float64
 }
 
-// Remeasure returns the passes a sequential run measures again in its next round (every
-// arm's run of the lane's pass, back to back, in the plan's order): of the lanes still
-// pending, each pass whose run rep set aside as contaminated, both passes of each pair it
+// Remeasure returns the passes a sequential run measures again at the end of a round,
+// before its look (every arm's run of the lane's pass, back to back, in the plan's
+// order): of the lanes still pending, each pass whose run rep set aside as contaminated, both passes of each pair it
 // set aside as an outlier, each pass with a run that failed (a crash, bad output, a
 // timeout without a bound: driftcheck.Unfinished not censored), and each pass of bursts
 // that the lane ran in, at most receipt.MaxRemeasures times each. A neighbour's burst or
-// one flaky process then costs a pair a round later instead of the pair. They are chosen
+// one flaky process then costs a few more processes instead of the pair. They are chosen
 // by spread, by distance from the lane's other pairs either way, by a failure or by the
 // host's load, never by the direction of a delta, so measuring them again favours neither
 // direction. A timed-out run with a bound is not

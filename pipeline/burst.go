@@ -10,7 +10,7 @@ import (
 
 // A neighbour's burst: a pass during which other processes took much more of the machine
 // than in the run's other passes disturbs every run of it, whatever their spread shows.
-// Such a pass is measured again in the next round, like a contaminated run
+// Such a pass is measured again before the round's look, like a contaminated run
 // (decide.Remeasure), for the lanes still pending: the host snapshot taken after the pass
 // (receipt.Snapshot.BusyPct, other processes' share of all CPUs over the pass,
 // flipbench's own and its lanes' left out) says so, never the deltas, so measuring it

@@ -46,9 +46,9 @@ func TestBursts(t *testing.T) {
 }
 
 // TestRemeasureBurst runs an experiment whose host got busy during one pass of round 1:
-// the look after round 1 sends that pass to be measured again, for every pending lane,
-// with the share the host measured; raw.jsonl has the new measurements, and a run cut
-// short in round 2 and resumed replays the same look from env.json.
+// round 1's mend measures that pass again before the look, for every pending lane, with
+// the share the host measured; raw.jsonl has the new measurements, and a run cut short in
+// the mend and resumed replays the same look from env.json.
 func TestRemeasureBurst(t *testing.T) {
 	e, res := remeasurePage(t)
 	starter := func() *fakeStarter {
@@ -81,7 +81,7 @@ func TestRemeasureBurst(t *testing.T) {
 	// Both lanes' pass, in decide.Remeasure's order (collection, pass, lane).
 	want := "1 [{Lane:even Collection:1 Pass:2 Attempt:1 Arm: Outlier:false Failed: CVPct:0 TypicalCVPct:0 BusyPct:61} {Lane:fast Collection:1 Pass:2 Attempt:1 Arm: Outlier:false Failed: CVPct:0 TypicalCVPct:0 BusyPct:61}]"
 	if got := remeasures(whole.Looks[:1])[0]; got != want {
-		t.Fatalf("round 1's look measures again %s\nwant %s", got, want)
+		t.Fatalf("round 1's mend measured again %s\nwant %s", got, want)
 	}
 	recs, err := receipt.ReadRecords(whole.Dir)
 	if err != nil {
@@ -89,22 +89,22 @@ func TestRemeasureBurst(t *testing.T) {
 	}
 	n := 0
 	for _, r := range recs {
-		if r.Attempt > 0 && r.Round == 2 {
+		if r.Attempt > 0 && r.Round == 1 {
 			if r.Collection != 1 || r.Pass != 2 {
-				t.Errorf("record %+v: want pass 2 of collection 1 measured again in round 2", r)
+				t.Errorf("record %+v: want pass 2 of collection 1 measured again in round 1", r)
 			}
 			n++
 		}
 	}
 	if n != 4 {
-		t.Errorf("%d records measured again in round 2, want both arms of both lanes", n)
+		t.Errorf("%d records measured again in round 1, want both arms of both lanes", n)
 	}
 
-	// Cut short inside round 2, resumed on a quiet host: the replayed look finds the
-	// burst in env.json and sends the same pass.
+	// Cut short inside round 1's mend, resumed on a quiet host: the replayed mend finds
+	// the burst in env.json and measures the same pass.
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	cut := quietOptions(&cancelAfter{fakeStarter: starter(), after: 16 + 4, cancel: cancel})
+	cut := quietOptions(&cancelAfter{fakeStarter: starter(), after: 16 + 2, cancel: cancel})
 	cut.Others = burstOn(3)
 	if _, err := Run(ctx, job(dir), cut); !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("cut-short run: %v, want ErrInterrupted", err)

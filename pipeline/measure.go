@@ -93,8 +93,12 @@ type sequence struct {
 	byRound  map[int][]receipt.Run
 	groups   map[receipt.GroupKey][]receipt.Run // the plan's runs of each lane's pass
 	maxRound int
-	// remeasure are the passes the last look sends to be measured again.
-	remeasure []receipt.Remeasure
+	// mended is the last round whose mend (the passes measured again before its look)
+	// was decided; mends the passes it measured again, ready its analysis when it
+	// measured nothing (the look's analysis then).
+	mended int
+	mends  []receipt.Remeasure
+	ready  *driftcheck.Report
 	// elapsed measures the wall time of records; nil means elapsed (one machine).
 	elapsed func(recs []receipt.Record) time.Duration
 	// watch, when set, shows what each look implies (a forecast, undecidable lanes).
@@ -127,17 +131,20 @@ func (s *sequence) load() error {
 	return nil
 }
 
-// next is the runner's harness.Next: after each round it looks at the data of the rounds
-// so far and returns the next round's runs for the pending lanes, then the passes the
-// look sends to be measured again, or nil to stop.
+// next is the runner's harness.Next: after each round it measures again what the data so
+// far set aside (mend), looks at the data of the rounds so far, and returns the next
+// round's runs for the pending lanes, or nil to stop.
 func (s *sequence) next(done []receipt.Record) []receipt.Run {
 	for {
 		if s.round > 1 {
+			if again := s.mend(done, s.round-1); again != nil {
+				return again
+			}
 			look, ok := s.look(done, s.round-1)
 			if !ok {
 				return nil
 			}
-			s.lanes, s.remeasure = look.Pending, look.Remeasure
+			s.lanes = look.Pending
 			if look.Stop != "" {
 				return nil
 			}
@@ -154,27 +161,55 @@ func (s *sequence) next(done []receipt.Record) []receipt.Run {
 		if !s.plan.Protocol.SeparateArms {
 			batch = harness.SeatRound(batch, lastArm(done)) // stopped lanes leave gaps in the plan's alternation
 		}
-		var again []receipt.Run
-		for _, m := range s.remeasure {
-			for _, r := range s.groups[receipt.GroupKey{Collection: m.Collection, Pass: m.Pass, Lane: m.Lane}] {
-				r.Attempt, r.Round = m.Attempt, s.round
-				again = append(again, r)
-			}
-		}
-		if !s.plan.Protocol.SeparateArms && len(again) > 0 {
-			prev := lastArm(done) // the arm that runs just before them: the round's last
-			if len(batch) > 0 {
-				prev = batch[len(batch)-1].Arm
-			}
-			again = harness.SeatPasses(again, prev)
-		}
-		batch = append(batch, again...)
 		s.round++
 		if !allDone(batch, done) {
 			return batch
 		}
 		// A round a previous session finished: replay its look and go on.
 	}
+}
+
+// mend returns, once per round, the passes of the lanes that ran in round to measure
+// again before its look (decide.Remeasure on the data of rounds 1..round as the round's
+// planned runs left it: a set-aside run, an outlier pair, a failed run, a neighbour's
+// burst), each every arm's run of the lane's pass back to back in the plan's order,
+// seated among themselves after the last run, with the round's number; nil when there
+// are none or a previous session measured them (its look is then replayed). The look
+// that follows reads them, so a contaminated process costs the lane no pair at that look.
+func (s *sequence) mend(done []receipt.Record, round int) []receipt.Run {
+	if s.mended == round {
+		return nil
+	}
+	s.mended, s.mends, s.ready = round, nil, nil
+	var recs []receipt.Record
+	for _, r := range done {
+		if r.MeasuredRound() <= round && (r.Attempt == 0 || r.Round < round) {
+			recs = append(recs, r)
+		}
+	}
+	rep, _, err := s.prior.Analyze(s.plan, recs)
+	if err != nil {
+		return nil // the look analyses the same data and reports the error
+	}
+	s.mends = s.remeasures(rep, s.lanes, s.bursts(round))
+	if len(s.mends) == 0 {
+		s.ready = &rep
+		return nil
+	}
+	var again []receipt.Run
+	for _, m := range s.mends {
+		for _, r := range s.groups[receipt.GroupKey{Collection: m.Collection, Pass: m.Pass, Lane: m.Lane}] {
+			r.Attempt, r.Round = m.Attempt, round
+			again = append(again, r)
+		}
+	}
+	if !s.plan.Protocol.SeparateArms {
+		again = harness.SeatPasses(again, lastArm(done))
+	}
+	if allDone(again, done) {
+		return nil
+	}
+	return again
 }
 
 // lastArm returns the arm of the latest run started among recs, "" for none.
@@ -203,7 +238,7 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 			recs = append(recs, r)
 		}
 	}
-	rep, _, err := s.prior.Analyze(s.plan, recs)
+	rep, err := s.analyze(recs, round)
 	if err != nil {
 		s.err = fmt.Errorf("look after round %d: %w", round, err)
 		return receipt.Look{}, false
@@ -262,8 +297,9 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 	}
 	if l.Stop != "" {
 		l.Pending = []string{}
-	} else {
-		l.Remeasure = s.remeasures(rep, l.Pending, s.bursts(round))
+	}
+	if s.mended == round {
+		l.Remeasure = s.mends
 	}
 	if !s.logged[round] {
 		if err := receipt.AppendLook(s.dir, l); err != nil {
@@ -283,7 +319,17 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 	return l, true
 }
 
-// remeasures returns the passes that the next round measures again (decide.Remeasure):
+// analyze returns the drift check of recs, the records of rounds 1..round: the mend's
+// analysis when it measured nothing again (the same records), else a new one.
+func (s *sequence) analyze(recs []receipt.Record, round int) (driftcheck.Report, error) {
+	if s.ready != nil && s.mended == round {
+		return *s.ready, nil
+	}
+	rep, _, err := s.prior.Analyze(s.plan, recs)
+	return rep, err
+}
+
+// remeasures returns the passes that a round's mend measures again (decide.Remeasure):
 // those of this run, not of the receipts it continues.
 func (s *sequence) remeasures(rep driftcheck.Report, pending []string, bursts []decide.Burst) []receipt.Remeasure {
 	var out []receipt.Remeasure

@@ -14,11 +14,11 @@ import (
 	"github.com/flipbench/flipbench/spec"
 )
 
-// TestRemeasureSetAside disturbs one process of round 1: the look after round 1 sets its
-// run aside and sends its lane's pass to be measured again in round 2 (every arm, back to
-// back); raw.jsonl keeps both attempts, the analysis reads the second and names the first
-// as set aside and measured again, and a run cut short during round 2 and resumed replays
-// the same looks.
+// TestRemeasureSetAside disturbs one process of round 1: round 1's mend sets its run aside
+// and measures its lane's pass again before the look (every arm, back to back, in round
+// 1); raw.jsonl keeps both attempts, the look and the analysis read the second and name
+// the first as set aside and measured again, and a run cut short during the mend and
+// resumed replays the same looks.
 func TestRemeasureSetAside(t *testing.T) {
 	e, res := remeasurePage(t)
 	starter := func() *fakeStarter {
@@ -33,7 +33,7 @@ func TestRemeasureSetAside(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(whole.Looks) < 2 || len(whole.Looks[0].Remeasure) != 1 {
-		t.Fatalf("looks %+v: want round 1's look to measure one pass again", whole.Looks)
+		t.Fatalf("looks %+v: want one pass measured again before round 1's look", whole.Looks)
 	}
 	m := whole.Looks[0].Remeasure[0]
 	if m.Attempt != 1 || m.CVPct < 8 {
@@ -49,8 +49,8 @@ func TestRemeasureSetAside(t *testing.T) {
 			again = append(again, r)
 		}
 	}
-	if len(again) != 2 || again[0].Round != 2 || again[0].Lane != m.Lane || again[0].Pass != m.Pass || again[0].Collection != m.Collection {
-		t.Fatalf("re-measured records %+v: want both arms of %+v, measured in round 2", again, m)
+	if len(again) != 2 || again[0].Round != 1 || again[0].Lane != m.Lane || again[0].Pass != m.Pass || again[0].Collection != m.Collection {
+		t.Fatalf("re-measured records %+v: want both arms of %+v, measured in round 1", again, m)
 	}
 	if again[0].Order != again[1].Order || again[0].Position == again[1].Position {
 		t.Errorf("re-measured records %+v: want the plan's order and positions", again)
@@ -80,10 +80,10 @@ func TestRemeasureSetAside(t *testing.T) {
 		}
 	}
 
-	// The same run cut short inside round 2's re-measure, then resumed.
+	// The same run cut short inside round 1's mend, then resumed.
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	st := &cancelAfter{fakeStarter: starter(), after: 16 + 16 + 1, cancel: cancel}
+	st := &cancelAfter{fakeStarter: starter(), after: 16 + 1, cancel: cancel}
 	if _, err := Run(ctx, job(dir), quietOptions(st)); !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("cut-short run: %v, want ErrInterrupted", err)
 	}
@@ -122,8 +122,8 @@ func remeasures(ls []receipt.Look) []string {
 	return out
 }
 
-// TestRemeasureFailed crashes one process of round 1: the look after round 1 sends its
-// lane's pass to be measured again in round 2, like a contaminated one, so one flaky
+// TestRemeasureFailed crashes one process of round 1: round 1's mend measures its lane's
+// pass again before the look, like a contaminated one, so one flaky
 // process does not cost the pair; the analysis reads the second measurement and names the
 // crashed run as measured again, and the receipt page lists it.
 func TestRemeasureFailed(t *testing.T) {
@@ -134,7 +134,7 @@ func TestRemeasureFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(out.Looks) < 2 || len(out.Looks[0].Remeasure) != 1 || out.Looks[0].Remeasure[0].Failed == "" {
-		t.Fatalf("looks %+v: want round 1's look to measure the crashed run's pass again", out.Looks)
+		t.Fatalf("looks %+v: want the crashed run's pass measured again before round 1's look", out.Looks)
 	}
 	m := out.Looks[0].Remeasure[0]
 	recs, err := receipt.ReadRecords(out.Dir)
@@ -147,12 +147,12 @@ func TestRemeasureFailed(t *testing.T) {
 		if !r.OK() {
 			crashed = r
 		}
-		if r.Attempt == 1 && r.Round == 2 && r.Lane == m.Lane && r.Pass == m.Pass && r.Collection == m.Collection {
+		if r.Attempt == 1 && r.Round == 1 && r.Lane == m.Lane && r.Pass == m.Pass && r.Collection == m.Collection {
 			again++
 		}
 	}
 	if crashed.Lane != m.Lane || crashed.Pass != m.Pass || crashed.Arm != m.Arm || again != 2 {
-		t.Fatalf("crashed %+v, %d runs measured again: want both arms of %+v in round 2", crashed, again, m)
+		t.Fatalf("crashed %+v, %d runs measured again: want both arms of %+v in round 1", crashed, again, m)
 	}
 	d, err := loaded.Open(out.Dir)
 	if err != nil {

@@ -43,9 +43,10 @@ type Look struct {
 	// LastLook, set at the look that fitted the rule to the budget
 	// (Sequential.FitBudget), is the round the rule's last look moved to.
 	LastLook int `json:"last_look,omitempty"`
-	// Remeasure are the passes the next round measures again (every arm's run of the
-	// lane's pass, back to back), each because a run of it was set aside as contaminated
-	// at this look, or failed.
+	// Remeasure are the passes measured again at the end of this look's round, before
+	// the look (every arm's run of the lane's pass, back to back), each because the data
+	// so far set a run of it aside as contaminated or its pair as an outlier, a run of it
+	// failed, or the host was busy beside it.
 	Remeasure []Remeasure `json:"remeasure,omitempty"`
 }
 
@@ -53,7 +54,7 @@ type Look struct {
 // burst that outlasts two more attempts leaves its pair out.
 const MaxRemeasures = 2
 
-// Remeasure is a lane's pass that a look sends to be measured again.
+// Remeasure is a lane's pass that a round's mend measures again before the look.
 type Remeasure struct {
 	Lane       string `json:"lane"`
 	Collection int    `json:"collection"`

@@ -17,6 +17,8 @@ const (
 	// LookSchema is the version of a looks.jsonl line; a line without schema_version is
 	// version 1, the same fields. Version 3 added undecidable and the stop reason
 	// undecidable; version 4 remeasure; version 5 remeasure[].failed (a failed run's pass is
-	// measured again too).
-	LookSchema = 5
+	// measured again too); version 6 moved remeasure to the look whose round measured the
+	// passes again, before the look (up to version 5 a look listed what the next round
+	// would measure again).
+	LookSchema = 6
 )

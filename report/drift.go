@@ -100,7 +100,7 @@ func setAsideTable(w *ErrWriter, r driftcheck.Report) error {
 		rows = append(rows, []string{a.Lane, a.Arm, fmt.Sprint(a.Collection), fmt.Sprint(a.Pass), fmt.Sprint(a.Attempt + 1),
 			fmt.Sprintf("%.1f%%", a.CVPct), fmt.Sprintf("%.1f%%", a.TypicalCVPct), fate})
 	}
-	fmt.Fprintf(w, "### Runs set aside\n\nRuns whose spread marks a disturbed process (methodology: contaminated processes); raw.jsonl keeps every one. A sequential run measures such a pass again in the next round, at most %d times.\n\n", receipt.MaxRemeasures)
+	fmt.Fprintf(w, "### Runs set aside\n\nRuns whose spread marks a disturbed process (methodology: contaminated processes); raw.jsonl keeps every one. A sequential run measures such a pass again at the end of its round, before the look, at most %d times.\n\n", receipt.MaxRemeasures)
 	if err := mdtable.Write(w, []string{"lane", "arm", "collection", "pass", "measurement", "within-run CV", "typical CV", "then"}, rows); err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func unfinishedTable(w *ErrWriter, r driftcheck.Report, vals *Values) error {
 		}
 		rows = append(rows, []string{u.Lane, u.Arm, fmt.Sprint(u.Collection), fmt.Sprint(u.Pass), fmt.Sprint(u.Attempt + 1), what, u.Outcome})
 	}
-	fmt.Fprintf(w, "### Runs without samples\n\nRuns that failed (a crash, bad output) or timed out; raw.jsonl keeps every one. A sequential run measures a failed run's pass again in the next round, at most %d times. A timed-out run whose bound is known (the wall time over the operations it had to do) is a censored observation: its pair counts toward one direction only, slower when the candidate timed out (methodology: failed and timed-out runs).\n\n", receipt.MaxRemeasures)
+	fmt.Fprintf(w, "### Runs without samples\n\nRuns that failed (a crash, bad output) or timed out; raw.jsonl keeps every one. A sequential run measures a failed run's pass again at the end of its round, before the look, at most %d times. A timed-out run whose bound is known (the wall time over the operations it had to do) is a censored observation: its pair counts toward one direction only, slower when the candidate timed out (methodology: failed and timed-out runs).\n\n", receipt.MaxRemeasures)
 	if err := mdtable.Write(w, []string{"lane", "arm", "collection", "pass", "measurement", "what happened", "then"}, rows); err != nil {
 		return err
 	}

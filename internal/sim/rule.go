@@ -157,7 +157,7 @@ func (w RuleWorld) page() (*spec.Experiment, error) {
 // EvaluateRule runs trials of a rule world through the real decision code: after every
 // round from MinPairs on, driftcheck analyses the data so far, decide.Pending says which
 // lanes still need pairs (the others stop, as a sequential run stops them), the passes
-// decide.Remeasure names are measured again in the next round, and at the end
+// decide.Remeasure names are measured again before each look (the round's mend), and at the end
 // decide.Decide gives the status.
 func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
 	if w.Slowdown == 0 {
@@ -252,8 +252,8 @@ func newRuleRig(w RuleWorld) (*ruleRig, error) {
 }
 
 // trial runs one sequential experiment: rounds of a pass pair per collection over the
-// lanes still running (in a random order per pass), the re-measures the last look named,
-// and from MinPairs on a look that stops the decided lanes.
+// lanes still running (in a random order per pass), the passes the round's mend measures
+// again, and from MinPairs on a look that stops the decided lanes.
 func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 	w := rg.w
 	in := driftcheck.Input{Base: Base, Candidates: w.arms()[1:], Lanes: rg.lanes, Collections: w.Collections, Passes: 2 * w.MaxPairs}
@@ -267,7 +267,6 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 		return w.Lanes[slices.IndexFunc(w.Lanes, func(l RuleLane) bool { return l.Name == name })]
 	}
 	var tr ruleTrial
-	var again []receipt.Remeasure // the passes the next round measures again
 	for tr.rounds < w.MaxPairs {
 		tr.rounds++
 		round := tr.rounds
@@ -309,26 +308,33 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 				batch = append(batch, pass...)
 			}
 		}
-		if sched != nil && !w.Unseated { // seated, and the passes measured again after the round, as the pipeline runs them
+		switch {
+		case sched != nil && !w.Unseated: // seated, as the pipeline runs them
 			w.play(rng, &in, &h, harness.SeatRound(batch, h.last), laneOf, 0, 0)
-			w.playAgain(rng, &in, &h, sched, again, laneOf, round)
-			again = nil
-		} else if sched != nil {
+		case sched != nil:
 			w.play(rng, &in, &h, batch, laneOf, 0, 0)
-		}
-		for _, a := range again {
-			measure(a.Collection, a.Pass, a.Attempt, laneOf(a.Lane))
 		}
 		var err error
 		if tr.rep, err = driftcheck.Analyze(in, rg.cfg); err != nil {
 			return tr, err
 		}
+		// The round's mend: what the data so far set aside is measured again before the
+		// look, as the pipeline does.
+		if mend := w.mend(tr.rep, running); len(mend) > 0 {
+			if sched != nil && !w.Unseated {
+				w.playAgain(rng, &in, &h, sched, mend, laneOf, round)
+			} else {
+				for _, a := range mend {
+					measure(a.Collection, a.Pass, a.Attempt, laneOf(a.Lane))
+				}
+			}
+			if tr.rep, err = driftcheck.Analyze(in, rg.cfg); err != nil {
+				return tr, err
+			}
+		}
 		pending := lanesOfRule(running)
 		if round >= w.MinPairs {
 			pending = decide.Pending(decide.Input{Spec: rg.e, Plan: rg.plan, Analysis: tr.rep})
-		}
-		if !w.NoRemeasure {
-			again = decide.Remeasure(tr.rep, pending, nil)
 		}
 		if round < w.MinPairs {
 			continue
@@ -447,7 +453,16 @@ func planned(sched []receipt.Run, c, p int, keep func(lane string) bool) []recei
 	return out
 }
 
-// playAgain measures the passes a look sent to be measured again, after the round and
+// mend returns the passes a round's mend measures again before its look
+// (decide.Remeasure, for the lanes that ran), none in a world that leaves them out.
+func (w RuleWorld) mend(rep driftcheck.Report, running []RuleLane) []receipt.Remeasure {
+	if w.NoRemeasure {
+		return nil
+	}
+	return decide.Remeasure(rep, lanesOfRule(running), nil)
+}
+
+// playAgain measures the passes a round's mend measures again, after the round and
 // seated among themselves (harness.SeatPasses), as the pipeline runs them.
 func (w RuleWorld) playAgain(rng *rand.Rand, in *driftcheck.Input, h *ruleHost, sched []receipt.Run, again []receipt.Remeasure, laneOf func(string) RuleLane, round int) {
 	var runs []receipt.Run

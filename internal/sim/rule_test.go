@@ -25,7 +25,7 @@ func fakeCase(contaminated float64) sim.RuleWorld {
 // trial stops decided and accepted, in a median of at most 4 rounds, with and without
 // contaminated processes (the previous rule needed 6 when clean and ended 94 of 100
 // trials at the 40-round cap with 3% contaminated, docs/methodology.md). Passes whose run
-// or pair is set aside are measured again in the next round, as a sequential run does.
+// or pair is set aside are measured again before the look, as a sequential run does.
 func TestRuleFakeCase(t *testing.T) {
 	for _, c := range []float64{0, 0.03} {
 		r, err := sim.EvaluateRule(fakeCase(c), 30, 1)
