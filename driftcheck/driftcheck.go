@@ -18,8 +18,11 @@ package driftcheck
 // that ran before it on the machine, in any pass (before: in its own pass only, and a
 // pass's first run was fitted as following the base), and names a busy host among the
 // reasons a pass was measured again; version 12 gives the pooled summaries the
-// Hodges-Lehmann estimate of their pair means (LaneSummary.HodgesLehmannPct).
-const SchemaVersion = 12
+// Hodges-Lehmann estimate of their pair means (LaneSummary.HodgesLehmannPct); version 13
+// judges each collection of a lane whose collections measured with different noise with
+// its own noise (collnoise.go: LaneSummary.CollectionNoiseP, NoiseByCollection, and the
+// priors of each collection, Prior.Collection).
+const SchemaVersion = 13
 
 // Config holds the thresholds and error rates of the drift check. Zero fields take the
 // DefaultConfig value, so an unset threshold in a spec means the default.
@@ -340,11 +343,14 @@ type Unfinished struct {
 // pairs reach Round borrowed D0 degrees of freedom of noise S0Pct (one pass delta, percent
 // on the log scale) from the group.
 type Prior struct {
-	Group string  `json:"group"`
-	Round int     `json:"round"`
-	Lanes int     `json:"lanes"`
-	S0Pct float64 `json:"s0_pct"`
-	D0    float64 `json:"d0"`
+	Group string `json:"group"`
+	Round int    `json:"round"`
+	// Collection is the collection whose lanes' noise the prior was fitted to (for a lane
+	// whose collections measure with different noise); 0 for all collections.
+	Collection int     `json:"collection,omitempty"`
+	Lanes      int     `json:"lanes"`
+	S0Pct      float64 `json:"s0_pct"`
+	D0         float64 `json:"d0"`
 }
 
 // Pair is the verdict of one pass-pair of one lane, for one candidate against the base.
@@ -559,6 +565,13 @@ type LaneSummary struct {
 	// means (the median of their pairwise averages): a centre that a few far pairs barely
 	// move, beside the mean the interval is built on (0 elsewhere; censored pairs left out).
 	HodgesLehmannPct float64 `json:"hodges_lehmann_pct,omitempty"`
+	// CollectionNoiseP is, in the pooled summary, the p-value of Bartlett's test that the
+	// lane's collections measured with equal noise (0 without a test: fewer than two
+	// collections with two pairs); below 0.01 NoiseByCollection is set and each
+	// collection was judged with its own noise, the pooled estimate with the variance they
+	// give it (methodology: noise that differs between collections).
+	CollectionNoiseP  float64 `json:"collection_noise_p,omitempty"`
+	NoiseByCollection bool    `json:"noise_by_collection,omitempty"`
 	// Faster counts usable passes with a negative delta, out of Passes usable passes.
 	Faster int `json:"faster"`
 	Passes int `json:"passes"`

@@ -180,10 +180,16 @@ type evidence struct {
 type power struct {
 	sigma   float64
 	priorDF float64
-	design  *Design
-	floor   float64 // log scale
-	power   float64
-	crits   map[int][2]float64 // critical values by pairs per collection (memo)
+	// collSigma, where a lane's collections measure with different noise
+	// (noiseByCollection), is the noisiest collection's noise, which the replication tests'
+	// power takes, and collPriorDF the fewest degrees of freedom a collection's prior lends
+	// (each collection's test then has those and its own pairs'); 0 where one noise serves
+	// every collection.
+	collSigma, collPriorDF float64
+	design                 *Design
+	floor                  float64 // log scale
+	power                  float64
+	crits                  map[int][2]float64 // critical values by pairs per collection (memo)
 }
 
 // critAt returns the critical values (t scale) of the replication test and the pooled
@@ -195,16 +201,25 @@ func (p *power) critAt(pairs int) (coll, pool float64) {
 	if p.crits == nil {
 		p.crits = map[int][2]float64{}
 	}
-	df := p.dfAt(pairs)
-	c := [2]float64{tCritical(p.design.CollTail(pairs), df), tCritical(p.design.PoolTail(pairs), df)}
+	coll, pool = p.dfAt(pairs)
+	c := [2]float64{tCritical(p.design.CollTail(pairs), coll), tCritical(p.design.PoolTail(pairs), pool)}
 	p.crits[pairs] = c
 	return c[0], c[1]
 }
 
-// dfAt returns the degrees of freedom of the noise with pairs usable pairs per collection.
-func (p *power) dfAt(pairs int) float64 {
+// dfAt returns the degrees of freedom of the noise of the replication tests and of the
+// pooled tests with pairs usable pairs per collection: one estimate's for both, or, where
+// each collection has its own noise, a collection's for both (the pooled interval's
+// Satterthwaite degrees of freedom lie between the fewest of a collection and their sum:
+// the lower end keeps the power a bound the rule reaches).
+func (p *power) dfAt(pairs int) (coll, pool float64) {
+	if p.collSigma > 0 {
+		coll = p.collPriorDF + float64(2*pairs-2)
+		return coll, coll
+	}
 	c := p.design.Collections
-	return p.priorDF + float64(2*c*pairs-c-1)
+	pool = p.priorDF + float64(2*c*pairs-c-1)
+	return pool, pool
 }
 
 // reproduce returns the probability that the rule reproduces an effect theta > 0 with pairs
@@ -214,6 +229,9 @@ func (p *power) reproduce(theta float64, pairs int) float64 {
 	c := float64(p.design.Collections)
 	sc := p.sigma / math.Sqrt(2*float64(pairs))
 	sp := sc / math.Sqrt(c)
+	if p.collSigma > 0 {
+		sc = p.collSigma / math.Sqrt(2*float64(pairs))
+	}
 	if sc == 0 {
 		if theta >= p.floor {
 			return 1

@@ -21,3 +21,19 @@ func TestHodgesLehmann(t *testing.T) {
 		t.Error("a censored pair alone gave an estimate")
 	}
 }
+
+// TestBartlett checks Bartlett's test against a value worked by hand: variances 1 and 4
+// on 10 degrees of freedom each give the statistic (20 ln 2.5 - 10 ln 4) / 1.05 = 4.250,
+// p = 0.0392 on one degree of freedom; equal variances give p = 1, and a variance
+// without degrees of freedom is left out.
+func TestBartlett(t *testing.T) {
+	if p, n := bartlett([]float64{1, 4}, []int{10, 10}); n != 2 || math.Abs(p-0.0392) > 0.0005 {
+		t.Errorf("bartlett(1, 4 on 10 df each) = %.4f over %d, want 0.0392 over 2", p, n)
+	}
+	if p, _ := bartlett([]float64{2, 2, 2}, []int{4, 6, 8}); math.Abs(p-1) > 1e-9 {
+		t.Errorf("equal variances: p %.4f, want 1", p)
+	}
+	if p, n := bartlett([]float64{1, 9}, []int{6, 0}); n != 1 || p != 1 {
+		t.Errorf("one variance with degrees of freedom: p %.4f over %d, want 1 over 1", p, n)
+	}
+}

@@ -1,6 +1,7 @@
 package driftcheck
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -309,8 +310,8 @@ func ratioText(a, b float64) string {
 // later rounds left out, runs set aside and pairs rejected as they were then). A lane
 // that stopped at round r is then judged exactly as at the look where it stopped, however
 // long the other lanes ran on.
-func fitPriors(in Input, cfg Config, runsAt func(round int) []run, lay layout, lanes []*laneData, rep *Report) map[string]map[int]prior {
-	out := map[string]map[int]prior{}
+func fitPriors(in Input, cfg Config, runsAt func(round int) []run, lay layout, lanes []*laneData, rep *Report) map[string]map[int]priors {
+	out := map[string]map[int]priors{}
 	last := 0
 	for _, ld := range lanes {
 		last = max(last, ld.round)
@@ -319,7 +320,7 @@ func fitPriors(in Input, cfg Config, runsAt func(round int) []run, lay layout, l
 	for _, ld := range lanes {
 		g := ld.lane.Group
 		if out[g] == nil {
-			out[g] = map[int]prior{}
+			out[g] = map[int]priors{}
 		}
 		if _, done := out[g][ld.round]; done || ld.round == 0 {
 			continue
@@ -330,29 +331,45 @@ func fitPriors(in Input, cfg Config, runsAt func(round int) []run, lay layout, l
 			atRound[ld.round] = then
 		}
 		var vs, ds []float64
+		cvs, cds := make([][]float64, lay.collections), make([][]float64, lay.collections)
 		for _, o := range then {
 			if o.lane.Group != g {
 				continue
 			}
 			s2, df := residual(o.byColl, 0)
 			vs, ds = append(vs, s2), append(ds, float64(df))
+			s2c, dfc := residualByCollection(o.byColl)
+			for c := range s2c {
+				cvs[c], cds[c] = append(cvs[c], s2c[c]), append(cds[c], float64(dfc[c]))
+			}
 		}
-		p := fitPrior(vs, ds)
-		out[g][ld.round] = p
-		if p.d0 > 0 {
+		ps := priors{all: fitPrior(vs, ds)}
+		if p := ps.all; p.d0 > 0 {
 			rep.Priors = append(rep.Priors, Prior{Group: g, Round: ld.round, Lanes: len(vs), S0Pct: math.Sqrt(p.s0sq) * 100, D0: p.d0})
 		}
+		if lay.collections > 1 {
+			for c := range cvs {
+				p := fitPrior(cvs[c], cds[c])
+				ps.byColl = append(ps.byColl, p)
+				if p.d0 > 0 {
+					rep.Priors = append(rep.Priors, Prior{Group: g, Round: ld.round, Collection: c + 1, Lanes: len(cvs[c]), S0Pct: math.Sqrt(p.s0sq) * 100, D0: p.d0})
+				}
+			}
+		}
+		out[g][ld.round] = ps
 	}
 	slices.SortFunc(rep.Priors, func(a, b Prior) int {
-		if a.Group != b.Group {
-			if a.Group < b.Group {
-				return -1
-			}
-			return 1
-		}
-		return a.Round - b.Round
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Round, b.Round), cmp.Compare(a.Collection, b.Collection))
 	})
 	return out
+}
+
+// priors are a noise group's priors at one look: fitted to its lanes' noise over all
+// collections, and to their noise in each collection (for a lane whose collections
+// measure with different noise, noiseByCollection; none with one collection).
+type priors struct {
+	all    prior
+	byColl []prior
 }
 
 // lanesAt prepares every lane and candidate from early, the runs as a look after some
@@ -414,7 +431,8 @@ func prepareLanes(in Input, cfg Config, runs []run, lay layout) ([]*laneData, []
 
 // summarize judges the lane in every collection and pooled, with its noise moderated by
 // the prior of its group at its look, and appends its passes, pairs and summaries to rep.
-func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay layout, pr prior) {
+func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay layout, prs priors) {
+	pr := prs.all
 	s2, df := residual(ld.byColl, 0)
 	nz := noise{own: df, ownSD: math.Sqrt(s2), adjVar: ld.adjVar}
 	cal := calibrated(ld.lane.Calibration, cfg.MaxCalibrationDF)
@@ -423,6 +441,11 @@ func (ld *laneData) summarize(rep *Report, in Input, cfg Config, runs []run, lay
 	}
 	j := judging{nz: nz, pw: power{design: cfg.Design, floor: ld.fl, power: cfg.Power, priorDF: pr.d0 + nz.lent},
 		samples: sampleCount(runs, lay, ld.l, ld.a)}
+	j.byColl, j.collNoiseP = ld.noiseByCollection(nz, prs.byColl, cal)
+	if cn := j.byColl; cn != nil {
+		j.nz = cn.pooled
+		j.pw.collSigma, j.pw.collPriorDF = cn.noisiest, cn.collPriorDF
+	}
 	var all []pairStat
 	j.within, all = ld.judgePairs(in, cfg, runs, lay, materialLog(ld.fl, nz))
 	pooled := newSummary(ld.lane, ld.cand, 0, ld.floorPct)
@@ -442,6 +465,11 @@ type judging struct {
 	pw      power
 	within  float64
 	samples int
+	// byColl, where the lane's collections measure with different noise, is each
+	// collection's (nz is then the pooled estimate's); collNoiseP is Bartlett's p-value
+	// of the test (0 without one).
+	byColl     *collNoise
+	collNoiseP float64
 }
 
 // collectionVerdicts is what the collections' summaries tell the pooled one: how many
@@ -510,12 +538,16 @@ func (ld *laneData) judgeCollections(rep *Report, in Input, runs []run, lay layo
 			m, _ = meanPairs(cp.stats)
 			o = orderEffect(cp.stats)
 		}
-		ev := newEvidence(len(cp.stats), m, o, j.nz, j.pw, d.CollTail(ld.round), ld.round)
+		nz := j.nz
+		if j.byColl != nil {
+			nz = j.byColl.byColl[c]
+		}
+		ev := newEvidence(len(cp.stats), m, o, nz, j.pw, d.CollTail(ld.round), ld.round)
 		s := newSummary(ld.lane, ld.cand, c+1, ld.floorPct)
 		s.countPairs(cp.pairs)
 		pooled.countPairs(cp.pairs)
 		passDeltas(&s, cp.passes, cp.kept, runs, lay, c, ld.l, ld.a, ld.lane, ld.floorPct)
-		s.fill(ev, j.nz, j.within, j.samples)
+		s.fill(ev, nz, j.within, j.samples)
 		s.CensoredSlower, s.CensoredFaster = censoredCounts(cp.stats)
 		s.Verdict, s.Reason = verdictFrom(s, ev, ld.fl, 0)
 		ld.hold(&s)
@@ -563,9 +595,13 @@ func (ld *laneData) judgePooled(rep *Report, j judging, all []pairStat, cv colle
 		m, _ = meanPairs(all)
 		o = orderEffect(all)
 	}
+	if j.byColl != nil {
+		m = j.byColl.mean
+	}
 	ev := newEvidence(len(all), m, o, j.nz, j.pw, j.pw.design.PoolTail(ld.round), ld.round)
 	pooled.fill(ev, j.nz, j.within, j.samples)
 	pooled.HeterogeneityP = heterogeneity(cv.means, cv.ses, m)
+	pooled.CollectionNoiseP, pooled.NoiseByCollection = j.collNoiseP, j.byColl != nil
 	replicated := 0
 	switch {
 	case cv.ran > 0 && cv.repro[-1] == cv.ran:
@@ -579,6 +615,9 @@ func (ld *laneData) judgePooled(rep *Report, j judging, all []pairStat, cv colle
 	censor(pooled)
 	if pooled.HeterogeneityP < heterogeneityP {
 		pooled.Reason += fmt.Sprintf("; the collections disagree (Cochran's Q %s): %s", pText(pooled.HeterogeneityP), collectionEffects(rep, ld))
+	}
+	if j.byColl != nil {
+		pooled.Reason += "; " + j.byColl.noiseNote()
 	}
 	if hl, ok := hodgesLehmann(all); ok {
 		pooled.HodgesLehmannPct = toPct(hl)

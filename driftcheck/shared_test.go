@@ -82,3 +82,62 @@ func TestCountedLaneFirstPair(t *testing.T) {
 		t.Errorf("pooled %s %q, want reproduced-slower", p.Verdict, p.Reason)
 	}
 }
+
+// TestNoiseByCollection: lanes whose second collection measured on a host five times as
+// noisy are judged each collection with its own noise (the quiet collection's interval
+// narrower than one shared estimate would make it), and the pooled reason says so; lanes
+// whose collections measured alike keep one estimate.
+func TestNoiseByCollection(t *testing.T) {
+	quiet := sim.World{Lanes: 6, Collections: 2, Pairs: 8, Samples: 10, Within: 0.01, Between: 0.01, Effect: 0.03}
+	noisy := quiet
+	noisy.Within, noisy.Between = 0.05, 0.05
+	in := quiet.Input(sim.NewRand(21))
+	loud := noisy.Input(sim.NewRand(22))
+	for i, o := range in.Observations {
+		if o.Collection == 2 {
+			in.Observations[i] = loud.Observations[i]
+		}
+	}
+	r := analyze(t, in, driftcheck.DefaultConfig())
+	switched := 0
+	for _, p := range r.Pooled {
+		if !p.NoiseByCollection {
+			continue
+		}
+		switched++
+		if !(p.CollectionNoiseP < 0.01) || !strings.Contains(p.Reason, "measured with different noise") {
+			t.Errorf("%s: p %.4f, reason %q: want p below 0.01, named in the reason", p.Lane, p.CollectionNoiseP, p.Reason)
+		}
+		var c1, c2 driftcheck.LaneSummary
+		for _, s := range r.Lanes {
+			if s.Lane == p.Lane && s.Collection == 1 {
+				c1 = s
+			}
+			if s.Lane == p.Lane && s.Collection == 2 {
+				c2 = s
+			}
+		}
+		if !(c2.NoisePct > 2*c1.NoisePct) || !(c1.NoisePct < p.NoisePct && p.NoisePct < c2.NoisePct) {
+			t.Errorf("%s: noise %.2f%% and %.2f%% by collection, %.2f%% pooled: want the second far above the first, the pooled between", p.Lane, c1.NoisePct, c2.NoisePct, p.NoisePct)
+		}
+	}
+	if switched < 5 {
+		t.Errorf("%d of 6 lanes judged by collection, want at least 5", switched)
+	}
+	var byColl int
+	for _, pr := range r.Priors {
+		if pr.Collection > 0 {
+			byColl++
+		}
+	}
+	if byColl != 2 {
+		t.Errorf("priors %+v: want one for each collection beside the shared one", r.Priors)
+	}
+
+	same := quiet.Input(sim.NewRand(21))
+	for _, p := range analyze(t, same, driftcheck.DefaultConfig()).Pooled {
+		if p.NoiseByCollection || !(p.CollectionNoiseP > 0) {
+			t.Errorf("%s, collections alike: by collection %v (p %.4f), want one estimate after a test", p.Lane, p.NoiseByCollection, p.CollectionNoiseP)
+		}
+	}
+}

@@ -326,8 +326,9 @@ type RuleRow struct {
 	// MedianRounds is the median rounds of a run; MeanPrimary the mean rounds to decide
 	// the primary lane.
 	MedianRounds, MeanPrimary float64
-	// Decided is the percent of trials that stopped decided; NaN where not measured.
-	Decided float64
+	// Decided is the percent of trials that stopped decided, Accepted the percent the
+	// rule accepted; NaN where not measured.
+	Decided, Accepted float64
 	// FalseSlower and FalseFaster are the decision-level columns: the percent of trials
 	// with a lane of no true effect reproduced slower (faster); NaN in a row of the
 	// previous rule (PreviousPrefix), whose program did not measure them.
@@ -359,6 +360,7 @@ func ParseRuleTable(table string) ([]RuleRow, error) {
 			}
 		}
 		cell(2, "stopped decided", &r.Decided)
+		cell(3, "accepted", &r.Accepted)
 		cell(4, "median rounds", &r.MedianRounds)
 		cell(5, "mean rounds", &r.MeanRounds)
 		cell(6, "mean rounds, primary", &r.MeanPrimary)
@@ -432,7 +434,27 @@ func DecisionFindings(rows []RuleRow) string {
 	}
 	b.WriteString(seatingFindings(all))
 	b.WriteString(calibrationFindings(all))
+	b.WriteString(collectionFindings(all))
 	return b.String()
+}
+
+// collectionFindings states the rows whose second collection is three times as noisy
+// beside the same worlds with equal noise: the rounds the fake-lane experiment and the A/A
+// take, and how often a control changed by exactly its floor is shown neutral.
+func collectionFindings(rows []RuleRow) string {
+	row := map[string]RuleRow{}
+	for _, r := range rows {
+		row[r.World] = r
+	}
+	fake, aa := "fake lanes", "A/A, a primary expected neutral and 9 guards"
+	worlds := []string{fake + ", clean", fake + NoisierCollection, aa + ", 5% contaminated", aa + NoisierCollection + ", 5% contaminated", FloorControl, FloorControl + NoisierCollection}
+	for _, w := range worlds {
+		if _, ok := row[w]; !ok {
+			return ""
+		}
+	}
+	return fmt.Sprintf("With the second collection three times as noisy as the first (each collection judged with its own noise, the pooled estimate weighted by their precision), the fake-lane experiment takes a mean of %.1f rounds (%.1f with equal noise) and the A/A of ten lanes %.1f (%.1f); a control changed by exactly its 3%% floor is shown neutral in %s of the runs with equal noise and %s with the noisier collection, against the 5%% the equivalence test states.\n",
+		row[worlds[1]].MeanRounds, row[worlds[0]].MeanRounds, row[worlds[3]].MeanRounds, row[worlds[2]].MeanRounds, num(row[worlds[4]].Accepted), num(row[worlds[5]].Accepted))
 }
 
 // PrimaryAlone names the decision-rule table row of the fake-lane primary with no other

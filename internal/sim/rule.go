@@ -572,7 +572,8 @@ func FakeLanes() []RuleLane {
 // cost of place on the balanced schedule, with two and three arms, heat of 10% with two
 // arms, the lanes seated and not, three worlds under Hwang-Shih-DeCani spending, the
 // primary alone, four lanes alone with a host calibration lent to their noise, and the
-// A/A at 20% process noise (the same seeds stay with the same rows, and a world without
+// A/A at 20% process noise, and the control changed by exactly its floor with equal noise
+// and with collection 2 three times as noisy (the same seeds stay with the same rows, and a world without
 // failures draws the random numbers it drew before they were simulated).
 func RuleGrid() []RuleCase {
 	fake := RuleWorld{Lanes: FakeLanes(), Collections: 2, MinPairs: 2, MaxPairs: 40, Samples: 10, Within: 0.02, Between: 0.02}
@@ -612,8 +613,8 @@ func RuleGrid() []RuleCase {
 		RuleCase{"A/A, a primary expected neutral and 9 guards, 5% contaminated, first look after round 1", with(func(w *RuleWorld) { w.Lanes, w.Contaminated, w.MinPairs = aa, 0.05, 1 })})
 	// Noise that changes between collections: the second three times the first's.
 	out = append(out,
-		RuleCase{"fake lanes, noise 3x in collection 2", with(func(w *RuleWorld) { w.NoiseScale = []float64{1, 3} })},
-		RuleCase{"A/A, a primary expected neutral and 9 guards, noise 3x in collection 2, 5% contaminated", with(func(w *RuleWorld) { w.Lanes, w.NoiseScale, w.Contaminated = aa, []float64{1, 3}, 0.05 })})
+		RuleCase{"fake lanes" + NoisierCollection, with(func(w *RuleWorld) { w.NoiseScale = []float64{1, 3} })},
+		RuleCase{"A/A, a primary expected neutral and 9 guards" + NoisierCollection + ", 5% contaminated", with(func(w *RuleWorld) { w.Lanes, w.NoiseScale, w.Contaminated = aa, []float64{1, 3}, 0.05 })})
 	// A cost of place on the balanced schedule (harness.Schedule): the first run of each
 	// lane in a pass 10% slower, every process after one of the last arm 5% slower; with
 	// two arms, and with three (the effect on the first candidate only).
@@ -653,8 +654,23 @@ func RuleGrid() []RuleCase {
 	// The A/A at the process-to-process spread of the widest real lanes (a stickiness
 	// guard's processes spread 3.9 to 9.1 ms): the early looks with few degrees of freedom.
 	out = append(out, RuleCase{"A/A, a primary expected neutral and 9 guards, process noise 20%", with(func(w *RuleWorld) { w.Lanes, w.Between = aa, 0.2 })})
+	// The control changed by exactly its floor, with equal noise and with collection 2
+	// three times as noisy: "accepted" is then the share of runs that showed it neutral,
+	// the equivalence test's error.
+	atFloor := func(w *RuleWorld) { w.Lanes[2].Effect = 0.03 }
+	out = append(out,
+		RuleCase{FloorControl, with(atFloor)},
+		RuleCase{FloorControl + NoisierCollection, with(func(w *RuleWorld) { atFloor(w); w.NoiseScale = []float64{1, 3} })})
 	return out
 }
+
+// FloorControl names the decision-rule table row of the fake-lane experiment whose control
+// is changed by exactly its floor (3%); NoisierCollection ends the name of a row whose
+// second collection is three times as noisy as the first.
+const (
+	FloorControl      = "fake lanes, the control 3% slower (its floor)"
+	NoisierCollection = ", noise 3x in collection 2"
+)
 
 // EvaluateRuleGrid evaluates every case on all CPUs, each with its own seeds.
 func EvaluateRuleGrid(cases []RuleCase, trials int) ([]RuleResult, error) {
