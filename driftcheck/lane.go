@@ -591,12 +591,12 @@ func (ld *laneData) judgePooled(rep *Report, j judging, all []pairStat, cv colle
 		pooled.MedianDeltaPct, pooled.MeanDeltaPct = Median(deltas), mean(deltas)
 	}
 	m, o := 0.0, 0.0
-	if len(all) > 0 {
+	switch {
+	case j.byColl != nil: // the collections weighted by their precision
+		m, o = j.byColl.mean, orderEffect(all)
+	case len(all) > 0:
 		m, _ = meanPairs(all)
 		o = orderEffect(all)
-	}
-	if j.byColl != nil {
-		m = j.byColl.mean
 	}
 	ev := newEvidence(len(all), m, o, j.nz, j.pw, j.pw.design.PoolTail(ld.round), ld.round)
 	pooled.fill(ev, j.nz, j.within, j.samples)

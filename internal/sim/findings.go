@@ -378,10 +378,7 @@ func ParseRuleTable(table string) ([]RuleRow, error) {
 // mean rounds of the fake-lane experiment with 3% of its processes contaminated under each,
 // and, for Hwang-Shih-DeCani, the clean experiment and the A/A beside Pocock's.
 func RuleFindings(rows []RuleRow) string {
-	row := map[string]RuleRow{}
-	for _, r := range rows {
-		row[r.World] = r
-	}
+	row := byWorld(rows)
 	c3 := func(sp string) RuleRow { return row["fake lanes, 3% contaminated, "+sp+" spending"] }
 	clean, aa := "fake lanes, clean", "A/A, a primary expected neutral and 9 guards, 5% contaminated"
 	hsd := func(world string) RuleRow { return row[world+", hsd spending"] }
@@ -389,6 +386,15 @@ func RuleFindings(rows []RuleRow) string {
 		c3("pocock").MeanRounds, c3("power").MeanRounds, c3("obrien-fleming").MeanRounds, c3("hsd").MeanRounds, c3("pocock").Trials,
 		row[clean].MeanRounds, hsd(clean).MeanRounds, row[aa].MeanRounds, hsd(aa).MeanRounds,
 		num(row[aa].FalseSlower), num(hsd(aa).FalseSlower), num(row[aa].FalseFaster), num(hsd(aa).FalseFaster))
+}
+
+// byWorld indexes rule table rows by their world's name.
+func byWorld(rows []RuleRow) map[string]RuleRow {
+	out := make(map[string]RuleRow, len(rows))
+	for _, r := range rows {
+		out[r.World] = r
+	}
+	return out
 }
 
 // statedPct is the stated false reproduced rate per direction, in percent: alpha/2 at the
@@ -442,10 +448,7 @@ func DecisionFindings(rows []RuleRow) string {
 // beside the same worlds with equal noise: the rounds the fake-lane experiment and the A/A
 // take, and how often a control changed by exactly its floor is shown neutral.
 func collectionFindings(rows []RuleRow) string {
-	row := map[string]RuleRow{}
-	for _, r := range rows {
-		row[r.World] = r
-	}
+	row := byWorld(rows)
 	fake, aa := "fake lanes", "A/A, a primary expected neutral and 9 guards"
 	worlds := []string{fake + ", clean", fake + NoisierCollection, aa + ", 5% contaminated", aa + NoisierCollection + ", 5% contaminated", FloorControl, FloorControl + NoisierCollection}
 	for _, w := range worlds {

@@ -157,8 +157,8 @@ func (w RuleWorld) page() (*spec.Experiment, error) {
 // EvaluateRule runs trials of a rule world through the real decision code: after every
 // round from MinPairs on, driftcheck analyses the data so far, decide.Pending says which
 // lanes still need pairs (the others stop, as a sequential run stops them), the passes
-// decide.Remeasure names are measured again before each look (the round's mend), and at the end
-// decide.Decide gives the status.
+// decide.Remeasure names are measured again before each look (the round's mend), and at
+// the end decide.Decide gives the status.
 func EvaluateRule(w RuleWorld, trials int, seed uint64) (RuleResult, error) {
 	if w.Slowdown == 0 {
 		w.Slowdown = ContaminatedSlowdown
@@ -571,10 +571,10 @@ func FakeLanes() []RuleLane {
 // 2; two with noise three times as large in the second collection; last, three with a
 // cost of place on the balanced schedule, with two and three arms, heat of 10% with two
 // arms, the lanes seated and not, three worlds under Hwang-Shih-DeCani spending, the
-// primary alone, four lanes alone with a host calibration lent to their noise, and the
-// A/A at 20% process noise, and the control changed by exactly its floor with equal noise
-// and with collection 2 three times as noisy (the same seeds stay with the same rows, and a world without
-// failures draws the random numbers it drew before they were simulated).
+// primary alone, four lanes alone with a host calibration lent to their noise, the A/A at
+// 20% process noise, and the control changed by exactly its floor with equal noise and
+// with collection 2 three times as noisy (the same seeds stay with the same rows, and a
+// world without failures draws the random numbers it drew before they were simulated).
 func RuleGrid() []RuleCase {
 	fake := RuleWorld{Lanes: FakeLanes(), Collections: 2, MinPairs: 2, MaxPairs: 40, Samples: 10, Within: 0.02, Between: 0.02}
 	with := func(f func(*RuleWorld)) RuleWorld {
