@@ -12,7 +12,7 @@ BASE    ?= origin/main
 # the commits since and the commit, or the commit alone; -dirty with uncommitted changes),
 # linked in so that it holds even when the build records no VCS data (-buildvcs=false).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
-LDFLAGS := -X github.com/flipbench/flipbench/internal/cli.buildVersion=$(VERSION)
+LDFLAGS := -X github.com/flipbench/flipbench/cmd/flipbench/cli.buildVersion=$(VERSION)
 
 .PHONY: all build install lanes ab gate test vet fmt-check sim valgrind chromium cc clean
 
@@ -95,14 +95,14 @@ test: fmt-check vet valgrind chromium cc
 ##      TRIALS experiments per cell and outcome); rewrites the page's generated tables
 TRIALS ?= 1000
 sim:
-	$(GO) run ./internal/sim/simtables -trials $(TRIALS)
+	$(GO) run ./cmd/simtables -trials $(TRIALS)
 
 ## fuzz: every fuzz target for FUZZTIME each (make test runs their seed corpora only),
 ## printing the executions each made; a crash stops it and is kept in testdata/fuzz/
 FUZZTIME ?= 60s
-FUZZ_TARGETS := spec:FuzzParse spec:FuzzParseGate lanekind:FuzzParseOutput \
-	receipt:FuzzParseRecords receipt:FuzzPlan receipt:FuzzManifest \
-	driftcheck:FuzzParseScenarios ledger:FuzzParsePage ledger:FuzzParseDirections
+FUZZ_TARGETS := model/spec:FuzzParse model/spec:FuzzParseGate model/lanekind:FuzzParseOutput \
+	model/receipt:FuzzParseRecords model/receipt:FuzzPlan model/receipt:FuzzManifest \
+	driftcheck:FuzzParseScenarios verbs/ledger:FuzzParsePage verbs/ledger:FuzzParseDirections
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; out=$$(mktemp); \
 		if ! $(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) > $$out 2>&1; then \
@@ -116,7 +116,7 @@ fuzz:
 SWEEP_POINTS ?= 20
 SWEEP_SEED   ?= 1
 sweep:
-	$(GO) test ./internal/cli -run '^TestKillSweep$$' -count=1 -v -timeout 30m -args -sweep-points=$(SWEEP_POINTS) -sweep-seed=$(SWEEP_SEED)
+	$(GO) test ./cmd/flipbench/cli -run '^TestKillSweep$$' -count=1 -v -timeout 30m -args -sweep-points=$(SWEEP_POINTS) -sweep-seed=$(SWEEP_SEED)
 
 vet:
 	$(GO) vet ./...

@@ -34,7 +34,7 @@ import (
 // draw from the top (or bottom) of the lane's own deltas, as often up as down, so the
 // substituted data stay symmetric about 0 and the lane's t interval keeps its error rate;
 // the rule then only takes verdicts away (a lane with passes bounded both ways cannot be
-// decided), never adds one. The simulation (internal/sim, the rule table's timeout worlds)
+// decided), never adds one. The simulation (cmd/simtables/sim, the rule table's timeout worlds)
 // measures both: the A/A rate, and a candidate 30% slower that times out in 10% of its
 // runs reproduced slower.
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/flipbench/flipbench/cmd/simtables/sim"
 	"github.com/flipbench/flipbench/driftcheck"
-	"github.com/flipbench/flipbench/internal/sim"
 )
 
 // side is one run's samples; nil means the observation is missing.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/flipbench/flipbench/driftcheck"
-	"github.com/flipbench/flipbench/internal/seeds"
+	"github.com/flipbench/flipbench/internal/testkit/seeds"
 )
 
 // FuzzParseScenarios feeds drift --input documents to ParseScenarios and the analysis:

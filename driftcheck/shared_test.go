@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flipbench/flipbench/cmd/simtables/sim"
 	"github.com/flipbench/flipbench/driftcheck"
-	"github.com/flipbench/flipbench/internal/sim"
 )
 
 // TestSetAside: one process disturbed by a neighbour (twice as slow, five times noisier)

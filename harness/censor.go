@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // timeoutBound returns what a run killed at its timeout after wall (its wall time, at most

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // TestTimeoutBound checks the bound a timed-out run records: the wall time over the

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // NoSpace reports whether a failed run failed for want of disk space: its error or the

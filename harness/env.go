@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // CaptureEnv records the state of the host: load, CPU, governor, memory and free disk under

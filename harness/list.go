@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flipbench/flipbench/lanekind"
-	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/model/lanekind"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // ListTimeout bounds one binary's lane listing.

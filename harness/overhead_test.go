@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flipbench/flipbench/lanekind"
-	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/model/lanekind"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // BenchmarkRunOverhead measures what flipbench adds around the lane processes: a plan of

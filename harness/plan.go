@@ -3,10 +3,10 @@ package harness
 import (
 	"time"
 
-	"github.com/flipbench/flipbench/decide"
-	"github.com/flipbench/flipbench/lanekind"
-	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/spec"
+	"github.com/flipbench/flipbench/analysis/decide"
+	"github.com/flipbench/flipbench/model/lanekind"
+	"github.com/flipbench/flipbench/model/receipt"
+	"github.com/flipbench/flipbench/model/spec"
 )
 
 // PlanInput is what NewPlan needs: the spec, its resolved protocol and lanes, and the

@@ -18,7 +18,7 @@ import (
 	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/internal/owner"
-	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // Process is one finished lane process.

@@ -20,8 +20,8 @@ import (
 
 	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/internal/owner"
-	"github.com/flipbench/flipbench/lanekind"
-	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/model/lanekind"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // Events receives progress from a Runner. Implementations print; the Runner never does.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flipbench/flipbench/lanekind"
-	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/model/lanekind"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // fakeStarter answers every run with deterministic output: the arm's value for the lane,

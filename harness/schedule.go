@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/flipbench/flipbench/driftcheck"
-	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // Schedule returns every run of a protocol in execution order, on the design ArmDesign

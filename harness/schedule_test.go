@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/flipbench/flipbench/driftcheck"
-	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // TestArmDesign checks the Williams property for 2 to 7 arms: over the design's orders and

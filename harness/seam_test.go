@@ -15,7 +15,7 @@ import (
 // starters returns the folders (relative to the module root) whose production files may
 // start processes: harness (Starter, for lanes, listings and checks) and armbuild (builds,
 // git and the go command). examples and lanes are systems under test.
-func starters() []string { return []string{"harness", "armbuild", "examples", "lanes"} }
+func starters() []string { return []string{"harness", "steps/armbuild", "examples", "lanes"} }
 
 // startCalls returns the functions that start a process, by import path.
 func startCalls() map[string][]string {

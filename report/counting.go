@@ -6,11 +6,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flipbench/flipbench/analysis/loaded"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/mdtable"
-	"github.com/flipbench/flipbench/lanekind"
-	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/receipt/loaded"
+	"github.com/flipbench/flipbench/model/lanekind"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // Counted reports whether any lane of the plan counts instructions.

@@ -8,7 +8,7 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
-	"github.com/flipbench/flipbench/receipt"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // DriftMarkdown writes the drift check of r as markdown, meant to sit under a

@@ -6,12 +6,12 @@ import (
 	"io"
 	"slices"
 
+	"github.com/flipbench/flipbench/analysis/loaded"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
-	"github.com/flipbench/flipbench/nonzero"
-	"github.com/flipbench/flipbench/receipt/loaded"
-	"github.com/flipbench/flipbench/spec"
+	"github.com/flipbench/flipbench/model/nonzero"
+	"github.com/flipbench/flipbench/model/spec"
 )
 
 // MetricsSection writes the "Lane metrics" section (heading, a line on what it shows, the

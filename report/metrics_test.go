@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/receipt/loaded"
+	"github.com/flipbench/flipbench/analysis/loaded"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // metricsData is a receipt of two arms and two lanes; Over names two metrics nonzero,

@@ -13,11 +13,11 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/flipbench/flipbench/analysis/loaded"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
-	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/receipt/loaded"
-	"github.com/flipbench/flipbench/spec"
+	"github.com/flipbench/flipbench/model/receipt"
+	"github.com/flipbench/flipbench/model/spec"
 )
 
 // PlotName returns the file name of the plot of one lane for one candidate arm inside a

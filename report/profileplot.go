@@ -13,9 +13,9 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/flipbench/flipbench/analysis/loaded"
+	"github.com/flipbench/flipbench/analysis/profdiff"
 	"github.com/flipbench/flipbench/internal/human"
-	"github.com/flipbench/flipbench/profdiff"
-	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // profilePlotBars is how many functions a profile plot shows.

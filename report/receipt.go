@@ -14,12 +14,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flipbench/flipbench/incidence"
+	"github.com/flipbench/flipbench/analysis/incidence"
+	"github.com/flipbench/flipbench/analysis/loaded"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/internal/shquote"
-	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/receipt/loaded"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // Path returns the receipt page's path for a data folder: the folder's name plus ".md".

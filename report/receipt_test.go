@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flipbench/flipbench/analysis/loaded"
+	"github.com/flipbench/flipbench/analysis/profdiff"
 	"github.com/flipbench/flipbench/driftcheck"
-	"github.com/flipbench/flipbench/internal/receipttest"
-	"github.com/flipbench/flipbench/profdiff"
-	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/receipt/loaded"
+	"github.com/flipbench/flipbench/internal/testkit/receipttest"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // finishSynth writes a synthetic receipt, its derived files and its page, and returns its

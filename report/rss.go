@@ -4,10 +4,10 @@ import (
 	"io"
 	"slices"
 
+	"github.com/flipbench/flipbench/analysis/loaded"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
-	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // RSSStyle chooses the columns of RSSTable.

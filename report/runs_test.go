@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/receipt/loaded"
+	"github.com/flipbench/flipbench/analysis/loaded"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // TestRunsText checks that a sequential run's receipt says how many rounds ran of how

@@ -7,9 +7,9 @@ import (
 
 	"golang.org/x/perf/benchunit"
 
+	"github.com/flipbench/flipbench/analysis/loaded"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/mdtable"
-	"github.com/flipbench/flipbench/receipt/loaded"
 )
 
 // LaneShare is how much of a lane's process time its recorded samples were: the sum of

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flipbench/flipbench/analysis/loaded"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
-	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/receipt/loaded"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // Roles maps a lane name to its role, for the role column of tables; a lane it does not

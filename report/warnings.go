@@ -6,12 +6,12 @@ import (
 
 	"golang.org/x/perf/benchunit"
 
+	"github.com/flipbench/flipbench/analysis/loaded"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
-	"github.com/flipbench/flipbench/lanekind"
-	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/receipt/loaded"
-	"github.com/flipbench/flipbench/spec"
+	"github.com/flipbench/flipbench/model/lanekind"
+	"github.com/flipbench/flipbench/model/receipt"
+	"github.com/flipbench/flipbench/model/spec"
 )
 
 // ShortSampleNs is the sample time below which a Go benchmark run with one iteration

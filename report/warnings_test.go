@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flipbench/flipbench/receipt"
-	"github.com/flipbench/flipbench/receipt/loaded"
+	"github.com/flipbench/flipbench/analysis/loaded"
+	"github.com/flipbench/flipbench/model/receipt"
 )
 
 // TestBenchtimeWarnings checks the warning about a b.N benchmark given too few

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/flipbench/flipbench/internal/cli"
+	"github.com/flipbench/flipbench/cmd/flipbench/cli"
 )
 
 func main() { os.Exit(cli.Main(os.Args[1:], cli.StdStreams())) }

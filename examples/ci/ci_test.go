@@ -14,7 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/flipbench/flipbench/internal/cli"
+	"github.com/flipbench/flipbench/cmd/flipbench/cli"
 )
 
 // decode reads every YAML document of path into a new T each, refusing fields T does not

@@ -1,0 +1,92 @@
+package loaded
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/model/lanekind"
+	"github.com/flipbench/flipbench/model/receipt"
+	"github.com/flipbench/flipbench/model/spec"
+)
+
+// DriftInput turns a plan and its records into the drift check's input. A failed run is an
+// observation without samples that names its error, and a timed-out one carries its bound
+// in the lane's unit (driftcheck.Observation.AtLeast). A lane is higher-is-better when the
+// plan says better: higher (spec.Resolve records every lane's better direction in the plan).
+func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
+	in := driftcheck.Input{
+		Base:        plan.Arms[0].Name,
+		Collections: plan.Protocol.Collections,
+		Passes:      plan.Protocol.Passes,
+	}
+	for _, a := range plan.Arms[1:] {
+		in.Candidates = append(in.Candidates, a.Name)
+	}
+	after := predecessors(plan, recs)
+	units := map[string]string{} // lane -> the unit its runs print, for a bound's
+	for _, l := range plan.Lanes {
+		units[l.Name] = l.Unit
+	}
+	for _, r := range recs {
+		if r.OK() && units[r.Lane] == "" {
+			units[r.Lane] = r.Unit
+		}
+	}
+	for _, r := range recs {
+		o := driftcheck.Observation{Collection: r.Collection, Pass: r.Pass, Lane: r.Lane, Arm: r.Arm,
+			Order: r.Order, Position: r.Position, After: after[r.Key()], Attempt: r.Attempt, Round: r.Round}
+		if r.OK() {
+			o.Samples = r.Samples
+		} else {
+			o.Failed, o.TimedOut = r.Error, r.TimedOut
+			o.AtLeast = r.BoundIn(cmp.Or(units[r.Lane], r.Unit))
+		}
+		in.Observations = append(in.Observations, o)
+	}
+	for _, l := range plan.Lanes {
+		floor := l.FloorPct
+		if floor == 0 {
+			floor = lanekind.DefaultFloorPct(l.Metric)
+		}
+		in.Lanes = append(in.Lanes, driftcheck.Lane{Name: l.Name, HigherIsBetter: l.Better == spec.BetterHigher, FloorPct: floor, Group: lanekind.NoiseGroup(l.Metric),
+			Calibration: l.Calibration})
+	}
+	return in
+}
+
+// predecessors returns, for each record, the arm of the process that ran just before it on
+// the same machine, by start time, whatever its lane, pass or round (failed runs ran too):
+// a pass's first run follows the last run of the pass before it, and that is the process
+// whose heat or cache it meets. A record without one (the first run of a machine's
+// sequence) is absent. The runs of a whole receipt ran on one machine; a merged receipt's
+// came from its shard receipts (receipt.ShardSource), each run on one machine, and a run
+// is counted with the shard that was dealt its pass pair in its round, or with its pass
+// pair alone when no source names it.
+func predecessors(plan *receipt.Plan, recs []receipt.Record) map[receipt.Key]string {
+	type seq struct{ source, collection, pair, round int }
+	machine := func(r receipt.Record) seq {
+		if !plan.Merged() {
+			return seq{}
+		}
+		round := r.MeasuredRound()
+		for i, src := range plan.Shard.Sources {
+			if round >= src.FromRound && round <= src.ToRound && slices.Contains(src.Pairs, receipt.PairOf(r.Collection, r.Pass)) {
+				return seq{source: i + 1}
+			}
+		}
+		return seq{collection: r.Collection, pair: receipt.Round(r.Pass), round: round}
+	}
+	order := slices.Clone(recs)
+	slices.SortStableFunc(order, func(a, b receipt.Record) int { return a.Started.Compare(b.Started) })
+	last := map[seq]string{}
+	after := map[receipt.Key]string{}
+	for _, r := range order {
+		m := machine(r)
+		if arm, ok := last[m]; ok {
+			after[r.Key()] = arm
+		}
+		last[m] = r.Arm
+	}
+	return after
+}

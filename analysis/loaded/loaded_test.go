@@ -1,0 +1,101 @@
+package loaded
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/testkit/receipttest"
+	"github.com/flipbench/flipbench/model/receipt"
+)
+
+// finishSynth writes a synthetic receipt with what Finish derives from it (analysis.json,
+// a page, the manifest), and returns its folder.
+func finishSynth(t *testing.T, s receipttest.Synth) string {
+	t.Helper()
+	dir := receipttest.Write(t, s)
+	d, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := receipt.WriteJSON(filepath.Join(dir, receipt.AnalysisFile), d.Analysis); err != nil {
+		t.Fatal(err)
+	}
+	page := []byte("# Receipt\n")
+	if _, err := receipt.WriteManifestPage(dir, page); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(receipt.PagePath(dir), page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestOpen checks that Open refuses a receipt that does not match its manifest and
+// reads the stored analysis of one that does.
+func TestOpen(t *testing.T) {
+	dir := finishSynth(t, receipttest.Default())
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(d.Analysis.Lanes) != fmt.Sprint(fresh.Analysis.Lanes) || len(d.Records) != 16 || d.Plan.Experiment != 1 {
+		t.Errorf("Open and Load disagree")
+	}
+	receipttest.Flip(t, filepath.Join(dir, receipt.AnalysisFile))
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "does not match its manifest; refusing a changed receipt") {
+		t.Errorf("got %v", err)
+	}
+	if _, err := Open(filepath.Join(dir, "nowhere")); err == nil {
+		t.Errorf("no error for a missing folder")
+	}
+}
+
+// TestDriftInputBetter checks that the better direction comes from the plan alone, which
+// spec.Resolve fills for every lane: a rate unit does not make a lane higher-is-better.
+func TestDriftInputBetter(t *testing.T) {
+	plan := &receipt.Plan{Arms: []receipt.Arm{{Name: "base"}, {Name: "cand"}},
+		Protocol: receipt.Protocol{Collections: 1, Passes: 2},
+		Lanes:    []receipt.Lane{{Name: "rate", Better: "higher"}, {Name: "time", Better: "lower"}, {Name: "unset"}}}
+	var recs []receipt.Record
+	for _, l := range plan.Lanes {
+		recs = append(recs, receipt.Record{Collection: 1, Pass: 1, Lane: l.Name, Arm: "base", Samples: []float64{1, 2}, Unit: "ops/s"})
+	}
+	in := DriftInput(plan, recs)
+	got := map[string]bool{}
+	for _, l := range in.Lanes {
+		got[l.Name] = l.HigherIsBetter
+	}
+	want := map[string]bool{"rate": true, "time": false, "unset": false}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("higher-is-better %v, want %v", got, want)
+	}
+}
+
+// TestAnalysisDiff checks that a stored analysis that differs from the recomputed one in
+// any field is named by its path, and that equal ones agree.
+func TestAnalysisDiff(t *testing.T) {
+	fresh := driftcheck.Report{SchemaVersion: driftcheck.SchemaVersion, Base: "base", Candidates: []string{"cand"},
+		Pooled: []driftcheck.LaneSummary{{Lane: "a", Arm: "cand", EstimatePct: -3.0712, Reason: "effect -0.0%"}}}
+	stored := fresh
+	stored.Pooled = slices.Clone(fresh.Pooled)
+	if d := AnalysisDiff(stored, fresh); d != "" {
+		t.Errorf("equal analyses differ: %s", d)
+	}
+	stored.Pooled[0].EstimatePct = -42
+	if d, want := AnalysisDiff(stored, fresh), "pooled[0].estimate_pct: -42 stored, -3.0712 recomputed"; d != want {
+		t.Errorf("AnalysisDiff = %q, want %q", d, want)
+	}
+	stored.Pooled = nil
+	if d, want := AnalysisDiff(stored, fresh), "pooled: null stored, [{"; !strings.HasPrefix(d, want) {
+		t.Errorf("AnalysisDiff = %q, want it to start %q", d, want)
+	}
+}

@@ -1,0 +1,79 @@
+package compare
+
+import (
+	"testing"
+
+	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/model/receipt"
+)
+
+func lane(v driftcheck.LaneVerdict, est, lo, hi float64) driftcheck.LaneSummary {
+	return driftcheck.LaneSummary{Verdict: v, EstimatePct: est, CILowPct: lo, CIHighPct: hi, Bounded: true, UsablePairs: 4, FloorPct: 3, Confidence: 0.95}
+}
+
+func TestSummaryAndVerdicts(t *testing.T) {
+	rows := []Row{
+		{Lane: "A", Effect: lane(driftcheck.LaneReproducedSlower, 12, 8, 16)},
+		{Lane: "B", Effect: lane(driftcheck.LaneReproducedSlower, 30, 20, 40)},
+		{Lane: "C", Effect: lane(driftcheck.LaneReproducedFaster, -52.2, -55, -49)},
+		{Lane: "D", Effect: lane(driftcheck.LaneNeutral, 0.2, -1, 1.4)},
+		{Lane: "E", Effect: lane(driftcheck.LaneUndecided, 1, -2.5, 4.8)},
+		{Lane: "F", Effect: lane(driftcheck.LaneUndecided, -1, -4, 2.1)},
+		{Lane: "G", Effect: lane(driftcheck.LaneUndecided, 4.5, -100, 99999900)},
+	}
+	if got, want := Summary(rows), "1 faster, 2 slower, 1 unchanged within 3%, 3 undecided: no regression beyond +4.8% (1 needs more pairs)"; got != want {
+		t.Errorf("Summary = %q\nwant      %q", got, want)
+	}
+	for _, tt := range []struct {
+		row           Row
+		verdict, cell string
+	}{
+		{rows[2], "reproduced-faster", "-52.2% [-55.0%, -49.0%] (2.09x faster)"},
+		{rows[4], "undecided: no regression beyond +4.8%", "+1.0% [-2.5%, +4.8%]"},
+		{rows[6], "undecided: needs more pairs", "+4.5% (needs more pairs)"},
+		{Row{Effect: lane(driftcheck.LaneUndecided, -8, -12, -4)}, "undecided: no regression", "-8.0% [-12.0%, -4.0%]"},
+	} {
+		if got := Verdict(tt.row); got != tt.verdict {
+			t.Errorf("Verdict(%s) = %q, want %q", tt.row.Lane, got, tt.verdict)
+		}
+		if got := Change(tt.row.Effect); got != tt.cell {
+			t.Errorf("Change(%s) = %q, want %q", tt.row.Lane, got, tt.cell)
+		}
+	}
+	if got, want := Summary(rows[4:5]), "1 undecided: no regression beyond +4.8%"; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
+	if got, want := Summary(rows[6:]), "1 undecided: they need more pairs"; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
+}
+
+func TestNoteSaysWhyMediansDisagree(t *testing.T) {
+	r := Row{Lane: "TopK", Base: driftcheck.Summary{N: 4, Median: 710.3}, Cand: driftcheck.Summary{N: 4, Median: 691.3},
+		Effect: lane(driftcheck.LaneNeutral, 1.7, -0.5, 2.5)}
+	want := "the medians differ the other way (-2.7%): the change is from pair means, each pass's candidate against the base measured beside it, which drift between passes does not move"
+	if got := Note(r); got != want {
+		t.Errorf("Note = %q\nwant   %q", got, want)
+	}
+	r.Cand.Median = 720
+	if got := Note(r); got != "" {
+		t.Errorf("Note with agreeing medians = %q, want none", got)
+	}
+}
+
+func TestNoteSaysLaneStopped(t *testing.T) {
+	r := Row{Lane: "Seek", Effect: lane(driftcheck.LaneUndecided, 1, -9, 11), StoppedAfter: 3,
+		Stopped: &receipt.UndecidableLane{Lane: "Seek", Reach: 6, MaxPairs: 20, MDEPct: 12.14, FloorPct: 3, Stopped: true}}
+	want := "measured no more after round 3: it cannot be decided within the budget (6 rounds) at this noise (MDE 12.1% there, floor 3%)"
+	if got := Note(r); got != want {
+		t.Errorf("Note = %q\nwant   %q", got, want)
+	}
+	r.Stopped.Reach, r.Stopped.MDEPct = 20, 250
+	if got := Note(r); got != "measured no more after round 3: it cannot be decided within max-pairs (20 rounds) at this noise (MDE above 100% there, floor 3%)" {
+		t.Errorf("Note at max-pairs = %q", got)
+	}
+	r.Effect.Verdict = driftcheck.LaneNeutral // decided before it stopped: nothing to say
+	if got := Note(r); got != "" {
+		t.Errorf("Note of a decided lane = %q, want none", got)
+	}
+}
