@@ -79,6 +79,11 @@ func ForLane(name string, lane receipt.Lane) (Kind, error) {
 //     order, and no idle thread spins looking for work.
 //   - GODEBUG=asyncpreemptoff=1 (added to the arm's GODEBUG): callgrind aborts on the
 //     signals Go uses to preempt goroutines.
+//   - GODEBUG=cpu.rdtscp=off (added too): on hosts whose CPU hides RDTSCP from the guest
+//     (an AMD EPYC virtual machine here), Valgrind 3.19 still reports it to the program
+//     and then cannot execute it, so a Go runtime that reads the clock in a contended
+//     lock (runtime.cputicks) dies with SIGILL in some runs; without RDTSCP the runtime
+//     reads the clock with RDTSC behind fences, which Valgrind runs.
 //   - GODEBUG=memprofilerate=0 (added too, unless the arm's GODEBUG sets memprofilerate):
 //     a binary that can write a heap profile (every test binary) records the call stack
 //     of one allocation in about 512 KiB, chosen at random, and each record unwinds the
@@ -108,7 +113,7 @@ func PinnedEnv(armEnv []string) []string {
 			gogc = v
 		}
 	}
-	godebug = append(godebug, "asyncpreemptoff=1")
+	godebug = append(godebug, "asyncpreemptoff=1", "cpu.rdtscp=off")
 	if profile != "" {
 		godebug = append(godebug, profile)
 	}

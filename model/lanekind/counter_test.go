@@ -237,10 +237,10 @@ func TestPinnedEnv(t *testing.T) {
 	for _, tc := range []struct {
 		arm, want []string
 	}{
-		{nil, []string{"GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1,memprofilerate=0", "GOGC=off"}},
-		{[]string{"GODEBUG=madvdontneed=1", "GOGC=200", "X=1"}, []string{"GOMAXPROCS=1", "GODEBUG=madvdontneed=1,asyncpreemptoff=1,memprofilerate=0", "GOGC=200"}},
-		{[]string{"GODEBUG=memprofilerate=1,x=2"}, []string{"GOMAXPROCS=1", "GODEBUG=memprofilerate=1,x=2,asyncpreemptoff=1", "GOGC=off"}},
-		{[]string{"GODEBUG="}, []string{"GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1,memprofilerate=0", "GOGC=off"}},
+		{nil, []string{"GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off,memprofilerate=0", "GOGC=off"}},
+		{[]string{"GODEBUG=madvdontneed=1", "GOGC=200", "X=1"}, []string{"GOMAXPROCS=1", "GODEBUG=madvdontneed=1,asyncpreemptoff=1,cpu.rdtscp=off,memprofilerate=0", "GOGC=200"}},
+		{[]string{"GODEBUG=memprofilerate=1,x=2"}, []string{"GOMAXPROCS=1", "GODEBUG=memprofilerate=1,x=2,asyncpreemptoff=1,cpu.rdtscp=off", "GOGC=off"}},
+		{[]string{"GODEBUG="}, []string{"GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off,memprofilerate=0", "GOGC=off"}},
 	} {
 		if got := PinnedEnv(tc.arm); !slices.Equal(got, tc.want) {
 			t.Errorf("PinnedEnv(%v) = %v, want %v", tc.arm, got, tc.want)
@@ -256,7 +256,7 @@ func TestCountedPrepareAndCollect(t *testing.T) {
 	if len(procs) != 2 || !slices.Equal(procs[0].Argv, r.Argv) {
 		t.Fatalf("Prepare = %+v, want the native run first", procs)
 	}
-	wantEnv := []string{"A=1", "GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1,memprofilerate=0", "GOGC=off"}
+	wantEnv := []string{"A=1", "GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off,memprofilerate=0", "GOGC=off"}
 	if !slices.Equal(procs[0].Env, wantEnv) || !slices.Equal(procs[1].Env, wantEnv) {
 		t.Errorf("env %v / %v, want %v", procs[0].Env, procs[1].Env, wantEnv)
 	}
