@@ -13,11 +13,8 @@ import (
 // any run will make", and the search stops.
 const maxPairsNeeded = 100_000
 
-// tQuantile returns the p-quantile of Student's t distribution with df degrees of
-// freedom (df >= 1).
-func tQuantile(p float64, df int) float64 { return tQuantileF(p, float64(df)) }
-
-// tQuantileF is tQuantile for fractional degrees of freedom (a moderated variance's).
+// tQuantileF returns the p-quantile of Student's t distribution with df degrees of
+// freedom, which may be fractional (a moderated variance's).
 func tQuantileF(p float64, df float64) float64 {
 	return stats.InvCDF(stats.TDist{V: df})(p)
 }
@@ -450,17 +447,6 @@ func (s LaneSummary) RuledOut() string { return ruledOut(s) }
 
 // round1 rounds to one decimal, for thresholds shown with %g.
 func round1(x float64) float64 { return math.Round(x*10) / 10 }
-
-// IntervalPct returns the summary's effect interval at two-sided error rate alpha (in
-// percent, sign as EstimatePct), derived from its estimate, standard error and degrees
-// of freedom; ok is false when the summary has no interval.
-func (s LaneSummary) IntervalPct(alpha float64) (lo, hi float64, ok bool) {
-	l, h, ok := s.logInterval(alpha)
-	if !ok {
-		return 0, 0, false
-	}
-	return toPct(l), toPct(h), true
-}
 
 // UpperBelow reports whether the summary's effect interval at two-sided error rate alpha
 // lies below +limitPct: a change worse than limitPct is ruled out. An alpha of 0 takes the

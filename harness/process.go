@@ -317,7 +317,7 @@ func CleanUp(dir string) ([]string, error) {
 	}
 	var errs []error
 	for _, d := range []string{dir, filepath.Dir(dir), os.TempDir()} {
-		removed, err := receipt.RemoveStaleTemps(d)
+		removed, err := owner.RemoveStaleTemps(d)
 		if len(removed) > 0 {
 			notes = append(notes, fmt.Sprintf("removed %d temporary files that a killed flipbench left in %s", len(removed), d))
 		}

@@ -93,7 +93,7 @@ func (r *Runner) Sequence(ctx context.Context, next Next) (Outcome, error) {
 	if err := sq.cleanUp(); err != nil {
 		return sq.out, err
 	}
-	log, recs, err := receipt.OpenLog(r.Dir)
+	log, recs, err := receipt.Folder(r.Dir).OpenLog()
 	if err != nil {
 		return sq.out, err
 	}
@@ -147,7 +147,7 @@ func (sq *sequence) warn(msg string) error {
 	w := receipt.Warning{Stage: receipt.StageRun, Text: msg}
 	sq.r.Events.Warn(w)
 	sq.out.Warnings = append(sq.out.Warnings, w)
-	return receipt.AppendWarnings(sq.r.Dir, w)
+	return receipt.Folder(sq.r.Dir).AppendWarnings(w)
 }
 
 // cleanUp removes what earlier runs left (CleanUp) and sets aside partial groups of runs
@@ -246,7 +246,7 @@ func (sq *sequence) snapshot(s receipt.Snapshot) error {
 	}
 	sq.lastKinds[s.When] = kinds
 	sq.env.Snapshots = append(sq.env.Snapshots, s)
-	return sq.r.diskError(receipt.WriteJSON(filepath.Join(sq.r.Dir, receipt.EnvFile), sq.env))
+	return sq.r.diskError(receipt.Folder(sq.r.Dir).WriteEnv(sq.env))
 }
 
 // runPass measures the runs of one pass that are not on disk yet, between host
@@ -389,7 +389,7 @@ func (r *Runner) supersedePartialGroups() (int, error) {
 	if len(partial) == 0 {
 		return 0, nil
 	}
-	return receipt.Supersede(r.Dir, func(rec receipt.Record) bool { return partial[rec.Group()] })
+	return receipt.Folder(r.Dir).Supersede(func(rec receipt.Record) bool { return partial[rec.Group()] })
 }
 
 // noSpace is the error that stops a run whose lane ran out of disk space.

@@ -413,7 +413,7 @@ func TestRunnerStopsOnAFullDisk(t *testing.T) {
 func TestRunnerRemeasuresRecordedNoSpaceRuns(t *testing.T) {
 	dir := t.TempDir()
 	plan := testPlan()
-	log, _, err := receipt.OpenLog(dir)
+	log, _, err := receipt.Folder(dir).OpenLog()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func CountingTable(w io.Writer, d *loaded.Receipt) error {
 		if c.Start == "" {
 			span = fmt.Sprintf("`%s` to the next", c.End)
 		}
-		row := []string{l.Name, span, itoa(c.Iterations), strings.Join(c.Env, " "), OrDash(strings.Join(tools[l.Name], ", "))}
+		row := []string{l.Name, span, itoa(c.Iterations), strings.Join(c.Env, " "), mdtable.OrDash(strings.Join(tools[l.Name], ", "))}
 		if t := by[l.Name]; t != nil {
 			row = append(row, fmt.Sprintf("%.2f s", driftcheck.Median(t.native)), fmt.Sprintf("%.2f s", driftcheck.Median(t.counted)),
 				fmt.Sprintf("%.0fx", driftcheck.Median(t.ratio)))

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/flipbench/flipbench/internal/mdtable"
@@ -11,14 +10,6 @@ import (
 // fits in a list item or a table cell. It is mdtable.OneLine, which packages below report
 // (incidence) use too.
 func OneLine(s string) string { return mdtable.OneLine(s) }
-
-// Count writes n with the singular or the plural noun: "1 collection", "4 passes".
-func Count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
 
 // ErrWriter wraps a writer and remembers its first write error, so a renderer can make
 // many formatted writes and check once. After an error, writes do nothing and return it.

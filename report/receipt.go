@@ -22,9 +22,6 @@ import (
 	"github.com/flipbench/flipbench/model/receipt"
 )
 
-// Path returns the receipt page's path for a data folder: the folder's name plus ".md".
-func Path(dir string) string { return receipt.PagePath(dir) }
-
 // Render writes the receipt page. It returns the first error, a write error included.
 func Render(w io.Writer, d *loaded.Receipt) error {
 	ew := NewErrWriter(w)
@@ -186,7 +183,7 @@ func runsText(d *loaded.Receipt) string {
 	last, stopped := Stopped(d)
 	if !stopped {
 		return fmt.Sprintf("%s, %d failed, %s measured so far of at most %d (sequential, not stopped: resume it)",
-			recordedText(d.Records), failed, Count(len(d.Looks), "round", "rounds"), s.MaxPairs)
+			recordedText(d.Records), failed, human.Count(len(d.Looks), "round", "rounds"), s.MaxPairs)
 	}
 	why := map[string]string{receipt.StopDecided: "every lane the decision needs is decided", receipt.StopMaxPairs: "max-pairs reached",
 		receipt.StopBudget:      "the " + s.Budget.String() + " budget would be spent by another round",
@@ -195,7 +192,7 @@ func runsText(d *loaded.Receipt) string {
 		why = last.Stop
 	}
 	return fmt.Sprintf("%s in %d of at most %s (stopped: %s), %d failed; the rule allowed %d runs",
-		recordedText(d.Records), last.Round, Count(s.MaxPairs, "round", "rounds"), why, failed, len(p.Runs))
+		recordedText(d.Records), last.Round, human.Count(s.MaxPairs, "round", "rounds"), why, failed, len(p.Runs))
 }
 
 // recordedText counts a sequential run's records, naming those that measured a set-aside
@@ -216,7 +213,7 @@ func recordedText(recs []receipt.Record) string {
 
 func provenance(w io.Writer, d *loaded.Receipt) error {
 	p := d.Plan
-	passes := Count(p.Protocol.Passes, "pass", "passes")
+	passes := human.Count(p.Protocol.Passes, "pass", "passes")
 	if s := p.Protocol.Sequential; s != nil {
 		passes = fmt.Sprintf("up to %d passes (sequential: rounds of one pass pair per collection from %d, at most %d, budget %s)",
 			p.Protocol.Passes, s.MinPairs, s.MaxPairs, s.Budget)
@@ -225,8 +222,8 @@ func provenance(w io.Writer, d *loaded.Receipt) error {
 		{"experiment", fmt.Sprintf("%d (%s)", p.Experiment, p.Page)},
 		{"command", "`" + shquote.Join(p.Command) + "`"},
 		{"protocol", fmt.Sprintf("%s x %s, %s after %d warmup per run, seed %d, timeout %s",
-			Count(p.Protocol.Collections, "collection", "collections"), passes,
-			Count(p.Protocol.Samples, "sample", "samples"), p.Protocol.Warmup, p.Protocol.Seed, p.Protocol.Timeout)},
+			human.Count(p.Protocol.Collections, "collection", "collections"), passes,
+			human.Count(p.Protocol.Samples, "sample", "samples"), p.Protocol.Warmup, p.Protocol.Seed, p.Protocol.Timeout)},
 		{"runs", runsText(d)},
 	}
 	if pin := p.Protocol.Pinned(); pin != "" {
@@ -248,7 +245,7 @@ func provenance(w io.Writer, d *loaded.Receipt) error {
 		s := d.Env.Snapshots[0]
 		rows = append(rows,
 			[]string{"host", hostsText(d.Env)},
-			[]string{"governor", OrDash(s.Governor)},
+			[]string{"governor", mdtable.OrDash(s.Governor)},
 			[]string{"go", s.GoVersion},
 			[]string{"load (1 min)", loadRange(d.Env)},
 			[]string{"others' CPU", busyRange(d.Env)},
@@ -288,7 +285,7 @@ func armsTable(w io.Writer, p *receipt.Plan) error {
 	var rows [][]string
 	for _, a := range p.Arms {
 		env := strings.Join(a.Env, " ")
-		rows = append(rows, []string{a.Name, a.Source, "`" + receipt.ShortHash(a.SHA256) + "`", OrDash(env), "`" + shquote.Join(append(append([]string{}, a.Command...), a.Args...)) + "`"})
+		rows = append(rows, []string{a.Name, a.Source, "`" + receipt.ShortHash(a.SHA256) + "`", mdtable.OrDash(env), "`" + shquote.Join(append(append([]string{}, a.Command...), a.Args...)) + "`"})
 	}
 	return mdtable.Write(w, []string{"arm", "source", "sha256", "env", "command"}, rows)
 }
@@ -329,14 +326,6 @@ func failedRuns(recs []receipt.Record) []receipt.Record {
 
 func itoa(n int) string { return fmt.Sprint(n) }
 
-// OrDash returns s, or "-" for an empty table cell.
-func OrDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 func joinNote(a, b string) string {
 	if a == "" {
 		return b
@@ -357,7 +346,7 @@ func lastLine(s string) string {
 func hostsText(env receipt.Env) string {
 	var hosts []string
 	for _, s := range env.Snapshots {
-		h := fmt.Sprintf("%s, %s, %d CPUs, kernel %s", s.Hostname, OrDash(s.CPUModel), s.CPUs, OrDash(s.Kernel))
+		h := fmt.Sprintf("%s, %s, %d CPUs, kernel %s", s.Hostname, mdtable.OrDash(s.CPUModel), s.CPUs, mdtable.OrDash(s.Kernel))
 		if !slices.Contains(hosts, h) {
 			hosts = append(hosts, h)
 		}
@@ -381,7 +370,7 @@ func shardNote(w io.Writer, p *receipt.Plan) {
 			sh.Name(), strings.Join(pairs, ", "), strings.Join(sh.Lanes, ", "))
 	case p.Merged():
 		fmt.Fprintf(w, "This receipt merges %s (`flipbench merge`, docs/shards.md): each pass pair ran whole on one machine, named under Shards.\n\n",
-			Count(len(sh.Sources), "shard receipt", "shard receipts"))
+			human.Count(len(sh.Sources), "shard receipt", "shard receipts"))
 	}
 }
 

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -188,20 +187,20 @@ func renderAll(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := receipt.WriteBench(dir, d.Plan, d.Records); err != nil {
+	if _, err := receipt.Folder(dir).WriteBench(d.Plan, d.Records); err != nil {
 		return "", err
 	}
-	if err := receipt.WriteJSON(filepath.Join(dir, receipt.AnalysisFile), d.Analysis); err != nil {
+	if err := receipt.Folder(dir).WriteAnalysis(&d.Analysis); err != nil {
 		return "", err
 	}
 	var buf bytes.Buffer
 	if err := Render(&buf, d); err != nil {
 		return "", err
 	}
-	if _, err := receipt.WriteManifestPage(dir, buf.Bytes()); err != nil {
+	if _, err := receipt.Folder(dir).Seal(buf.Bytes()); err != nil {
 		return "", err
 	}
-	return Path(dir), receipt.WriteFile(Path(dir), buf.Bytes())
+	return receipt.PagePath(dir), nil
 }
 
 func TestProfilePlot(t *testing.T) {

@@ -37,8 +37,8 @@ func EvidenceTable(w io.Writer, base string, sums []driftcheck.LaneSummary, role
 	rows := make([][]string, 0, len(sums))
 	for _, s := range sums {
 		rows = append(rows, []string{
-			s.Lane, OrDash(string(roles[s.Lane])), vals.Change(s.Lane, base, s.Arm, s.Collection), Effect(s), mdeText(s), noiseText(s), orderText(s),
-			OrDash(driftcheck.PairCounts(s)), string(s.Verdict), s.Reason,
+			s.Lane, mdtable.OrDash(string(roles[s.Lane])), vals.Change(s.Lane, base, s.Arm, s.Collection), Effect(s), mdeText(s), noiseText(s), orderText(s),
+			mdtable.OrDash(driftcheck.PairCounts(s)), string(s.Verdict), s.Reason,
 		})
 	}
 	conf := "95%"
@@ -196,7 +196,7 @@ func LooksTable(w io.Writer, d *loaded.Receipt) error {
 		if l.Stop != "" {
 			next = "stop: " + l.Stop
 		}
-		rows = append(rows, []string{fmt.Sprint(l.Round), l.Elapsed.Round(time.Second).String(), fmt.Sprintf("%d of %d", decided, len(lanes)), OrDash(next)})
+		rows = append(rows, []string{fmt.Sprint(l.Round), l.Elapsed.Round(time.Second).String(), fmt.Sprintf("%d of %d", decided, len(lanes)), mdtable.OrDash(next)})
 	}
 	if err := mdtable.Write(ew, []string{"round", "measured", "lanes not pending", "next round runs"}, rows); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/internal/texttable"
 )
 
@@ -34,7 +35,7 @@ func DriftText(w io.Writer, r driftcheck.Report, roles Roles, vals *Values, widt
 			fmt.Fprintf(ew, "\n%s vs %s, %s\n\n", g[0].Arm, r.Base, where)
 			var rows [][]string
 			for _, s := range g {
-				rows = append(rows, []string{s.Lane, OrDash(string(roles[s.Lane])), vals.Change(s.Lane, r.Base, s.Arm, s.Collection), Effect(s), mdeText(s), string(s.Verdict), s.Reason})
+				rows = append(rows, []string{s.Lane, mdtable.OrDash(string(roles[s.Lane])), vals.Change(s.Lane, r.Base, s.Arm, s.Collection), Effect(s), mdeText(s), string(s.Verdict), s.Reason})
 			}
 			if err := texttable.Write(ew, []string{"lane", "role", r.Base + " -> " + g[0].Arm, "effect", "MDE", "verdict", "reason"}, rows, width); err != nil {
 				return err

@@ -175,7 +175,7 @@ func (v *verdicts) undecided(l laneCase, what string) {
 	if s, ok := find(l.colls, driftcheck.LaneInsufficient); ok {
 		if setAsideOnly(s) {
 			v.open(OpenUnderPowered, "%s lane %s has no usable pair in collection %d: its %s set aside as disturbed (see the set-aside runs); more pairs would measure it",
-				l.lane.Role, l.lane.Name, s.Collection, count(s.SetAside, "pair was", "pairs were"))
+				l.lane.Role, l.lane.Name, s.Collection, human.Count(s.SetAside, "pair was", "pairs were"))
 			return
 		}
 		v.open(OpenInsufficient, "%s lane %s insufficient in %s", l.lane.Role, l.lane.Name, at(s))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/cpuset"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
@@ -167,7 +168,7 @@ func power(e *spec.Experiment, plan *receipt.Plan) *Reason {
 	}
 	if plan.Merged() && len(plan.Shard.Missing) > 0 {
 		return &Reason{OpenUnderPowered, fmt.Sprintf("the merged receipt lacks %s of shards that were not merged (its warnings name them); run them and merge every shard receipt again",
-			count(len(plan.Shard.Missing), "pass pair", "pass pairs"))}
+			human.Count(len(plan.Shard.Missing), "pass pair", "pass pairs"))}
 	}
 	profile := plan.Profile
 	what := "the spec's protocol"
@@ -208,7 +209,7 @@ func power(e *spec.Experiment, plan *receipt.Plan) *Reason {
 	}
 	return &Reason{OpenUnderPowered, fmt.Sprintf("%s x %s x %s, %s asks for %d x %d x %d (collections x passes x samples); "+
 		"too little evidence to decide either way; rerun without the --collections, --passes or --samples that lowered it",
-		count(got.Collections, "collection", "collections"), count(got.Passes, "pass", "passes"), count(got.Samples, "sample", "samples"),
+		human.Count(got.Collections, "collection", "collections"), human.Count(got.Passes, "pass", "passes"), human.Count(got.Samples, "sample", "samples"),
 		what, want.Collections, want.Passes, want.Samples)}
 }
 
@@ -228,14 +229,6 @@ func cpusText(cpus []int) string {
 // budget 15m0s)".
 func ruleText(minPairs, maxPairs int, budget time.Duration) string {
 	return fmt.Sprintf("a sequential rule (pairs %d to %d, budget %s)", minPairs, maxPairs, budget)
-}
-
-// count formats a count with its noun: "1 pass", "4 passes".
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // planLanes lists the lanes a run plan ran: "alpha, beta".

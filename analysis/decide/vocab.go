@@ -22,11 +22,6 @@ const (
 	ReasonDrift = "drift"
 )
 
-// RejectionReasons returns the closed vocabulary of rejection reasons.
-func RejectionReasons() []string {
-	return []string{ReasonBelowSignal, ReasonRegression, ReasonTradeoff, ReasonPremiseRefuted, ReasonDrift}
-}
-
 // Reasons why the decision rule can neither accept nor reject a candidate arm: the
 // measurement cannot answer the question yet. Also a closed vocabulary.
 const (

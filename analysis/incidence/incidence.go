@@ -37,7 +37,7 @@
 // as the suite is: a suite that runs more of one workload weighs it more.
 //
 // Compute is pure; Markdown and JSON render a Report; Read and Write move it to and from a
-// results folder (File).
+// results folder (receipt.IncidenceFile).
 package incidence
 
 import (
@@ -54,12 +54,6 @@ import (
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
 )
-
-// File is the name of the incidence report in a results folder.
-const File = "incidence.json"
-
-// MarkdownFile is the name of its markdown rendering.
-const MarkdownFile = "incidence.md"
 
 // Finding levels.
 const (
@@ -392,18 +386,6 @@ func (r *Report) countedLanes() int {
 	return n
 }
 
-// Write writes the report as indented JSON to dir/File.
-func Write(dir string, r *Report) error {
-	b, err := JSON(r)
-	if err != nil {
-		return err
-	}
-	if err := receipt.WriteFile(filepath.Join(dir, File), b); err != nil {
-		return fmt.Errorf("writing %s: %w", File, err)
-	}
-	return nil
-}
-
 // JSON renders the report as indented JSON with a final newline.
 func JSON(r *Report) ([]byte, error) {
 	b, err := json.MarshalIndent(r, "", "  ")
@@ -413,11 +395,11 @@ func JSON(r *Report) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Read reads dir/File. The error matches os.ErrNotExist when the folder has no incidence
+// Read reads dir's incidence.json. The error matches os.ErrNotExist when the folder has no incidence
 // report.
 func Read(dir string) (*Report, error) {
 	var r Report
-	if err := receipt.ReadJSON(filepath.Join(dir, File), &r); err != nil {
+	if err := receipt.ReadJSON(filepath.Join(dir, receipt.IncidenceFile), &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -425,7 +407,7 @@ func Read(dir string) (*Report, error) {
 
 // Exists reports whether dir holds an incidence report.
 func Exists(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, File))
+	_, err := os.Stat(filepath.Join(dir, receipt.IncidenceFile))
 	return err == nil
 }
 

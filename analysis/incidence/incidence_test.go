@@ -314,7 +314,7 @@ func TestMarkdownAndJSON(t *testing.T) {
 	if Exists(dir) {
 		t.Error("Exists in an empty folder")
 	}
-	if err := Write(dir, r); err != nil {
+	if err := receipt.Folder(dir).WriteIncidence(js, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	back, err := Read(dir)

@@ -2,7 +2,6 @@ package loaded
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,14 +21,11 @@ func finishSynth(t *testing.T, s receipttest.Synth) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := receipt.WriteJSON(filepath.Join(dir, receipt.AnalysisFile), d.Analysis); err != nil {
+	if err := receipt.Folder(dir).WriteAnalysis(&d.Analysis); err != nil {
 		t.Fatal(err)
 	}
 	page := []byte("# Receipt\n")
-	if _, err := receipt.WriteManifestPage(dir, page); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(receipt.PagePath(dir), page, 0o644); err != nil {
+	if _, err := receipt.Folder(dir).Seal(page); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/google/pprof/profile"
 )
 
@@ -302,7 +303,8 @@ func TestReadAndReport(t *testing.T) {
 	r := &Report{Selection: SelectReproduced, Base: "base", Lanes: []Lane{{Lane: "Step", Arm: "cand", Verdict: "reproduced-slower",
 		Runs:  []Run{{Arm: "base", Kind: CPU, File: "profiles/base-Step.cpu.pprof"}, {Arm: "cand", Kind: CPU, File: "profiles/cand-Step.cpu.pprof"}},
 		Diffs: []Diff{d}, Notes: []string{"no alloc difference: the lane wrote no profile"}}}}
-	if err := WriteReport(dir, r); err != nil {
+	r.SchemaVersion = SchemaVersion
+	if err := receipt.Folder(dir).WriteProfiles(r); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ReadReport(dir)

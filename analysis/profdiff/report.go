@@ -15,13 +15,6 @@ import (
 	"github.com/flipbench/flipbench/model/receipt"
 )
 
-// File is the receipt's profile report, in the data folder; Dir the folder inside it that
-// holds the profiles.
-const (
-	File = "profiles.json"
-	Dir  = "profiles"
-)
-
 // SchemaVersion is the version of profiles.json.
 const SchemaVersion = 1
 
@@ -96,14 +89,14 @@ type Run struct {
 
 // Exists reports whether the receipt data folder dir holds profiles.json.
 func Exists(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, File))
+	_, err := os.Stat(filepath.Join(dir, receipt.ProfilesFile))
 	return err == nil
 }
 
 // ReadReport reads profiles.json from dir; a missing file is (nil, nil).
 func ReadReport(dir string) (*Report, error) {
 	var r Report
-	err := receipt.ReadJSON(filepath.Join(dir, File), &r)
+	err := receipt.ReadJSON(filepath.Join(dir, receipt.ProfilesFile), &r)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -111,15 +104,9 @@ func ReadReport(dir string) (*Report, error) {
 		return nil, err
 	}
 	if r.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("%s: schema_version %d, this flipbench reads %d", filepath.Join(dir, File), r.SchemaVersion, SchemaVersion)
+		return nil, fmt.Errorf("%s: schema_version %d, this flipbench reads %d", filepath.Join(dir, receipt.ProfilesFile), r.SchemaVersion, SchemaVersion)
 	}
 	return &r, nil
-}
-
-// WriteReport writes r as dir/profiles.json.
-func WriteReport(dir string, r *Report) error {
-	r.SchemaVersion = SchemaVersion
-	return receipt.WriteJSON(filepath.Join(dir, File), r)
 }
 
 // PlotName returns the file name of the bar chart of one lane's difference of one kind,

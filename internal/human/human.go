@@ -21,6 +21,7 @@
 package human
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -139,6 +140,14 @@ func Tidy(text string) string {
 	}
 	r := strings.NewReplacer("-0.0%", "0.0%", "+0.0%", "0.0%")
 	return r.Replace(text)
+}
+
+// Count writes n with the singular or the plural noun: "1 collection", "4 passes".
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // Bytes formats a byte count with a binary prefix: "12.0MiB", "512B".

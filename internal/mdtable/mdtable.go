@@ -46,6 +46,14 @@ func escape(cells []string) []string {
 	return out
 }
 
+// OrDash returns s, or "-" for an empty table cell.
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 // OneLine collapses runs of white space, newlines included, to one space, so a message
 // fits in a list item or a table cell.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -18,10 +18,10 @@ import (
 // then "-", so a later run can tell a dead owner's cgroups from a live one's.
 const CgroupPrefix = "flipbench-"
 
-// cgroupHome returns the folder of this process's cgroup in the cgroup v2 hierarchy: the
+// CgroupHome returns the folder of this process's cgroup in the cgroup v2 hierarchy: the
 // hierarchy's mount point (/proc/self/mountinfo) joined with the path of the "0::" line
 // of /proc/self/cgroup.
-func cgroupHome() (string, error) {
+func CgroupHome() (string, error) {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return "", err
@@ -63,7 +63,7 @@ func cgroupHome() (string, error) {
 // CgroupPrefix+ID-tag-random, and opens it for CLONE_INTO_CGROUP. It fails where the
 // hierarchy is not mounted or not writable by this user (no delegation).
 func makeCgroup(self ID, tag string) (string, int, error) {
-	home, err := cgroupHome()
+	home, err := CgroupHome()
 	if err != nil {
 		return "", -1, err
 	}
@@ -92,27 +92,6 @@ func CgroupWritable() error {
 	}
 	syscall.Close(fd)
 	return removeCgroup(dir)
-}
-
-// Cgroups returns the folders of the cgroups flipbench processes made below this
-// process's cgroup, live owners' and dead ones' alike; none without a cgroup v2
-// hierarchy.
-func Cgroups() ([]string, error) {
-	home, err := cgroupHome()
-	if err != nil {
-		return nil, nil
-	}
-	entries, err := os.ReadDir(home)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() && strings.HasPrefix(e.Name(), CgroupPrefix) {
-			out = append(out, filepath.Join(home, e.Name()))
-		}
-	}
-	return out, nil
 }
 
 // cgroupProcs returns the processes in a cgroup (cgroup.procs); a cgroup removed holds
@@ -161,7 +140,7 @@ func removeCgroup(dir string) error {
 // what a flipbench killed with SIGKILL left running, whatever it did to its environment.
 // It returns the processes it ended. Without a cgroup v2 hierarchy there are none.
 func EndStaleCgroups() ([]Proc, error) {
-	home, err := cgroupHome()
+	home, err := CgroupHome()
 	if err != nil {
 		return nil, nil
 	}

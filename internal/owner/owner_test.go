@@ -3,6 +3,7 @@ package owner
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -111,6 +112,26 @@ func TestStaleTemp(t *testing.T) {
 	for _, n := range []string{"plan.json", ".plan.json.123", TempPrefix + "garbage"} {
 		if StaleTemp(n) {
 			t.Errorf("%q counts as a stale temporary file", n)
+		}
+	}
+}
+
+// A temporary file that a killed writer left is recognised by its dead owner and removed;
+// one of a live writer (this test) is kept.
+func TestRemoveStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	dead := TempPrefix + (ID{PID: os.Getpid(), Start: Self().Start + 1}).String() + "-123-plan.json"
+	live := TempName("456", "env.json")
+	for _, n := range []string{dead, live, ".other", "plan.json"} {
+		os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644)
+	}
+	removed, err := RemoveStaleTemps(dir)
+	if err != nil || len(removed) != 1 || removed[0] != dead {
+		t.Fatalf("removed %v, %v; want only %s", removed, err, dead)
+	}
+	for _, n := range []string{live, ".other", "plan.json"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s: %v, want it kept", n, err)
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/model/receipt"
 )
 
@@ -137,18 +138,10 @@ func FromRecords(plan *receipt.Plan, recs []receipt.Record) []Quantity {
 				if runs == 0 {
 					continue
 				}
-				q.Over = fmt.Sprintf("%s (%s)", count(runs, "run", "runs"), count(samples, "sample", "samples"))
+				q.Over = fmt.Sprintf("%s (%s)", human.Count(runs, "run", "runs"), human.Count(samples, "sample", "samples"))
 				out = append(out, q)
 			}
 		}
 	}
 	return out
-}
-
-// count formats n with the singular or plural noun.
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -3,16 +3,16 @@ package receipt
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/flipbench/flipbench/internal/atomicfile"
 	"golang.org/x/perf/benchfmt"
 )
 
-// WriteBench writes one <arm>.bench file per arm of the plan into dir: every good sample of
+// WriteBench writes one <arm>.bench file per arm of the plan: every good sample of
 // every run of that arm, one benchmark line per sample, in schedule order, as go test
 // -bench would have printed it: the configuration lines the lane printed (goos, goarch,
 // pkg, cpu), each sample's real iteration count, and every metric of the line (B/op and
@@ -20,7 +20,7 @@ import (
 // `benchstat base.bench cand.bench` compares the arms lane by lane without further
 // options: a key whose value differs between the processes of one lane in one arm (a
 // pid) is left out (varyingConfig). It returns the names of the files written.
-func WriteBench(dir string, plan *Plan, recs []Record) ([]string, error) {
+func (f Folder) WriteBench(plan *Plan, recs []Record) ([]string, error) {
 	order := map[Key]int{}
 	for i, r := range plan.Runs {
 		order[r.Key()] = i
@@ -32,7 +32,7 @@ func WriteBench(dir string, plan *Plan, recs []Record) ([]string, error) {
 	var names []string
 	for _, arm := range plan.Arms {
 		name := arm.Name + BenchExt
-		if err := writeArmBench(filepath.Join(dir, name), plan, arm.Name, sorted, varying); err != nil {
+		if err := writeArmBench(f.Path(name), plan, arm.Name, sorted, varying); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", name, err)
 		}
 		names = append(names, name)
@@ -40,7 +40,7 @@ func WriteBench(dir string, plan *Plan, recs []Record) ([]string, error) {
 	return names, nil
 }
 
-// writeArmBench writes one arm's .bench file atomically (WriteFile): a kill while it
+// writeArmBench writes one arm's .bench file atomically (atomicfile.Write): a kill while it
 // writes leaves the old file or the new one, never a cut one that the manifest would
 // then refuse.
 func writeArmBench(path string, plan *Plan, arm string, recs []Record, varying map[string]bool) error {
@@ -66,7 +66,7 @@ func writeArmBench(path string, plan *Plan, arm string, recs []Record, varying m
 			w.line(strings.Join(line, "\t"))
 		}
 	}
-	return WriteFile(path, buf.Bytes())
+	return atomicfile.Write(path, buf.Bytes())
 }
 
 // benchValue writes one value of a benchmark line with its unit, as exactly as the record

@@ -27,7 +27,7 @@ func TestWriteBench(t *testing.T) {
 			Metrics: map[string][]float64{"B/op": {48, 2e6}, "allocs/op": {1, 3}}, Config: cfg},
 		{Collection: 1, Pass: 1, Lane: "Get", Arm: "cand", Unit: "ns/op", Samples: []float64{0.25, 3e9}, Config: cfg},
 	}
-	if _, err := WriteBench(dir, plan, recs); err != nil {
+	if _, err := Folder(dir).WriteBench(plan, recs); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "base.bench"))
@@ -105,7 +105,7 @@ func TestWriteBenchVaryingConfig(t *testing.T) {
 			}
 		}
 	}
-	if _, err := WriteBench(dir, plan, recs); err != nil {
+	if _, err := Folder(dir).WriteBench(plan, recs); err != nil {
 		t.Fatal(err)
 	}
 	for _, arm := range []string{"base", "cand"} {

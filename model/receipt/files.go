@@ -10,14 +10,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/flipbench/flipbench/internal/atomicfile"
 	"github.com/flipbench/flipbench/internal/owner"
 )
 
@@ -59,11 +58,11 @@ type Log struct {
 	f *os.File
 }
 
-// OpenLog opens dir/raw.jsonl for appending, creating it if needed, and returns the records
+// OpenLog opens raw.jsonl for appending, creating it if needed, and returns the records
 // already in it. A last line cut short by a killed process is dropped (it was never
 // acknowledged as written); any other bad line is an error naming the file and line.
-func OpenLog(dir string) (*Log, []Record, error) {
-	path := filepath.Join(dir, RawFile)
+func (f Folder) OpenLog() (*Log, []Record, error) {
+	path := f.Path(RawFile)
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, nil, err
@@ -72,19 +71,19 @@ func OpenLog(dir string) (*Log, []Record, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	out, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := f.Truncate(int64(good)); err != nil {
-		f.Close()
+	if err := out.Truncate(int64(good)); err != nil {
+		out.Close()
 		return nil, nil, fmt.Errorf("%s: dropping a torn last line: %w", path, err)
 	}
-	if _, err := f.Seek(int64(good), io.SeekStart); err != nil {
-		f.Close()
+	if _, err := out.Seek(int64(good), io.SeekStart); err != nil {
+		out.Close()
 		return nil, nil, err
 	}
-	return &Log{f: f}, recs, nil
+	return &Log{f: out}, recs, nil
 }
 
 // Append writes one record as a line and syncs it to disk before returning.
@@ -138,62 +137,6 @@ func parseRecords(path string, data []byte) ([]Record, int, error) {
 	}
 	return recs, good, nil
 }
-
-// WriteJSON writes v as indented JSON to path atomically (temporary file, sync, rename).
-func WriteJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return WriteFile(path, append(b, '\n'))
-}
-
-// WriteFile writes data to path atomically (temporary file, sync, rename). A new file
-// gets the mode the umask gives (0644 under the usual 022), a replaced file keeps its
-// mode. The temporary file is named by owner.TempName, so what a killed writer leaves
-// behind is recognised and removed (RemoveStaleTemps).
-func WriteFile(path string, data []byte) error {
-	tmp, err := CreateTemp(filepath.Dir(path), filepath.Base(path))
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
-		if err := tmp.Chmod(st.Mode().Perm()); err != nil {
-			tmp.Close()
-			return err
-		}
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-// CreateTemp creates a new temporary file in dir whose name ends in base, with the mode
-// the umask gives (os.CreateTemp would make it 0600, and a rename would keep that).
-func CreateTemp(dir, base string) (*os.File, error) {
-	for try := 0; ; try++ {
-		name := filepath.Join(dir, owner.TempName(strconv.FormatUint(rand.Uint64()%1e9, 10), base))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if errors.Is(err, os.ErrExist) && try < 100 {
-			continue
-		}
-		return f, err
-	}
-}
-
-// RemoveStaleTemps removes the temporary files that writers no longer alive (a killed
-// flipbench) left in dir, and returns their names.
-func RemoveStaleTemps(dir string) ([]string, error) { return owner.RemoveStaleTemps(dir) }
 
 // RemoveAbandoned removes the folders under resultsDir that a run killed before it wrote
 // its plan left behind: folders holding nothing but temporary files of writers no longer
@@ -258,20 +201,17 @@ func ReadPlan(dir string) (*Plan, error) {
 	return &p, nil
 }
 
-// SupersededFile keeps runs that were taken out of raw.jsonl to be measured again.
-const SupersededFile = "superseded.jsonl"
-
 // Supersede moves the records of raw.jsonl for which drop is true into superseded.jsonl
 // (appended and synced first, so no record is ever only in memory) and rewrites raw.jsonl
 // atomically without them. It returns how many records moved. A Supersede cut short
 // between the two steps is finished by the next one without a duplicate: a record already
 // in superseded.jsonl is not appended again (and a torn last line there is dropped).
-func Supersede(dir string, drop func(Record) bool) (int, error) {
-	recs, err := ReadRecords(dir)
+func (f Folder) Supersede(drop func(Record) bool) (int, error) {
+	recs, err := ReadRecords(string(f))
 	if err != nil {
 		return 0, err
 	}
-	path := filepath.Join(dir, SupersededFile)
+	path := f.Path(SupersededFile)
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return 0, err
@@ -309,30 +249,30 @@ func Supersede(dir string, drop func(Record) bool) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
 	if err != nil {
 		return 0, err
 	}
-	if err := f.Truncate(int64(good)); err != nil {
-		f.Close()
+	if err := out.Truncate(int64(good)); err != nil {
+		out.Close()
 		return 0, fmt.Errorf("%s: dropping a torn last line: %w", path, err)
 	}
-	if _, err := f.Seek(int64(good), io.SeekStart); err != nil {
-		f.Close()
+	if _, err := out.Seek(int64(good), io.SeekStart); err != nil {
+		out.Close()
 		return 0, err
 	}
-	if _, err := f.Write(moved); err != nil {
-		f.Close()
+	if _, err := out.Write(moved); err != nil {
+		out.Close()
 		return 0, err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
+	if err := out.Sync(); err != nil {
+		out.Close()
 		return 0, err
 	}
-	if err := f.Close(); err != nil {
+	if err := out.Close(); err != nil {
 		return 0, err
 	}
-	return n, WriteFile(filepath.Join(dir, RawFile), keep)
+	return n, atomicfile.Write(f.Path(RawFile), keep)
 }
 
 // Manifest maps every file of a receipt data folder (relative, slash-separated) to its
@@ -353,22 +293,6 @@ func ReadManifest(dir string) (Manifest, error) {
 	var m Manifest
 	err := ReadJSON(filepath.Join(dir, ManifestFile), &m)
 	return m, err
-}
-
-// WriteManifestPage is WriteManifest for a finished receipt: the manifest also records
-// the hash of page, the receipt page about to be written beside the folder, so that a
-// page edited by hand is told from the one its data rendered (VerifyPage).
-func WriteManifestPage(dir string, page []byte) (Manifest, error) {
-	if _, err := RemoveStaleTemps(dir); err != nil {
-		return Manifest{}, err
-	}
-	m, err := hashDir(dir)
-	if err != nil {
-		return Manifest{}, err
-	}
-	sum := sha256.Sum256(page)
-	m.Page = hex.EncodeToString(sum[:])
-	return m, WriteJSON(filepath.Join(dir, ManifestFile), m)
 }
 
 // VerifyPage checks the receipt page beside dir against the hash its manifest recorded
@@ -394,19 +318,6 @@ func VerifyPage(dir string) error {
 			page, ShortHash(sum), filepath.Join(dir, ManifestFile), ShortHash(m.Page), dir)
 	}
 	return nil
-}
-
-// WriteManifest removes what killed writers left in dir (stale temporary files), hashes
-// every other file except the manifest itself (see hashDir) and writes manifest.json.
-func WriteManifest(dir string) (Manifest, error) {
-	if _, err := RemoveStaleTemps(dir); err != nil {
-		return Manifest{}, err
-	}
-	m, err := hashDir(dir)
-	if err != nil {
-		return Manifest{}, err
-	}
-	return m, WriteJSON(filepath.Join(dir, ManifestFile), m)
 }
 
 // VerifyManifest checks that every file in dir is listed in its manifest with the same
@@ -490,6 +401,12 @@ func typeName(m os.FileMode) string {
 		return "a device"
 	}
 	return "type " + m.Type().String()
+}
+
+// hashBytes returns the hex SHA-256 of data.
+func hashBytes(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // HashFile returns the hex SHA-256 of a file's content.

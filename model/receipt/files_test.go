@@ -31,7 +31,7 @@ func TestLogDropsTornLastLine(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, RawFile), []byte(good+torn), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	log, recs, err := OpenLog(dir)
+	log, recs, err := Folder(dir).OpenLog()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestManifestCatchesEveryChange(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.bench"), []byte("x"), 0o644)
 	os.WriteFile(filepath.Join(dir, "b.json"), []byte("y"), 0o644)
-	if _, err := WriteManifest(dir); err != nil {
+	if _, err := Folder(dir).SealData(); err != nil {
 		t.Fatal(err)
 	}
 	if err := VerifyManifest(dir); err != nil {

@@ -149,8 +149,7 @@ func FuzzManifest(f *testing.F) {
 	dir := f.TempDir()
 	os.WriteFile(filepath.Join(dir, PlanFile), []byte("{}\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, RawFile), []byte(""), 0o644)
-	os.WriteFile(PagePath(dir), []byte("# Receipt\n"), 0o644)
-	good, err := WriteManifestPage(dir, []byte("# Receipt\n"))
+	good, err := Folder(dir).Seal([]byte("# Receipt\n"))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -7,10 +7,6 @@ import (
 	"github.com/flipbench/flipbench/driftcheck"
 )
 
-// LooksFile holds a sequential run's looks, one JSON object per line, appended and
-// fsynced after every round.
-const LooksFile = "looks.jsonl"
-
 // Stop reasons of a sequential run (Look.Stop).
 const (
 	StopDecided  = "decided"   // every lane the decision needs is decided
@@ -102,12 +98,6 @@ type LookLane struct {
 	CILowPct    float64                `json:"ci_low_pct"`
 	CIHighPct   float64                `json:"ci_high_pct"`
 	MDEPct      float64                `json:"mde_pct"`
-}
-
-// AppendLook appends a look to dir's looks.jsonl and syncs it to disk.
-func AppendLook(dir string, l Look) error {
-	l.SchemaVersion = LookSchema
-	return appendJSONL(filepath.Join(dir, LooksFile), l)
 }
 
 // ReadLooks reads dir's looks; a missing file is no looks. A torn last line (a kill in the

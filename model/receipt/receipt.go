@@ -3,17 +3,22 @@
 // A receipt is a markdown page results/<stamp>-exp<NNN>-<label>.md and a data folder of the
 // same name holding:
 //
-//	plan.json      the resolved plan: spec snapshot, protocol, seed, arms, lanes, schedule
-//	raw.jsonl      one Record per finished run (one process), appended and fsynced at once
-//	env.json       environment snapshots taken before and after every pass
-//	<arm>.bench    every sample of one arm in Go benchmark format, for benchstat
-//	analysis.json  the drift check's result
-//	profiles.json  the profiled lanes' per-function differences, with the profiles in
-//	               profiles/ (package profdiff; only when the run profiled a lane)
-//	manifest.json  the SHA-256 of every other file in the folder
+//	plan.json             the resolved plan: spec snapshot, protocol, seed, arms, lanes, schedule
+//	raw.jsonl             one Record per finished run (one process), appended and fsynced at once
+//	env.json              environment snapshots taken before and after every pass
+//	looks.jsonl           a sequential run's looks, one per round
+//	warnings.jsonl        warnings the other files cannot show again
+//	superseded.jsonl      runs taken out of raw.jsonl to be measured again
+//	incidence.json        the incidence report, with incidence.md and incidence-runs.jsonl
+//	profiles.json         the profiled lanes' differences, the profiles in profiles/
+//	<arm>.bench           every sample of one arm in Go benchmark format, for benchstat
+//	analysis.json         the drift check's result
+//	*.svg                 plots of the lanes and the profile differences
+//	manifest.json         the SHA-256 of every other file, and of the page
 //
-// Everything after the run (drift check, receipt page, experiment page) is computed from
-// this folder alone, so it can be repeated and re-checked at any time.
+// Folder is the one writer of these files; the Read functions read them. Everything after
+// the run (drift check, receipt page, experiment page) is computed from this folder alone,
+// so it can be repeated and re-checked at any time.
 package receipt
 
 import (
@@ -21,16 +26,6 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/cpuset"
-)
-
-// File names inside a receipt data folder.
-const (
-	PlanFile     = "plan.json"
-	RawFile      = "raw.jsonl"
-	EnvFile      = "env.json"
-	AnalysisFile = "analysis.json"
-	ManifestFile = "manifest.json"
-	BenchExt     = ".bench"
 )
 
 // Record is one finished run: one lane of one arm in one process.

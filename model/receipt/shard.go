@@ -1,13 +1,10 @@
 package receipt
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 )
 
 // Shard says which part of a run a receipt holds when the run is spread over machines
@@ -165,28 +162,4 @@ func ShardOf(dir string) (*Shard, error) {
 		return nil, err
 	}
 	return p.Shard, nil
-}
-
-// WriteRecords writes recs as dir's raw.jsonl, one line each, atomically: the raw runs
-// of a merged receipt.
-func WriteRecords(dir string, recs []Record) error {
-	var b strings.Builder
-	for _, r := range recs {
-		line, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	return WriteFile(filepath.Join(dir, RawFile), []byte(b.String()))
-}
-
-// CopyFile copies the file src to dst atomically (WriteFile).
-func CopyFile(dst, src string) error {
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	return WriteFile(dst, b)
 }

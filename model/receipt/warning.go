@@ -39,20 +39,6 @@ func Warnings(stage string, texts []string) []Warning {
 	return out
 }
 
-// WarningsFile holds the warnings found while a receipt was made that its other files
-// cannot show again (a build that ended a killed run's leftovers, a lane that left
-// processes running, runs measured again after an interruption), one JSON object per line,
-// appended and fsynced.
-const WarningsFile = "warnings.jsonl"
-
-// AppendWarnings appends ws to dir's warnings.jsonl and syncs it.
-func AppendWarnings(dir string, ws ...Warning) error {
-	if len(ws) == 0 {
-		return nil
-	}
-	return appendJSONL(filepath.Join(dir, WarningsFile), ws...)
-}
-
 // ReadWarnings reads dir's warnings.jsonl; a missing file is none, a torn last line (a
 // kill during a write) is dropped.
 func ReadWarnings(dir string) ([]Warning, error) {

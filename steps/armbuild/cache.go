@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/flipbench/flipbench/internal/atomicfile"
 	"github.com/flipbench/flipbench/model/receipt"
 )
 
@@ -130,7 +131,7 @@ func (e *cacheEntry) runDir() string {
 // store moves a freshly built binary (alone in its temporary folder tmp) into the cache
 // under k. When another process stored the same key meanwhile, its entry is used.
 func store(cache, tmp string, e cacheEntry) (*cacheEntry, error) {
-	if err := receipt.WriteJSON(filepath.Join(tmp, cacheMeta), e); err != nil {
+	if err := atomicfile.WriteJSON(filepath.Join(tmp, cacheMeta), e); err != nil {
 		return nil, err
 	}
 	dir := cacheDir(cache, e.Key)

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/atomicfile"
 	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
@@ -160,11 +161,7 @@ func Write(root string, f *File) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
 	}
-	b, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	return path, receipt.WriteFile(path, append(b, '\n'))
+	return path, atomicfile.WriteJSON(path, f)
 }
 
 // FromReceipt returns the calibration of every lane of a receipt: the pooled noise of its

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/model/spec"
 )
 
@@ -70,7 +71,7 @@ func Page(e *spec.Experiment, res spec.Resolved, in PageInput) []byte {
 	fmt.Fprintf(&b, "## Hypothesis\n\n%s\n\n", hypothesis(res.Lanes))
 	fmt.Fprintf(&b, "## Approach\n\nThe lanes are the package's benchmarks, each a process of its own (`-test.benchtime %s`, %s after %d warmup), "+
 		"base and candidate built from git, in order-flipped pass pairs over %s until every lane is decided (the gate's stopping rule).\n\n",
-		e.Harness.Benchtime, plural(p.Samples, "sample", "samples"), p.Warmup, plural(p.Collections, "collection", "collections"))
+		e.Harness.Benchtime, human.Count(p.Samples, "sample", "samples"), p.Warmup, human.Count(p.Collections, "collection", "collections"))
 	fmt.Fprintf(&b, "<!-- flipbench:results:begin -->\n<!-- flipbench:results:end -->\n\n")
 	fmt.Fprintf(&b, "## Decision\n\nPending: `flipbench finalize %d` fills in the results from the receipt.\n", e.ID)
 	return []byte(b.String())
@@ -121,12 +122,4 @@ func noun(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// plural writes n with its noun.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -310,7 +310,7 @@ func Note(r Row) string {
 	if u := r.Stopped; u != nil && !r.Effect.Verdict.Decided() {
 		within := fmt.Sprintf("max-pairs (%d rounds)", u.MaxPairs)
 		if u.Reach < u.MaxPairs {
-			within = fmt.Sprintf("the budget (%s)", report.Count(u.Reach, "round", "rounds"))
+			within = fmt.Sprintf("the budget (%s)", human.Count(u.Reach, "round", "rounds"))
 		}
 		parts = append(parts, fmt.Sprintf("measured no more after round %d: it cannot be decided within %s at this noise (MDE %s there, floor %s)",
 			r.StoppedAfter, within, mdeText(u.MDEPct), human.Num(u.FloorPct)+"%"))
@@ -430,16 +430,16 @@ func protocolLine(d *loaded.Receipt) string {
 			}
 		}
 	}
-	s := fmt.Sprintf("benchtime %s; %s per process after %d warmup; %s", bt, report.Count(p.Protocol.Samples, "sample", "samples"),
-		p.Protocol.Warmup, report.Count(p.Protocol.Collections, "collection", "collections"))
+	s := fmt.Sprintf("benchtime %s; %s per process after %d warmup; %s", bt, human.Count(p.Protocol.Samples, "sample", "samples"),
+		p.Protocol.Warmup, human.Count(p.Protocol.Collections, "collection", "collections"))
 	if last, ok := report.Stopped(d); ok {
 		if sq := p.Protocol.Sequential; sq != nil && sq.MaxPairs > 0 {
-			s += fmt.Sprintf("; %d of at most %s ran (stopped: %s)", last.Round, report.Count(sq.MaxPairs, "round", "rounds"), stopWhy(d, last.Stop))
+			s += fmt.Sprintf("; %d of at most %s ran (stopped: %s)", last.Round, human.Count(sq.MaxPairs, "round", "rounds"), stopWhy(d, last.Stop))
 		} else {
-			s += fmt.Sprintf("; stopped after %s (%s)", report.Count(last.Round, "round", "rounds"), stopWhy(d, last.Stop))
+			s += fmt.Sprintf("; stopped after %s (%s)", human.Count(last.Round, "round", "rounds"), stopWhy(d, last.Stop))
 		}
 	}
-	return s + fmt.Sprintf("; %s.", report.Count(len(d.Records), "process", "processes"))
+	return s + fmt.Sprintf("; %s.", human.Count(len(d.Records), "process", "processes"))
 }
 
 // stopWhy says why a sequential comparison stopped.

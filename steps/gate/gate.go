@@ -35,7 +35,6 @@ import (
 	"github.com/flipbench/flipbench/internal/mdtable"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
-	"github.com/flipbench/flipbench/report"
 )
 
 // SchemaVersion is the version of flipbench gate --json's output (docs/json.md): the
@@ -133,7 +132,7 @@ func (r Result) continued() string {
 		return ""
 	}
 	return fmt.Sprintf(" This run continues %s of the same binaries: every interval (CS) is a confidence sequence, valid at any number of pairs, so pairs can be added until the lanes are decided.",
-		report.Count(r.ContinuedRounds, "earlier round", "earlier rounds"))
+		human.Count(r.ContinuedRounds, "earlier round", "earlier rounds"))
 }
 
 // weak says, when lanes were passed at the rule's last look with less than an even chance
@@ -425,10 +424,10 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 		// or too often set aside to estimate its noise, so the pass says it rules nothing out.
 		f.Outcome, f.LastLook = Pass, true
 		f.Reason = fmt.Sprintf("passed at the rule's last look (round %d) with no interval: %s cannot estimate the noise (%s), so this pass rules nothing out",
-			p.Round, report.Count(p.UsablePairs, "usable pair", "usable pairs"), report.OrDash(p.Reason))
+			p.Round, human.Count(p.UsablePairs, "usable pair", "usable pairs"), mdtable.OrDash(p.Reason))
 	case !p.Bounded:
 		f.MorePairs = -1
-		f.Reason = fmt.Sprintf("no interval yet (%s); run at least 2 pairs per collection", report.OrDash(p.Reason))
+		f.Reason = fmt.Sprintf("no interval yet (%s); run at least 2 pairs per collection", mdtable.OrDash(p.Reason))
 	case p.EstimateLog >= thr:
 		// The estimate is past the threshold: more pairs would confirm the regression.
 		f.MorePairs = more(pairsToCatch(colls, p, p.EstimateLog, thr, family, morePower, k), p.UsablePairs)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/human"
-	"github.com/flipbench/flipbench/report"
 )
 
 // Reach is whether a lane's threshold is within reach of the rounds a gate run can
@@ -72,7 +71,7 @@ func (r Reach) Out() bool { return r.RoundsNeeded > 0 }
 // (--max-pairs 1190, --budget 2h11m0s)".
 func (r Reach) Advice(perRound time.Duration) string {
 	msg := fmt.Sprintf("%s: %s at noise %s%% (from %s) cannot tell a no-op from a %s%% regression (twice the %s%% threshold) with the rule's power, MDE %s%%: raise the threshold to %s%% (--threshold)",
-		r.Lane, report.Count(r.Rounds, "round", "rounds"), human.Num(r.NoisePct), r.NoiseFrom, human.Num(2*r.ThresholdPct), human.Num(r.ThresholdPct),
+		r.Lane, human.Count(r.Rounds, "round", "rounds"), human.Num(r.NoisePct), r.NoiseFrom, human.Num(2*r.ThresholdPct), human.Num(r.ThresholdPct),
 		human.Num(r.MDEPct), human.Num(r.ReachablePct))
 	switch {
 	case r.RoundsNeeded >= maxMorePairs:

@@ -111,7 +111,7 @@ func writeFixture(dir string, fr fixtureRun) error {
 		laneNames = append(laneNames, l.name)
 	}
 	plan.Runs = harness.Schedule(arms, laneNames, plan.Protocol.Collections, plan.Protocol.Passes, plan.Protocol.Seed, false)
-	if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
+	if err := receipt.Folder(dir).WritePlan(plan); err != nil {
 		return err
 	}
 
@@ -119,7 +119,7 @@ func writeFixture(dir string, fr fixtureRun) error {
 	for _, l := range lanes {
 		byName[l.name] = l
 	}
-	log, _, err := receipt.OpenLog(dir)
+	log, _, err := receipt.Folder(dir).OpenLog()
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func writeFixture(dir string, fr fixtureRun) error {
 		env.Snapshots = append(env.Snapshots, receipt.Snapshot{When: when, Collection: 1, Pass: 1, Time: t0,
 			Hostname: "fixture-host", CPUModel: "Fixture CPU", CPUs: 2, Load1: 0.1, GoVersion: "go1.26.0"})
 	}
-	if err := receipt.WriteJSON(filepath.Join(dir, receipt.EnvFile), env); err != nil {
+	if err := receipt.Folder(dir).WriteEnv(env); err != nil {
 		return err
 	}
 	_, err = pipeline.Finish(dir)

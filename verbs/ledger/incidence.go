@@ -22,7 +22,7 @@ func receiptIncidence(dir string) (*decide.Incidence, *incidence.Report, error) 
 		return nil, nil, fmt.Errorf("receipt %s: %w", dir, err)
 	}
 	in := &decide.Incidence{Total: r.Total, Eligible: r.Eligible, TotalCounter: r.Gate.Total, EligibleCounter: r.Gate.Eligible,
-		ControlFired: r.Control.Fired, Broken: r.Broken(), Source: incidence.File,
+		ControlFired: r.Control.Fired, Broken: r.Broken(), Source: receipt.IncidenceFile,
 		Gate: &receipt.IncidenceGate{Total: r.Gate.Total, Eligible: r.Gate.Eligible, Control: r.Gate.Control, MinShare: r.Gate.MinShare}}
 	for _, f := range r.Findings {
 		if f.Level == incidence.LevelError {

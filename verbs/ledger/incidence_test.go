@@ -54,10 +54,14 @@ func TestFinalizeReadsReceiptIncidence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := incidence.Write(dir, r); err != nil {
+			js, err := incidence.JSON(r)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := receipt.WriteManifest(dir); err != nil {
+			if err := receipt.Folder(dir).WriteIncidence(js, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := receipt.Folder(dir).SealData(); err != nil {
 				t.Fatal(err)
 			}
 			// A standalone incidence folder, newer than the receipt.
@@ -65,7 +69,7 @@ func TestFinalizeReadsReceiptIncidence(t *testing.T) {
 			if err := os.MkdirAll(other, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := incidence.Write(other, r); err != nil {
+			if err := receipt.Folder(other).WriteIncidence(js, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 

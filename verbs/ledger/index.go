@@ -12,7 +12,9 @@ import (
 
 	"github.com/flipbench/flipbench/analysis/loaded"
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/internal/atomicfile"
 	"github.com/flipbench/flipbench/internal/mdtable"
+	"github.com/flipbench/flipbench/internal/owner"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
 	"github.com/flipbench/flipbench/report"
@@ -148,7 +150,7 @@ func RenderIndex(w io.Writer, entries []IndexEntry, link func(page string) strin
 			rows = append(rows, []string{id, "(front matter invalid: run flipbench check)", "-", "-", "-", "-"})
 			continue
 		}
-		rows = append(rows, []string{id, e.Title, string(e.Status), report.OrDash(strings.Join(e.Directions, ", ")), e.Date, report.OrDash(e.Headline)})
+		rows = append(rows, []string{id, e.Title, string(e.Status), mdtable.OrDash(strings.Join(e.Directions, ", ")), e.Date, mdtable.OrDash(e.Headline)})
 	}
 	if err := mdtable.Write(ew, []string{"id", "title", "status", "directions", "date", "headline"}, rows); err != nil {
 		return err
@@ -187,10 +189,10 @@ func WriteIndex(root string) (bool, error) {
 		return false, nil
 	}
 	// What a killed finalize or ledger left beside the pages goes first.
-	if _, err := receipt.RemoveStaleTemps(filepath.Dir(path)); err != nil {
+	if _, err := owner.RemoveStaleTemps(filepath.Dir(path)); err != nil {
 		return false, err
 	}
-	return true, receipt.WriteFile(path, data)
+	return true, atomicfile.Write(path, data)
 }
 
 // orDash returns s, or "-" when it is empty.

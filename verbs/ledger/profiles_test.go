@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flipbench/flipbench/analysis/profdiff"
+	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/verbs/pipeline"
 )
 
@@ -23,7 +24,8 @@ func TestFinalizeProfiles(t *testing.T) {
 			Top:    []profdiff.Entry{{Function: "example.com/fake.prepare", Flat: profdiff.Values{Base: 0.3e6, Cand: 0.1e6, Delta: -0.2e6}, FlatNoise: 1e4}},
 			TopCum: []profdiff.Entry{{Function: "example.com/fake.prepare", Cum: profdiff.Values{Base: 0.3e6, Cand: 0.1e6, Delta: -0.2e6}}}}},
 	}}}
-	if err := profdiff.WriteReport(dir, rep); err != nil {
+	rep.SchemaVersion = profdiff.SchemaVersion
+	if err := receipt.Folder(dir).WriteProfiles(rep); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pipeline.Finish(dir); err != nil {

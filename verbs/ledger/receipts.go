@@ -14,7 +14,6 @@ import (
 	"github.com/flipbench/flipbench/analysis/loaded"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
-	"github.com/flipbench/flipbench/report"
 )
 
 // ReceiptPattern is what the name of a receipt data folder matches: the UTC stamp of the
@@ -105,7 +104,7 @@ func Finished(dir string) bool {
 	if err != nil || !st.Mode().IsRegular() {
 		return false
 	}
-	_, err = os.Stat(report.Path(dir))
+	_, err = os.Stat(receipt.PagePath(dir))
 	return err == nil
 }
 
@@ -141,7 +140,7 @@ func NewestReceipt(root string, id int) (string, []string, error) {
 func ListedChanges(pagePath string, e *spec.Experiment, dir string) error {
 	pageDir := filepath.Dir(pagePath)
 	mine := map[string]bool{}
-	for _, p := range []string{report.Path(dir), filepath.Join(dir, receipt.ManifestFile)} {
+	for _, p := range []string{receipt.PagePath(dir), filepath.Join(dir, receipt.ManifestFile)} {
 		if abs, err := filepath.Abs(p); err == nil {
 			mine[abs] = true
 		}
@@ -192,7 +191,7 @@ func ListingPage(root, dir string, plan *receipt.Plan) (string, *spec.Experiment
 		if err != nil {
 			continue
 		}
-		if ref == filepath.Join(abs, receipt.ManifestFile) || ref == report.Path(abs) {
+		if ref == filepath.Join(abs, receipt.ManifestFile) || ref == receipt.PagePath(abs) {
 			return page, p.Spec, nil
 		}
 	}

@@ -109,10 +109,10 @@ func TestFinalizeForeignReceipt(t *testing.T) {
 				t.Fatal(err)
 			}
 			plan.Experiment = 2
-			if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
+			if err := receipt.Folder(dir).WritePlan(plan); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := receipt.WriteManifest(dir); err != nil {
+			if _, err := receipt.Folder(dir).SealData(); err != nil {
 				t.Fatal(err)
 			}
 			return dir

@@ -3,10 +3,8 @@ package ledger
 import (
 	"bytes"
 	_ "embed"
-	"encoding/xml"
 	"fmt"
 	"html/template"
-	"io"
 	"net/url"
 	"os"
 	"path"
@@ -415,66 +413,4 @@ func (s *site) folder(rel string) error {
 		return err
 	}
 	return s.render(out, frame{Title: path.Base(rel) + "/", Body: template.HTML(buf.String())})
-}
-
-// CheckSiteLinks parses every HTML file of a built site and returns the local links
-// (href and src) that point to no file of the site, as "file: link". It is what the tests
-// and a careful user run after BuildSite.
-func CheckSiteLinks(out string) ([]string, error) {
-	var broken []string
-	err := filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		links, err := htmlLinks(f)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		for _, l := range links {
-			target, ok := localTarget(l)
-			if !ok {
-				continue
-			}
-			if unescaped, err := url.PathUnescape(target); err == nil {
-				target = unescaped
-			}
-			if _, err := os.Stat(filepath.Join(filepath.Dir(p), filepath.FromSlash(target))); err != nil {
-				rel, _ := filepath.Rel(out, p)
-				broken = append(broken, filepath.ToSlash(rel)+": "+l)
-			}
-		}
-		return nil
-	})
-	return broken, err
-}
-
-// htmlLinks returns the href and src attributes of the HTML document in r. It parses
-// leniently (HTML is not XML): unknown entities and unclosed elements are accepted.
-func htmlLinks(r io.Reader) ([]string, error) {
-	dec := xml.NewDecoder(r)
-	dec.Strict = false
-	dec.AutoClose = xml.HTMLAutoClose
-	dec.Entity = xml.HTMLEntity
-	var out []string
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-		if se, ok := tok.(xml.StartElement); ok {
-			for _, a := range se.Attr {
-				if a.Name.Local == "href" || a.Name.Local == "src" {
-					out = append(out, a.Value)
-				}
-			}
-		}
-	}
 }

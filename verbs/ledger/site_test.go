@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
+	"fmt"
 	stdhtml "html"
 	"image"
 	"image/png"
+	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -257,4 +261,65 @@ func TestSiteLayout(t *testing.T) {
 func rgb(img image.Image, x, y int) (int, int, int) {
 	r, g, b, _ := img.At(x, y).RGBA()
 	return int(r >> 8), int(g >> 8), int(b >> 8)
+}
+
+// CheckSiteLinks parses every HTML file of a built site and returns the local links
+// (href and src) that point to no file of the site, as "file: link".
+func CheckSiteLinks(out string) ([]string, error) {
+	var broken []string
+	err := filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		links, err := htmlLinks(f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		for _, l := range links {
+			target, ok := localTarget(l)
+			if !ok {
+				continue
+			}
+			if unescaped, err := url.PathUnescape(target); err == nil {
+				target = unescaped
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(p), filepath.FromSlash(target))); err != nil {
+				rel, _ := filepath.Rel(out, p)
+				broken = append(broken, filepath.ToSlash(rel)+": "+l)
+			}
+		}
+		return nil
+	})
+	return broken, err
+}
+
+// htmlLinks returns the href and src attributes of the HTML document in r. It parses
+// leniently (HTML is not XML): unknown entities and unclosed elements are accepted.
+func htmlLinks(r io.Reader) ([]string, error) {
+	dec := xml.NewDecoder(r)
+	dec.Strict = false
+	dec.AutoClose = xml.HTMLAutoClose
+	dec.Entity = xml.HTMLEntity
+	var out []string
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			for _, a := range se.Attr {
+				if a.Name.Local == "href" || a.Name.Local == "src" {
+					out = append(out, a.Value)
+				}
+			}
+		}
+	}
 }

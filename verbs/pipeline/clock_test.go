@@ -56,7 +56,7 @@ func TestOneClockAndStarter(t *testing.T) {
 	if selectBy != harness.Starter(st) {
 		t.Errorf("the lane selection got starter %T, want the fake starter", selectBy)
 	}
-	if stamp := at.Format(StampFormat); !strings.HasPrefix(filepath.Base(res.Dir), stamp) {
+	if stamp := at.Format(receipt.StampFormat); !strings.HasPrefix(filepath.Base(res.Dir), stamp) {
 		t.Errorf("receipt folder %s, want it stamped %s", filepath.Base(res.Dir), stamp)
 	}
 	if len(snaps) == 0 {

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
-	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/steps/armbuild"
 	"github.com/flipbench/flipbench/steps/compare"
 )
@@ -109,7 +109,7 @@ func compareLanes(ctx context.Context, st harness.Starter, req CompareRequest, o
 			return nil, spec.Resolved{}, err
 		}
 	}
-	note(opts, "%s in %s: %s", report.Count(len(res.Lanes), "benchmark", "benchmarks"), req.Package, LaneNames(res.Lanes))
+	note(opts, "%s in %s: %s", human.Count(len(res.Lanes), "benchmark", "benchmarks"), req.Package, LaneNames(res.Lanes))
 	if sp := req.Save; sp != nil {
 		in := compare.PageInput{Command: sp.Command, Names: req.Names, Bench: req.Bench}
 		if in.CandRef, in.CandPatch, err = savedCandidate(ctx, req.Root, exp, arms); err != nil {

@@ -35,14 +35,14 @@ func Finish(dir string) (string, error) {
 // data folder, and the page; it returns the page's path. Its caller checked the run files
 // (checkRunFiles) first.
 func finishLoaded(d *loaded.Receipt) (string, error) {
-	dir := d.Dir
-	if _, err := receipt.WriteBench(dir, d.Plan, d.Records); err != nil {
+	f := receipt.Folder(d.Dir)
+	if _, err := f.WriteBench(d.Plan, d.Records); err != nil {
 		return "", err
 	}
-	if err := receipt.WriteJSON(filepath.Join(dir, receipt.AnalysisFile), d.Analysis); err != nil {
+	if err := f.WriteAnalysis(&d.Analysis); err != nil {
 		return "", err
 	}
-	names, err := writePlots(dir, d)
+	names, err := writePlots(f, d)
 	if err != nil {
 		return "", err
 	}
@@ -54,11 +54,10 @@ func finishLoaded(d *loaded.Receipt) (string, error) {
 		return "", err
 	}
 	// The manifest records the page's hash too, so a page edited by hand is refused.
-	if _, err := receipt.WriteManifestPage(dir, buf.Bytes()); err != nil {
+	if _, err := f.Seal(buf.Bytes()); err != nil {
 		return "", err
 	}
-	md := report.Path(dir)
-	return md, receipt.WriteFile(md, buf.Bytes())
+	return f.Page(), nil
 }
 
 // checkRunFiles checks the files a run writes (plan.json, raw.jsonl, env.json and, after a
@@ -99,14 +98,14 @@ func checkRunFiles(dir string) error {
 	return nil
 }
 
-// writePlots writes one SVG plot per candidate arm and primary or guard lane into dir (the
+// writePlots writes one SVG plot per candidate arm and primary or guard lane into f (the
 // receipt data folder d was loaded from): the per-pass delta against base by pass, forward
 // and reverse passes drawn differently, each collection's median delta as a dashed line,
 // and the effect floor as a shaded band around zero; and the bar chart of every profile
 // difference (report.ProfilePlots). It returns the names of the files
 // written (see report.PlotName). Call it before the manifest is written, so the plots are hashed
 // with the rest of the receipt; the output is deterministic, so rewriting it is harmless.
-func writePlots(dir string, d *loaded.Receipt) ([]string, error) {
+func writePlots(f receipt.Folder, d *loaded.Receipt) ([]string, error) {
 	var names []string
 	for _, arm := range d.Analysis.Candidates {
 		for _, l := range report.PlotLanes(d.Plan) {
@@ -115,7 +114,7 @@ func writePlots(dir string, d *loaded.Receipt) ([]string, error) {
 				return nil, fmt.Errorf("plotting lane %s of arm %s: %w", l.Name, arm, err)
 			}
 			name := report.PlotName(arm, l.Name)
-			if err := receipt.WriteFile(filepath.Join(dir, name), buf.Bytes()); err != nil {
+			if err := f.WritePlot(name, buf.Bytes()); err != nil {
 				return nil, err
 			}
 			names = append(names, name)
@@ -126,7 +125,7 @@ func writePlots(dir string, d *loaded.Receipt) ([]string, error) {
 		return nil, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(profs)) {
-		if err := receipt.WriteFile(filepath.Join(dir, name), profs[name]); err != nil {
+		if err := f.WritePlot(name, profs[name]); err != nil {
 			return nil, err
 		}
 		names = append(names, name)

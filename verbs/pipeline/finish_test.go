@@ -9,7 +9,6 @@ import (
 
 	"github.com/flipbench/flipbench/internal/testkit/receipttest"
 	"github.com/flipbench/flipbench/model/receipt"
-	"github.com/flipbench/flipbench/report"
 )
 
 // TestFinishAgain checks that a receipt can be finished again when it gains files (an
@@ -82,7 +81,7 @@ func TestFinishAgain(t *testing.T) {
 			if err := receipt.VerifyManifest(dir); err != nil {
 				t.Errorf("after Finish: %v", err)
 			}
-			again, _ := os.ReadFile(report.Path(dir))
+			again, _ := os.ReadFile(receipt.PagePath(dir))
 			if string(again) != page {
 				t.Errorf("the page changed on finishing again")
 			}

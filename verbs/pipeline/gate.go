@@ -12,7 +12,6 @@ import (
 	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
-	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/steps/armbuild"
 	"github.com/flipbench/flipbench/steps/compare"
 	"github.com/flipbench/flipbench/steps/gate"
@@ -134,7 +133,7 @@ func gateRun(ctx context.Context, req GateRequest, opts Options) (job Job, rule 
 		p := job.Continue
 		rule.Anytime = &gate.Anytime{PriorRounds: p.Rounds, TunedRounds: p.Rounds + max(res.Protocol.Passes/2, 1)}
 		note(opts, "continuing %s from %s (%d rounds): its pairs and this run's are judged together by confidence sequences",
-			report.Count(len(p.Dirs), "receipt", "receipts"), shortPath(req.Continue), p.Rounds)
+			human.Count(len(p.Dirs), "receipt", "receipts"), shortPath(req.Continue), p.Rounds)
 	}
 	job.reach = gateReach{opts: opts, strict: req.Strict, threshold: threshold, lanePct: gs.LaneThresholds(), prior: job.Continue}.check
 	if discover {
@@ -144,7 +143,7 @@ func gateRun(ctx context.Context, req GateRequest, opts Options) (job Job, rule 
 				note(opts, "note: %s", n)
 			}
 			if err == nil {
-				note(opts, "gating on %s: %s", report.Count(len(res.Lanes), "benchmark", "benchmarks"), LaneNames(res.Lanes))
+				note(opts, "gating on %s: %s", human.Count(len(res.Lanes), "benchmark", "benchmarks"), LaneNames(res.Lanes))
 			}
 			return e, res, err
 		}
@@ -230,14 +229,14 @@ func (g gateReach) check(f Forecast) error {
 			when = fmt.Sprintf("after round %d (its runs are kept in the receipt folder)", f.After)
 		}
 		return requestErrorf("--strict: the threshold of %s is out of reach within the budget, so the gate stopped %s: %s",
-			report.Count(len(out), "lane", "lanes"), when, strings.Join(out, "; "))
+			human.Count(len(out), "lane", "lanes"), when, strings.Join(out, "; "))
 	}
 	for _, a := range out[:min(len(out), maxReachNotes)] {
 		note(g.opts, "note: threshold out of reach: %s; the gate still ends pass or fail at its last look, but may miss a regression at the threshold (--strict refuses to run)", a)
 	}
 	if n := len(out) - maxReachNotes; n > 0 {
 		note(g.opts, "note: threshold out of reach for %s (%d of %d in all): a threshold of %s%% is within reach of every lane at these rounds",
-			report.Count(n, "more lane", "more lanes"), len(out), len(f.Lanes), human.Num(reachable))
+			human.Count(n, "more lane", "more lanes"), len(out), len(f.Lanes), human.Num(reachable))
 	}
 	return nil
 }

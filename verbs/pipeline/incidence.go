@@ -3,9 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/flipbench/flipbench/analysis/incidence"
@@ -20,10 +18,6 @@ import (
 
 // ProbeTag is the build tag that compiles the incidence probes in (package probe).
 const ProbeTag = "flipbench_probe"
-
-// IncidenceRunsFile holds the suite's runs, one receipt.Record per line, next to
-// incidence.json.
-const IncidenceRunsFile = "incidence-runs.jsonl"
 
 // IncidenceJob is one measurement of an experiment's incidence suite.
 type IncidenceJob struct {
@@ -78,9 +72,11 @@ func Incidence(ctx context.Context, j IncidenceJob, opts Options) (*incidence.Re
 	if j.Receipt != "" {
 		j.Dir = j.Receipt
 	} else {
-		if _, j.Dir, err = NewReceiptDir(j.Results, j.Spec.ID, "incidence", opts.Clock); err != nil {
+		var f receipt.Folder
+		if _, f, err = receipt.Create(j.Results, j.Spec.ID, "incidence", opts.Clock); err != nil {
 			return nil, "", err
 		}
+		j.Dir = string(f)
 		if lock != nil {
 			lock.SetDir(j.Dir)
 		}
@@ -94,7 +90,7 @@ func Incidence(ctx context.Context, j IncidenceJob, opts Options) (*incidence.Re
 		if _, err := Finish(j.Dir); err != nil {
 			return nil, j.Dir, fmt.Errorf("rendering the receipt %s again: %w", j.Dir, err)
 		}
-	} else if _, err := receipt.WriteManifest(j.Dir); err != nil {
+	} else if _, err := receipt.Folder(j.Dir).SealData(); err != nil {
 		return nil, j.Dir, err
 	}
 	return rep, j.Dir, nil
@@ -210,26 +206,15 @@ func laneLine(rec receipt.Record, in *spec.Incidence) string {
 
 // writeIncidence writes the report (JSON and markdown) and the suite's runs into dir.
 func writeIncidence(dir string, rep *incidence.Report, recs []receipt.Record) error {
-	var runs bytes.Buffer
-	for _, r := range recs {
-		r.SchemaVersion = receipt.RecordSchema
-		b, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		runs.Write(append(b, '\n'))
-	}
-	if err := receipt.WriteFile(filepath.Join(dir, IncidenceRunsFile), runs.Bytes()); err != nil {
+	js, err := incidence.JSON(rep)
+	if err != nil {
 		return err
 	}
 	var md bytes.Buffer
 	if err := incidence.Markdown(&md, rep); err != nil {
 		return err
 	}
-	if err := receipt.WriteFile(filepath.Join(dir, incidence.MarkdownFile), md.Bytes()); err != nil {
-		return err
-	}
-	return incidence.Write(dir, rep)
+	return receipt.Folder(dir).WriteIncidence(js, md.Bytes(), recs)
 }
 
 // IncidenceSummary says the gate's numbers in one line.

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -302,7 +301,7 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 		l.Remeasure = s.mends
 	}
 	if !s.logged[round] {
-		if err := receipt.AppendLook(s.dir, l); err != nil {
+		if err := receipt.Folder(s.dir).AppendLook(l); err != nil {
 			s.err = err
 			return l, false
 		}
@@ -374,7 +373,7 @@ func (s *sequence) fitLastLook(fit int) error {
 	seq.MaxPairs = fit
 	s.plan.Drift.MaxPairs = fit
 	s.plan.Drift.Design = nil
-	return receipt.WriteJSON(filepath.Join(s.dir, receipt.PlanFile), s.plan)
+	return receipt.Folder(s.dir).WritePlan(s.plan)
 }
 
 // undecidable finds the pending lanes of look l that cannot be decided within the

@@ -144,20 +144,20 @@ func Merge(job MergeJob, opts Options) (*MergeResult, error) {
 	if label == "" {
 		label = plan.Label
 	}
-	stamp, dir, err := NewReceiptDir(job.Results, plan.Experiment, label, opts.Clock)
+	stamp, f, err := receipt.Create(job.Results, plan.Experiment, label, opts.Clock)
 	if err != nil {
 		return nil, err
 	}
+	dir := string(f)
 	plan.Stamp = stamp
 	res.Dir = dir
 	res.Warnings = mergeWarnings(&plan, res, dir)
 	if err := writeMerged(dir, &plan, ins, kept, res); err != nil {
-		os.RemoveAll(dir)
+		f.Discard()
 		return nil, err
 	}
 	if res.Page, err = Finish(dir); err != nil {
-		os.RemoveAll(dir)
-		os.Remove(receipt.PagePath(dir))
+		f.Discard()
 		return nil, fmt.Errorf("writing the merged receipt %s: %w", dir, err)
 	}
 	return res, nil
@@ -602,10 +602,11 @@ func continueArg(from int) string {
 // shards' kept warnings, each naming its shard, then the merge's), looks.jsonl and the
 // incidence report of the first shard of the first stage, if it measured one.
 func writeMerged(dir string, plan *receipt.Plan, ins []*shardInput, kept []receipt.Record, res *MergeResult) error {
-	if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
+	f := receipt.Folder(dir)
+	if err := f.WritePlan(plan); err != nil {
 		return err
 	}
-	if err := receipt.WriteRecords(dir, kept); err != nil {
+	if err := f.WriteRecords(kept); err != nil {
 		return err
 	}
 	var env receipt.Env
@@ -616,34 +617,23 @@ func writeMerged(dir string, plan *receipt.Plan, ins []*shardInput, kept []recei
 			ws = append(ws, receipt.Warning{Stage: w.Stage, Text: in.shard().Name() + ": " + w.Text})
 		}
 	}
-	if err := receipt.WriteJSON(filepath.Join(dir, receipt.EnvFile), env); err != nil {
+	if err := f.WriteEnv(env); err != nil {
 		return err
 	}
-	if err := receipt.AppendWarnings(dir, append(ws, res.Warnings...)...); err != nil {
+	if err := f.AppendWarnings(append(ws, res.Warnings...)...); err != nil {
 		return err
 	}
 	for _, l := range res.Looks {
-		if err := receipt.AppendLook(dir, l); err != nil {
+		if err := f.AppendLook(l); err != nil {
 			return err
 		}
 	}
 	for _, in := range ins {
 		if s := in.shard(); s.Index == 1 && s.FromRound == 1 && incidence.Exists(in.dir) {
-			for _, name := range incidenceFilesOf() {
-				src := filepath.Join(in.dir, name)
-				if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
-					continue
-				}
-				if err := receipt.CopyFile(filepath.Join(dir, name), src); err != nil {
-					return err
-				}
+			if err := f.CopyIncidence(receipt.Folder(in.dir)); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
-}
-
-// incidenceFiles returns the files of an incidence report in a receipt folder.
-func incidenceFilesOf() []string {
-	return []string{incidence.File, incidence.MarkdownFile, IncidenceRunsFile}
 }

@@ -209,29 +209,87 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer release(lock)
+	arms, buildWarnings, identical, err := buildArms(ctx, &job, opts)
+	if err != nil {
+		return nil, err
+	}
+	if identical {
+		return &Result{Identical: true, Arms: arms}, nil
+	}
+	plan, folder, err := newRunPlan(job, arms)
+	if err != nil {
+		return nil, err
+	}
+	var iters Iterations
+	if job.Shard == nil {
+		// Shards would each pick their own iteration counts: they keep the benchtime.
+		if iters, err = FixIterations(ctx, plan, opts.starter(), opts.Clock); err != nil {
+			return nil, err
+		}
+		for _, w := range iters.Warnings {
+			opts.events().Warn(w)
+		}
+		buildWarnings = append(buildWarnings, iters.Warnings...)
+	}
+	stamp, f, err := receipt.Create(results, job.Spec.ID, folder, opts.Clock)
+	if err != nil {
+		return nil, err
+	}
+	dir := string(f)
+	plan.Stamp = stamp
+	if job.Continue != nil {
+		plan.Continues = job.Continue.From(dir)
+	}
+	if lock != nil {
+		lock.SetDir(dir)
+	}
+	// The host's calibration is read at most once: for the plan and for the forecast.
+	host := sync.OnceValue(func() *calibrate.File { return hostCalibration(opts, job.Root, dir) })
+	if err := writePlan(dir, plan, host); err != nil {
+		return nil, err
+	}
+	if err := receipt.Folder(dir).AppendWarnings(buildWarnings...); err != nil {
+		return nil, err
+	}
+	known := true
+	if !plan.Part() {
+		if known, err = planForecast(opts, plan, iters, host, job.reach); err != nil {
+			return &Result{Dir: dir}, err
+		}
+	}
+	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, known, job.reach))
+}
+
+// buildArms builds the job's arms, then lets the job choose its lanes from them
+// (job.Select, which may change job.Spec and job.Resolved) and checks the arms it expects.
+// It says so when job.SkipIdentical finds the arms identical, before choosing; the
+// warnings are the build's, already shown.
+func buildArms(ctx context.Context, job *Job, opts Options) (arms []receipt.Arm, warnings []receipt.Warning, identical bool, err error) {
 	build := job.Build
 	if build == nil {
 		build = armbuild.Build
 	}
-	var buildWarnings []receipt.Warning
-	arms, err := build(ctx, job.Spec, armbuild.Options{Root: job.Root, Log: opts.log(), Clock: opts.Clock, Starter: opts.starter(), Warn: func(w receipt.Warning) {
+	arms, err = build(ctx, job.Spec, armbuild.Options{Root: job.Root, Log: opts.log(), Clock: opts.Clock, Starter: opts.starter(), Warn: func(w receipt.Warning) {
 		opts.events().Warn(w)
-		buildWarnings = append(buildWarnings, w)
+		warnings = append(warnings, w)
 	}})
 	if err != nil {
-		return nil, err
+		return nil, nil, false, err
 	}
 	if job.SkipIdentical && Identical(arms) {
-		return &Result{Identical: true, Arms: arms}, nil
+		return arms, warnings, true, nil
 	}
 	if job.Select != nil {
 		if job.Spec, job.Resolved, err = job.Select(ctx, opts.starter(), arms); err != nil {
-			return nil, err
+			return nil, nil, false, err
 		}
 	}
-	if err := checkExpectArms(arms, job.ExpectArms, job.ExpectArmsFrom); err != nil {
-		return nil, err
-	}
+	return arms, warnings, false, checkExpectArms(arms, job.ExpectArms, job.ExpectArmsFrom)
+}
+
+// newRunPlan makes the plan of the job's run over the built arms, with its shard and the
+// receipt it continues, and returns it with the label of the receipt's folder.
+func newRunPlan(job Job, arms []receipt.Arm) (*receipt.Plan, string, error) {
 	plan := harness.NewPlan(harness.PlanInput{
 		Experiment: job.Spec, Page: job.Page, Label: job.Label, Profile: job.Resolved.Profile,
 		Command: job.Command, Resolved: job.Resolved, Arms: arms,
@@ -245,57 +303,22 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	}
 	folder := job.Label
 	if job.Shard != nil {
+		var err error
 		if plan.Shard, err = shardOf(plan, *job.Shard); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		folder += shardSuffix(plan.Shard)
 	}
 	if p := job.Continue; p != nil {
 		if job.Shard != nil {
-			return nil, fmt.Errorf("a shard cannot continue another receipt")
+			return nil, "", fmt.Errorf("a shard cannot continue another receipt")
 		}
 		if err := p.Check(plan); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		p.Carry(plan)
 	}
-	var iters Iterations
-	if job.Shard == nil {
-		// Shards would each pick their own iteration counts: they keep the benchtime.
-		if iters, err = FixIterations(ctx, plan, opts.starter(), opts.Clock); err != nil {
-			return nil, err
-		}
-		for _, w := range iters.Warnings {
-			opts.events().Warn(w)
-		}
-		buildWarnings = append(buildWarnings, iters.Warnings...)
-	}
-	stamp, dir, err := NewReceiptDir(results, job.Spec.ID, folder, opts.Clock)
-	if err != nil {
-		return nil, err
-	}
-	plan.Stamp = stamp
-	if job.Continue != nil {
-		plan.Continues = job.Continue.From(dir)
-	}
-	if lock != nil {
-		lock.SetDir(dir)
-	}
-	// The host's calibration is read at most once: for the plan and for the forecast.
-	host := sync.OnceValue(func() *calibrate.File { return hostCalibration(opts, job.Root, dir) })
-	if err := writePlan(dir, plan, host); err != nil {
-		return nil, err
-	}
-	if err := receipt.AppendWarnings(dir, buildWarnings...); err != nil {
-		return nil, err
-	}
-	known := true
-	if !plan.Part() {
-		if known, err = planForecast(opts, plan, iters, host, job.reach); err != nil {
-			return &Result{Dir: dir}, err
-		}
-	}
-	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, known, job.reach))
+	return plan, folder, nil
 }
 
 // Resume finishes the interrupted run in receipt data folder dir: it measures what is
@@ -427,31 +450,6 @@ func CheckArms(plan *receipt.Plan) error {
 	}
 	return nil
 }
-
-// NewReceiptDir creates a new, empty receipt data folder <stamp>-exp<NNN>-<label> under
-// resultsDir. The stamp has one-second resolution, so when a run of the same experiment
-// and label already took this second, it waits for the next one: every run gets a folder
-// of its own, and stamps keep sorting by time.
-func NewReceiptDir(resultsDir string, id int, label string, now clock.Clock) (stamp, dir string, err error) {
-	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
-		return "", "", err
-	}
-	for try := 0; ; try++ {
-		t := now.Now().UTC()
-		stamp = t.Format(StampFormat)
-		dir = filepath.Join(resultsDir, fmt.Sprintf("%s-exp%03d-%s", stamp, id, label))
-		err = os.Mkdir(dir, 0o755)
-		if err == nil || !errors.Is(err, os.ErrExist) || try == 3 {
-			return stamp, dir, err
-		}
-		// Until the machine's next second, when the real clock's stamp changes; a fake
-		// clock's stamp may never change, and the fourth try then gives up.
-		time.Sleep(time.Until(t.Truncate(time.Second).Add(time.Second)))
-	}
-}
-
-// StampFormat is the UTC time stamp that starts every receipt's name.
-const StampFormat = "2006-01-02T15-04-05Z"
 
 // ReceiptDirOf returns the data folder of a receipt page path (or the folder itself).
 func ReceiptDirOf(path string) string { return strings.TrimSuffix(path, ".md") }

@@ -54,15 +54,11 @@ func profileLanes(ctx context.Context, d *loaded.Receipt, opts Options) error {
 		return nil
 	}
 	// What an interrupted attempt left is measured again.
-	profDir := filepath.Join(dir, profdiff.Dir)
-	if err := os.RemoveAll(profDir); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(profDir, 0o755); err != nil {
+	if _, err := receipt.Folder(dir).ProfileDir(); err != nil {
 		return err
 	}
 	p := &profiler{dir: dir, plan: plan, st: opts.starter(), log: opts.log(), runs: map[runKey]profdiff.Run{}}
-	rep := &profdiff.Report{Selection: sel, Base: plan.Arms[0].Name}
+	rep := &profdiff.Report{SchemaVersion: profdiff.SchemaVersion, Selection: sel, Base: plan.Arms[0].Name}
 	for _, c := range chosen {
 		l, err := p.lane(ctx, c, d)
 		if err != nil {
@@ -70,7 +66,7 @@ func profileLanes(ctx context.Context, d *loaded.Receipt, opts Options) error {
 		}
 		rep.Lanes = append(rep.Lanes, l)
 	}
-	return profdiff.WriteReport(dir, rep)
+	return receipt.Folder(dir).WriteProfiles(rep)
 }
 
 // chosenLane is one lane of one candidate arm to profile.
@@ -180,7 +176,7 @@ func (p *profiler) run(ctx context.Context, armName string, lane receipt.Lane, k
 		return r, nil
 	}
 	arm := p.plan.Arms[slices.IndexFunc(p.plan.Arms, func(a receipt.Arm) bool { return a.Name == armName })]
-	rel := profdiff.Dir + "/" + profdiff.ProfileName(armName, lane.Name, kind)
+	rel := receipt.ProfilesDir + "/" + profdiff.ProfileName(armName, lane.Name, kind)
 	out := profdiff.Run{Arm: armName, Kind: kind, Exit: -1}
 	fmt.Fprintf(p.log, "flipbench: profiling lane %s of arm %s (%s)\n", lane.Name, armName, kind)
 	r, err := p.start(ctx, arm, lane, kind, rel, &out)

@@ -180,7 +180,7 @@ func TestProfileReproducedLanes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{profdiff.File, "profiles/base-slow.cpu.pprof", "profiles/cand-slow.cpu.pprof", profdiff.PlotName("cand", "slow", profdiff.CPU)} {
+	for _, name := range []string{receipt.ProfilesFile, "profiles/base-slow.cpu.pprof", "profiles/cand-slow.cpu.pprof", profdiff.PlotName("cand", "slow", profdiff.CPU)} {
 		if m.Files[name] == "" {
 			t.Errorf("manifest lacks %s", name)
 		}

@@ -95,7 +95,7 @@ func writePlan(dir string, plan *receipt.Plan, host func() *calibrate.File) erro
 	if plan.Drift.MaxCalibrationDF > 0 {
 		lendCalibration(plan, host())
 	}
-	return receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan)
+	return receipt.Folder(dir).WritePlan(plan)
 }
 
 // lendCalibration freezes into the plan each lane's noise as this host's calibration f

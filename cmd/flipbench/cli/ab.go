@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flipbench/flipbench/analysis/loaded"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/model/spec"
 	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/verbs/pipeline"
@@ -201,7 +202,7 @@ func finishAb(s Streams, res *pipeline.Result, err error) error {
 			pairs = append(pairs, p.String())
 		}
 		fmt.Fprintf(s.Err, "flipbench: %s: %s (%s) of lanes %s; merge it with the other shards' receipts: flipbench merge DIR...\n",
-			sh.Name(), report.Count(len(sh.Pairs), "pass pair", "pass pairs"), strings.Join(pairs, ", "), strings.Join(sh.Lanes, ","))
+			sh.Name(), human.Count(len(sh.Pairs), "pass pair", "pass pairs"), strings.Join(pairs, ", "), strings.Join(sh.Lanes, ","))
 	}
 	summarize(s, res.Receipt)
 	fmt.Fprintln(s.Out, relPath(res.Page))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/model/lanekind"
+	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
 	"github.com/flipbench/flipbench/steps/armbuild"
 	"github.com/flipbench/flipbench/steps/compare"
@@ -232,7 +233,7 @@ func bisectLogDir(c clock.Clock, results, resume string, want bisectLog) (string
 		return "", nil, err
 	}
 	for {
-		dir := filepath.Join(results, c.Now().UTC().Format(pipeline.StampFormat)+"-bisect")
+		dir := filepath.Join(results, c.Now().UTC().Format(receipt.StampFormat)+"-bisect")
 		err := os.Mkdir(dir, 0o755)
 		if err == nil {
 			return dir, nil, nil

@@ -25,6 +25,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/flipbench/flipbench/internal/atomicfile"
 	"github.com/flipbench/flipbench/internal/owner"
 	"github.com/flipbench/flipbench/model/receipt"
 )
@@ -359,10 +360,10 @@ func cmdRemanifest(ts *testscript.TestScript, neg bool, args []string) {
 	dir := ts.MkAbs(args[0])
 	old, err := receipt.ReadManifest(dir)
 	ts.Check(err)
-	m, err := receipt.WriteManifest(dir)
+	m, err := receipt.Folder(dir).SealData()
 	ts.Check(err)
 	m.Page = old.Page
-	ts.Check(receipt.WriteJSON(filepath.Join(dir, receipt.ManifestFile), m))
+	ts.Check(atomicfile.WriteJSON(filepath.Join(dir, receipt.ManifestFile), m))
 }
 
 // cmdExitCode runs a program like exec does and checks its exact exit status:

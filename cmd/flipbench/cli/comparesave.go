@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/flipbench/flipbench/internal/texttable"
-	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/steps/armbuild"
 	"github.com/flipbench/flipbench/steps/compare"
 	"github.com/flipbench/flipbench/verbs/ledger"
@@ -24,52 +23,6 @@ func addRoleFlags(f *pflag.FlagSet, r *compare.Roles) {
 	f.StringVar(&r.Guard, "guard", "", "the lanes that must not get slower: guards")
 	f.StringVar(&r.Control, "control", "", "the lanes that must not change at all: controls")
 	f.StringVar(&r.Expect, "expect", "", "the primaries' predicted direction: faster (default), slower or neutral")
-}
-
-// compareRefs resolves the base and candidate of a comparison: BASE as given, or the
-// merge base of HEAD with the default branch; CANDIDATE as given, or the working tree.
-func compareRefs(ctx context.Context, root string, refs []string) (base, cand string, names compare.Names, err error) {
-	cand = armbuild.WorktreeRef
-	if len(refs) == 2 {
-		cand = refs[1]
-	}
-	head := cand
-	if cand == armbuild.WorktreeRef {
-		head = "HEAD"
-	}
-	candCommit, err := armbuild.Commit(ctx, root, head)
-	if err != nil {
-		return "", "", names, err
-	}
-	if len(refs) >= 1 {
-		if base, err = armbuild.Commit(ctx, root, refs[0]); err != nil {
-			return "", "", names, err
-		}
-		names.Base = fmt.Sprintf("%s (%s)", refs[0], receipt.ShortHash(base))
-	} else {
-		branch, err := armbuild.DefaultBranch(ctx, root)
-		if err != nil {
-			return "", "", names, err
-		}
-		if base, err = armbuild.MergeBase(ctx, root, branch, candCommit); err != nil {
-			return "", "", names, err
-		}
-		names.Base = fmt.Sprintf("%s (merge base %s)", branch, receipt.ShortHash(base))
-	}
-	switch {
-	case cand != armbuild.WorktreeRef:
-		names.Cand = fmt.Sprintf("%s (%s)", cand, receipt.ShortHash(candCommit))
-	default:
-		dirty, err := armbuild.Dirty(ctx, root)
-		if err != nil {
-			return "", "", names, err
-		}
-		names.Cand = fmt.Sprintf("the working tree (HEAD %s, clean)", receipt.ShortHash(candCommit))
-		if dirty {
-			names.Cand = fmt.Sprintf("the working tree (HEAD %s with uncommitted changes)", receipt.ShortHash(candCommit))
-		}
-	}
-	return base, cand, names, nil
 }
 
 // pageName is the file name of page id: NNN-slug.md.
@@ -143,6 +96,6 @@ func compareTargets(ctx context.Context, opts *compareOptions) (compareTarget, e
 	if opts.save != "" && len(t.pkgs) > 1 {
 		return t, usageError("--save: one page is one package; %d packages match (%s)", len(t.pkgs), strings.Join(t.pkgs, ", "))
 	}
-	t.base, t.cand, t.names, err = compareRefs(ctx, t.root, opts.refs)
+	t.base, t.cand, t.names, err = compare.Refs(ctx, t.root, opts.refs)
 	return t, err
 }

@@ -8,7 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flipbench/flipbench/analysis/decide"
-	"github.com/flipbench/flipbench/model/receipt"
+	"github.com/flipbench/flipbench/internal/atomicfile"
+	"github.com/flipbench/flipbench/internal/owner"
 	"github.com/flipbench/flipbench/verbs/ledger"
 )
 
@@ -61,10 +62,10 @@ func runFinalize(_ context.Context, s Streams, opts *finalizeOptions) error {
 	}
 	if f.Changed {
 		// What a finalize killed while writing left beside the page goes first.
-		if _, err := receipt.RemoveStaleTemps(filepath.Dir(page)); err != nil {
+		if _, err := owner.RemoveStaleTemps(filepath.Dir(page)); err != nil {
 			return err
 		}
-		if err := receipt.WriteFile(page, f.Content); err != nil {
+		if err := atomicfile.Write(page, f.Content); err != nil {
 			return err
 		}
 	}

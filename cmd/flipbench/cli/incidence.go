@@ -42,7 +42,7 @@ incidence.total), a per-lane breakdown, the positive-control check and the value
 
 The suite is built from --ref, else incidence.suite.ref, else harness.ref, else HEAD, with
 its lanes taken from the same ref. The report is written as incidence.json and incidence.md,
-with the suite's runs in ` + pipeline.IncidenceRunsFile + `, into a new folder
+with the suite's runs in ` + receipt.IncidenceRunsFile + `, into a new folder
 results/<stamp>-expNNN-incidence/ (with a manifest), or into an ab receipt folder given
 with --receipt, whose receipt is then rendered again. stdout gets the report (markdown, or
 --json). The exit status is 1 when the measurement proves nothing: a lane failed, or the
@@ -111,7 +111,7 @@ func runIncidenceCmd(ctx context.Context, s Streams, opts *incidenceOptions) err
 	} else if err := incidence.Markdown(s.Out, rep); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Err, "flipbench: wrote %s\n", relPath(filepath.Join(dir, incidence.File)))
+	fmt.Fprintf(s.Err, "flipbench: wrote %s\n", relPath(filepath.Join(dir, receipt.IncidenceFile)))
 	if rep.Broken() {
 		for _, f := range rep.Findings {
 			if f.Level == incidence.LevelError {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/flipbench/flipbench/analysis/decide"
+	"github.com/flipbench/flipbench/internal/atomicfile"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/verbs/ledger"
 	"github.com/flipbench/flipbench/verbs/pipeline"
@@ -145,7 +146,7 @@ func copy275(t *testing.T) string {
 		t.Fatal(err)
 	}
 	plan.SchemaVersion, plan.Rule = receipt.PlanSchema, decide.RuleOf(p.Spec)
-	if err := receipt.WriteJSON(filepath.Join(to, receipt.PlanFile), plan); err != nil {
+	if err := receipt.Folder(to).WritePlan(plan); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(to, receipt.ManifestFile)); err != nil {
@@ -178,12 +179,12 @@ func forge(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := receipt.WriteManifest(dir)
+	m, err := receipt.Folder(dir).SealData()
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.Page = old.Page
-	if err := receipt.WriteJSON(filepath.Join(dir, receipt.ManifestFile), m); err != nil {
+	if err := atomicfile.WriteJSON(filepath.Join(dir, receipt.ManifestFile), m); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
-	"github.com/flipbench/flipbench/report"
 	"github.com/flipbench/flipbench/verbs/ledger"
 	"github.com/flipbench/flipbench/verbs/pipeline"
 )
@@ -93,7 +93,7 @@ func runMerge(ctx context.Context, s Streams, opts *mergeOptions) error {
 	for _, src := range res.Sources {
 		sh := receipt.Shard{Index: src.Index, Count: src.Count, FromRound: src.FromRound, ToRound: src.ToRound}
 		fmt.Fprintf(s.Err, "flipbench: merged %s (%s): %s of %s, host %s\n",
-			sh.Name(), src.Receipt, report.Count(src.Runs, "run", "runs"), report.Count(len(src.Pairs), "pass pair", "pass pairs"), strings.Join(src.Hosts, "; "))
+			sh.Name(), src.Receipt, human.Count(src.Runs, "run", "runs"), human.Count(len(src.Pairs), "pass pair", "pass pairs"), strings.Join(src.Hosts, "; "))
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(s.Err, "flipbench: warning: %s\n", w.Text)

@@ -9,7 +9,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,25 +58,8 @@ func TestLongFunctionsFound(t *testing.T) {
 func longFunctions(root string, max int) ([]string, error) {
 	var long []string
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		if d.IsDir() {
-			switch rel {
-			case "examples", "lanes", ".git", "archive", "results", "experiments", "bin", ".flipbench":
-				return filepath.SkipDir
-			}
-			if d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	_, err := productionFiles(root, []string{"examples", "lanes", "archive", "results", "experiments", "bin"}, func(rel string, src []byte) error {
+		f, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}

@@ -56,10 +56,10 @@ func Write(t testing.TB, s Synth) string {
 	}
 	plan.Protocol.Design = harness.ArmDesign(len(s.Arms)).Kind
 	plan.Runs = harness.Schedule(s.Arms, s.Lanes, s.Collections, s.Passes, 1, false)
-	if err := receipt.WriteJSON(filepath.Join(dir, receipt.PlanFile), plan); err != nil {
+	if err := receipt.Folder(dir).WritePlan(plan); err != nil {
 		t.Fatal(err)
 	}
-	log, _, err := receipt.OpenLog(dir)
+	log, _, err := receipt.Folder(dir).OpenLog()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func Write(t testing.TB, s Synth) string {
 		}
 	}
 	env := receipt.Env{Snapshots: []receipt.Snapshot{{When: "before", Collection: 1, Pass: 1, Time: t0, Hostname: "h", CPUs: 2, GoVersion: "go1.26.0"}}}
-	if err := receipt.WriteJSON(filepath.Join(dir, receipt.EnvFile), env); err != nil {
+	if err := receipt.Folder(dir).WriteEnv(env); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -1,14 +1,10 @@
-package harness
+package codeshape
 
 import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -35,18 +31,12 @@ func processStarts(fset *token.FileSet, name string, src []byte) ([]string, erro
 	}
 	var found []string
 	calls := startCalls()
-	local := map[string]string{} // the file's name for an import -> its path
 	for _, imp := range f.Imports {
-		path, _ := strconv.Unquote(imp.Path.Value)
-		if path == "os/exec" {
+		if path, _ := strconv.Unquote(imp.Path.Value); path == "os/exec" {
 			found = append(found, fset.Position(imp.Pos()).String()+": imports os/exec")
 		}
-		n := path[strings.LastIndex(path, "/")+1:]
-		if imp.Name != nil {
-			n = imp.Name.Name
-		}
-		local[n] = path
 	}
+	local := importNames(f)
 	ast.Inspect(f, func(n ast.Node) bool {
 		sel, ok := n.(*ast.SelectorExpr)
 		if !ok {
@@ -71,40 +61,9 @@ func processStarts(fset *token.FileSet, name string, src []byte) ([]string, erro
 // other package starts them through a Starter, so each gets the owner mark, its process
 // group, its CPUs, the sweep of what it leaves, and a fake in tests (docs/architecture.md).
 func TestProcessesStartBehindTheSeam(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("the module root is not %s: %v", root, err)
-	}
+	root := moduleRoot(t)
 	fset := token.NewFileSet()
-	files := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		if d.IsDir() {
-			base := d.Name()
-			if rel != "." && (strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_") || base == "testdata") {
-				return filepath.SkipDir
-			}
-			for _, s := range starters() {
-				if filepath.ToSlash(rel) == s {
-					return filepath.SkipDir
-				}
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		files++
+	files, err := productionFiles(root, starters(), func(rel string, src []byte) error {
 		found, err := processStarts(fset, rel, src)
 		for _, f := range found {
 			t.Errorf("%s: start it through harness.Starter, or build through armbuild", f)
@@ -114,7 +73,7 @@ func TestProcessesStartBehindTheSeam(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if files < 50 {
+	if files < minFiles {
 		t.Fatalf("walked %d production files under %s; the walk missed the tree", files, root)
 	}
 }
