@@ -107,9 +107,11 @@ func folderOf(pkg string) string {
 func imports(root string) (map[string][]string, error) {
 	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "./...")
 	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("go list: %w", err)
+		return nil, fmt.Errorf("go list: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	mod, err := exec.Command("go", "list", "-m").Output()
 	if err != nil {
