@@ -159,10 +159,10 @@ func validate(in Input) (arms, lanes map[string]int, err error) {
 	return arms, lanes, nil
 }
 
-// Analyze computes pass deltas, pass-pair verdicts and lane evidence for every candidate
-// against the base. It returns an error only for malformed input (see the package doc);
-// missing or failed runs become insufficient verdicts and warnings.
-func Analyze(in Input, cfg Config) (Report, error) {
+// analyze computes pass deltas, pass-pair verdicts and lane evidence for every candidate
+// against the base (Analyze, AnalyzeBy). It returns an error only for malformed input
+// (see the package doc); missing or failed runs become insufficient verdicts and warnings.
+func analyze(in Input, cfg Config) (Report, error) {
 	cfg, err := cfg.resolve()
 	if err != nil {
 		return Report{}, err

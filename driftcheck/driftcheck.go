@@ -269,7 +269,10 @@ type Report struct {
 	// SchemaVersion is SchemaVersion.
 	SchemaVersion int `json:"schema_version"`
 	// Config is the configuration in effect, defaults filled in.
-	Config     Config   `json:"config"`
+	Config Config `json:"config"`
+	// Method is the method the analysis was computed by (absent in analyses of receipts
+	// made before methods were recorded).
+	Method     *Method  `json:"method,omitempty"`
 	Base       string   `json:"base"`
 	Candidates []string `json:"candidates"`
 	// Collections is the protocol's number of collections.

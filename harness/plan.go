@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/analysis/decide"
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/model/lanekind"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
@@ -20,12 +21,18 @@ type PlanInput struct {
 	Command    []string
 	Resolved   spec.Resolved
 	Arms       []receipt.Arm
+	// Method is the analysis method the run is planned with (Plan.Method); the zero
+	// Method is the current one (driftcheck.CurrentMethod).
+	Method driftcheck.Method
 }
 
 // NewPlan fixes everything about a run before it starts, so that it can be resumed and
 // re-analysed from plan.json alone.
 func NewPlan(in PlanInput) *receipt.Plan {
 	r := in.Resolved
+	if in.Method.Schema == 0 {
+		in.Method = driftcheck.CurrentMethod("")
+	}
 	p := &receipt.Plan{
 		SchemaVersion: receipt.PlanSchema,
 		Experiment:    in.Experiment.ID,
@@ -46,9 +53,10 @@ func NewPlan(in PlanInput) *receipt.Plan {
 			Design:       ArmDesign(len(in.Arms)).Kind,
 			SeparateArms: r.Protocol.SeparateArms,
 		},
-		Drift: r.Drift,
-		Arms:  in.Arms,
-		Rule:  decide.RuleOf(in.Experiment),
+		Drift:  r.Drift,
+		Arms:   in.Arms,
+		Rule:   decide.RuleOf(in.Experiment),
+		Method: &in.Method,
 	}
 	if s := r.Protocol.Sequential; s != nil {
 		p.Protocol.Sequential = &receipt.Sequential{MinPairs: s.MinPairs, MaxPairs: s.MaxPairs, Budget: time.Duration(s.Budget)}

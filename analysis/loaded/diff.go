@@ -16,6 +16,16 @@ import (
 func AnalysisDiff(stored, fresh driftcheck.Report) string {
 	tidyReasons(&stored)
 	tidyReasons(&fresh)
+	// Which flipbench computed an analysis is not part of it; an analysis stored before
+	// methods were recorded has none to compare.
+	switch {
+	case stored.Method == nil:
+		fresh.Method = nil
+	case fresh.Method != nil:
+		s, f := *stored.Method, *fresh.Method
+		s.Version, f.Version = "", ""
+		stored.Method, fresh.Method = &s, &f
+	}
 	var a, b any
 	for _, x := range []struct {
 		r   driftcheck.Report

@@ -42,10 +42,29 @@ type Receipt struct {
 	// Incidence is the incidence report measured into the receipt (incidence.json); nil
 	// when there is none.
 	Incidence *incidence.Report
-	// Reanalyzed says that Open found an analysis.json of an older schema than this
-	// flipbench's drift check and computed the analysis afresh from the run's data (plan
-	// and raw runs, both under the manifest) instead.
+	// Method is the analysis method Analysis is by: the plan's (MethodOf), or the one a
+	// caller re-analysed with (ByMethod). MethodImplied says the plan recorded none, so
+	// the method is the one its age implies (driftcheck.ImpliedMethod).
+	Method        driftcheck.Method
+	MethodImplied bool
+	// Reanalyzed says that Open found an analysis.json not by the receipt's method (of an
+	// older schema, or made before methods were recorded by another default) and computed
+	// the analysis afresh by the method from the run's data (plan and raw runs, both
+	// under the manifest) instead.
 	Reanalyzed bool
+	// NotRecomputed, when set, says why Open took analysis.json as stored, verified by the
+	// manifest's hash only: this flipbench does not compute the receipt's method.
+	NotRecomputed string
+}
+
+// MethodOf returns the analysis method the run of plan is judged by: the method it was
+// planned with, or, for a plan made before methods were recorded, the method its age
+// implies (driftcheck.ImpliedMethod; implied is then true).
+func MethodOf(plan *receipt.Plan) (m driftcheck.Method, implied bool) {
+	if plan.Method != nil {
+		return *plan.Method, false
+	}
+	return driftcheck.ImpliedMethod(), true
 }
 
 // Load reads a receipt data folder and runs the drift check on it afresh: what Finish
@@ -55,15 +74,37 @@ func Load(dir string) (*Receipt, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Analysis, err = Analyze(r.Plan, r.Records); err != nil {
+	r.Method, r.MethodImplied = MethodOf(r.Plan)
+	if r.Analysis, err = AnalyzeBy(r.Method, r.Plan, r.Records); err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	return r, nil
 }
 
-// Analyze runs the drift check on a plan and its records, with the plan's thresholds.
+// Analyze runs the drift check on a plan and its records by the plan's method (MethodOf),
+// with the plan's thresholds.
 func Analyze(plan *receipt.Plan, recs []receipt.Record) (driftcheck.Report, error) {
-	return driftcheck.Analyze(DriftInput(plan, recs), plan.Drift)
+	m, _ := MethodOf(plan)
+	return AnalyzeBy(m, plan, recs)
+}
+
+// AnalyzeBy runs the drift check on a plan and its records by method m, with the plan's
+// thresholds.
+func AnalyzeBy(m driftcheck.Method, plan *receipt.Plan, recs []receipt.Record) (driftcheck.Report, error) {
+	return driftcheck.AnalyzeBy(m, DriftInput(plan, recs), plan.Drift)
+}
+
+// ByMethod returns a copy of r whose analysis is by method m, computed afresh from its
+// data (a page re-analysed on purpose: finalize --reanalyse); r is left as it is.
+func (r *Receipt) ByMethod(m driftcheck.Method) (*Receipt, error) {
+	a, err := AnalyzeBy(m, r.Plan, r.Records)
+	if err != nil {
+		return nil, fmt.Errorf("receipt %s: %w", r.Dir, err)
+	}
+	tidyReasons(&a)
+	c := *r
+	c.Analysis, c.Method, c.MethodImplied, c.Reanalyzed, c.NotRecomputed = a, m, false, true, ""
+	return &c, nil
 }
 
 // Open loads a finished receipt as its page shows it, for deciding on it: it refuses an
@@ -86,13 +127,25 @@ func Open(dir string) (*Receipt, error) {
 	if err := receipt.ReadJSON(filepath.Join(dir, receipt.AnalysisFile), &r.Analysis); err != nil {
 		return nil, fmt.Errorf("receipt %s: %w", dir, err)
 	}
-	fresh, err := Analyze(r.Plan, r.Records)
+	r.Method, r.MethodImplied = MethodOf(r.Plan)
+	stored := r.Analysis.Method
+	if err := r.Method.Computable(); err != nil {
+		// What this flipbench cannot recompute stands as stored, when it is by the
+		// receipt's method: the manifest vouches for it.
+		if stored != nil && stored.Same(r.Method) {
+			r.NotRecomputed = err.Error()
+			tidyReasons(&r.Analysis)
+			return r, nil
+		}
+		return nil, fmt.Errorf("receipt %s: its analysis method is not one this flipbench computes (%v), and its %s is not by that method; judge it by today's method on purpose with flipbench finalize --reanalyse", dir, err, receipt.AnalysisFile)
+	}
+	fresh, err := AnalyzeBy(r.Method, r.Plan, r.Records)
 	if err != nil {
 		return nil, fmt.Errorf("receipt %s: %w", dir, err)
 	}
-	if r.Analysis.SchemaVersion != driftcheck.SchemaVersion {
+	if r.Analysis.SchemaVersion != driftcheck.SchemaVersion || (stored != nil && !stored.Same(r.Method)) {
 		// An analysis of another schema says what an older drift check concluded; the rule
-		// reads today's, computed from the same verified data.
+		// reads the receipt's method's, computed from the same verified data.
 		r.Analysis, r.Reanalyzed = fresh, true
 		tidyReasons(&r.Analysis)
 		return r, nil

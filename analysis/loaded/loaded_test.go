@@ -16,19 +16,7 @@ import (
 // a page, the manifest), and returns its folder.
 func finishSynth(t *testing.T, s receipttest.Synth) string {
 	t.Helper()
-	dir := receipttest.Write(t, s)
-	d, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := receipt.Folder(dir).WriteAnalysis(&d.Analysis); err != nil {
-		t.Fatal(err)
-	}
-	page := []byte("# Receipt\n")
-	if _, err := receipt.Folder(dir).Seal(page); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return finishSynthIn(t, receipttest.Write(t, s))
 }
 
 // TestOpen checks that Open refuses a receipt that does not match its manifest and
@@ -94,4 +82,96 @@ func TestAnalysisDiff(t *testing.T) {
 	if d, want := AnalysisDiff(stored, fresh), "pooled: null stored, [{"; !strings.HasPrefix(d, want) {
 		t.Errorf("AnalysisDiff = %q, want it to start %q", d, want)
 	}
+}
+
+// withMethod rewrites the plan of the receipt in dir to record method m.
+func withMethod(t *testing.T, dir string, m driftcheck.Method) {
+	t.Helper()
+	plan, err := receipt.ReadPlan(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Method = &m
+	if err := receipt.Folder(dir).WritePlan(plan); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A receipt is judged by the method its plan records; one planned before methods were
+// recorded by the implied method, and says so; one whose method this code does not
+// compute keeps the analysis it stored by that method, and is refused when its stored
+// analysis is by another.
+func TestOpenByTheReceiptsMethod(t *testing.T) {
+	implied := finishSynth(t, receipttest.Default())
+	d, err := Open(implied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.MethodImplied || !d.Method.Same(driftcheck.ImpliedMethod()) || d.NotRecomputed != "" {
+		t.Errorf("no method recorded: method %v (implied %t, not recomputed %q), want the implied one", d.Method, d.MethodImplied, d.NotRecomputed)
+	}
+
+	obf := driftcheck.CurrentMethod("v1")
+	obf.Spending = driftcheck.SpendOBrienFleming
+	dir := receipttest.Write(t, receipttest.Default())
+	withMethod(t, dir, obf)
+	dir = finishSynthIn(t, dir)
+	if d, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	if d.MethodImplied || !d.Method.Same(obf) || d.Analysis.Method == nil || !d.Analysis.Method.Same(obf) || d.Reanalyzed {
+		t.Errorf("recorded method: %v (implied %t, analysis by %v, reanalyzed %t), want the plan's, recomputed and equal", d.Method, d.MethodImplied, d.Analysis.Method, d.Reanalyzed)
+	}
+	by, err := d.ByMethod(driftcheck.CurrentMethod(""))
+	if err != nil || !by.Method.Same(driftcheck.CurrentMethod("")) || d.Method != obf {
+		t.Errorf("ByMethod: %v, %v; the copy by today's method, the receipt left as it was", by, err)
+	}
+
+	future := driftcheck.CurrentMethod("v9")
+	future.Schema = driftcheck.SchemaVersion + 1
+	dir = receipttest.Write(t, receipttest.Default())
+	withMethod(t, dir, future)
+	d0, err := Load(implied) // an analysis to store, stamped with the future method
+	if err != nil {
+		t.Fatal(err)
+	}
+	d0.Analysis.Method = &future
+	if err := receipt.Folder(dir).WriteAnalysis(&d0.Analysis); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := receipt.Folder(dir).Seal([]byte("# Receipt\n")); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.NotRecomputed, "this flipbench computes schema") || d.Analysis.Method == nil || !d.Analysis.Method.Same(future) {
+		t.Errorf("a method this code does not compute: not recomputed %q, analysis by %v; want the stored analysis, said so", d.NotRecomputed, d.Analysis.Method)
+	}
+	d0.Analysis.Method = nil
+	if err := receipt.Folder(dir).WriteAnalysis(&d0.Analysis); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := receipt.Folder(dir).Seal([]byte("# Receipt\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "finalize --reanalyse") {
+		t.Errorf("a stored analysis not by the receipt's uncomputable method: %v, want a refusal naming finalize --reanalyse", err)
+	}
+}
+
+// finishSynthIn does what finishSynth does for a receipt already written in dir.
+func finishSynthIn(t *testing.T, dir string) string {
+	t.Helper()
+	d, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := receipt.Folder(dir).WriteAnalysis(&d.Analysis); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := receipt.Folder(dir).Seal([]byte("# Receipt\n")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -157,7 +157,12 @@ type Plan struct {
 	// compare the page with it field by field. It is nil in plans of schema 2 and older,
 	// which did not record it.
 	Rule *Rule `json:"rule,omitempty"`
-	Runs []Run `json:"runs"` // the schedule, in execution order
+	// Method is the analysis method the run was planned with (driftcheck.Method): its
+	// looks, its receipt's analysis and the page's verdict are computed by it, until
+	// someone re-analyses the page on purpose (finalize --reanalyse). It is nil in plans
+	// made before methods were recorded, which are judged by driftcheck.ImpliedMethod.
+	Method *driftcheck.Method `json:"method,omitempty"`
+	Runs   []Run              `json:"runs"` // the schedule, in execution order
 	// Continues, for a run that continues an earlier receipt's pairs (flipbench gate
 	// --continue), is that receipt's folder: relative to this folder's parent when they
 	// share it, else absolute.

@@ -76,6 +76,9 @@ type Experiment struct {
 	Incidence *Incidence `yaml:"incidence,omitempty"`
 	// Receipts are written by finalize: every receipt that backs the page, with its hash.
 	Receipts []ReceiptRef `yaml:"receipts,omitempty"`
+	// Reanalysed is written by finalize --reanalyse: the page is judged by this analysis
+	// method on purpose, rather than by the one its receipt was planned with.
+	Reanalysed *Reanalysis `yaml:"reanalysed,omitempty"`
 
 	// Lines maps the path of every field written in the page ("protocol.samples",
 	// "arms.candA.patch", "lanes[1].role"; "" for the front matter itself) to its 1-based
@@ -312,6 +315,15 @@ type Share struct {
 	Part string `yaml:"part"`
 	// Of is the counter it is a share of.
 	Of string `yaml:"of"`
+}
+
+// Reanalysis says that a page is judged by another analysis method than the one its
+// receipt recorded, and why.
+type Reanalysis struct {
+	// Method is the method, as driftcheck.Method.String writes it.
+	Method string `yaml:"method"`
+	// Why is the reason a person gave (finalize --why).
+	Why string `yaml:"why"`
 }
 
 // ReceiptRef is one receipt backing the page.

@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"github.com/flipbench/flipbench/driftcheck"
 	"maps"
 	"math"
 	"path"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/flipbench/flipbench/driftcheck"
 
 	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/model/lanekind"
@@ -117,6 +118,14 @@ func (v *validator) top() {
 	}
 	if e.StatusBy != "" && e.StatusBy != StatusByRule {
 		v.bad("status-by", "must be empty (set by a person) or rule (set by finalize); got %q", e.StatusBy)
+	}
+	if r := e.Reanalysed; r != nil {
+		if _, err := driftcheck.ParseMethod(r.Method); err != nil {
+			v.bad("reanalysed.method", "%v", err)
+		}
+		if strings.TrimSpace(r.Why) == "" {
+			v.bad("reanalysed.why", "is required: the reason the page was judged by another method than its receipt's")
+		}
 	}
 	if !slices.Contains(Categories(), e.Category) {
 		v.bad("category", "%s", oneOf(e.Category, Categories()))

@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/flipbench/flipbench/analysis/decide"
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/within"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
@@ -34,9 +35,15 @@ import (
 // results block, status and receipts are what finalize makes from its newest listed
 // receipt, the decision rule applied afresh. Last, experiments/README.md must be what
 // flipbench ledger writes. Problem paths are root joined with the file's path below it.
-// The error is for failures that stop the check itself, like an unreadable folder.
-func Check(root string) ([]*Problem, error) {
-	c := &checker{root: root}
+// Beside the problems it returns notes (Problem.Note), which fail nothing: a page whose
+// verdict today's analysis method (current; the zero Method is driftcheck.CurrentMethod)
+// would change, which keeps its verdict until someone re-analyses it on purpose. The
+// error is for failures that stop the check itself, like an unreadable folder.
+func Check(root string, current driftcheck.Method) ([]*Problem, error) {
+	if current.Schema == 0 {
+		current = driftcheck.CurrentMethod("")
+	}
+	c := &checker{root: root, current: current}
 	pages, err := Pages(root)
 	if err != nil {
 		return nil, err
@@ -74,6 +81,7 @@ func Check(root string) ([]*Problem, error) {
 // checker collects the problems of one ledger.
 type checker struct {
 	root       string
+	current    driftcheck.Method // today's analysis method, for the notes
 	problems   []*Problem
 	known      []string // registered directions; nil when there is no registry
 	noRegistry bool
@@ -82,6 +90,12 @@ type checker struct {
 	missingSaid bool
 }
 
+// note records a note: worth knowing, failing nothing.
+func (c *checker) note(file string, line int, format string, args ...any) {
+	c.problems = append(c.problems, &Problem{File: file, Line: line, Msg: fmt.Sprintf(format, args...), Note: true})
+}
+
+// add records a problem.
 func (c *checker) add(file string, line int, format string, args ...any) {
 	c.problems = append(c.problems, &Problem{File: file, Line: line, Msg: fmt.Sprintf(format, args...)})
 }
@@ -363,10 +377,29 @@ func (c *checker) fresh(p *Page) {
 		c.add(p.Path, fieldLine(e, text), "spec-changed: %s", text)
 	}
 	c.decisionProse(p, f)
+	c.methodNote(p, f, dir)
 	if f.Changed {
 		line := firstDiffLine(p.Data, f.Content)
 		c.add(p.Path, line, "the results block, status or receipts differ from what finalize makes from receipt %s; "+
 			"do not edit them by hand: run flipbench finalize %d --receipt %s", filepath.Base(dir), e.ID, dir)
+	}
+}
+
+// methodNote notes a page whose verdict today's analysis method would change: the page
+// keeps the verdict of the method it is judged by (f.Method) until someone re-analyses it
+// on purpose, and the note says how.
+func (c *checker) methodNote(p *Page, f *Finalized, dir string) {
+	if f.Method.Same(c.current) {
+		return
+	}
+	now, err := Finalize(p.Path, FinalizeOptions{Root: c.root, Receipt: dir, Current: c.current, Reanalyse: "check"})
+	if err != nil {
+		c.note(p.Path, 1, "today's analysis method (%s) cannot judge receipt %s: %v", c.current, filepath.Base(dir), report.OneLine(err.Error()))
+		return
+	}
+	if now.Status != f.Status || now.Decision.Summary() != f.Decision.Summary() {
+		c.note(p.Path, 1, "decided by the method %s: %s; today's method (%s) would decide %s; the page keeps its verdict until it is re-analysed on purpose: flipbench finalize %d --reanalyse --why \"...\"",
+			f.Method, f.Decision.Summary(), c.current, now.Decision.Summary(), p.Spec.ID)
 	}
 }
 

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/flipbench/flipbench/analysis/decide"
 	"github.com/flipbench/flipbench/analysis/incidence"
+	"github.com/flipbench/flipbench/analysis/loaded"
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/model/spec"
 )
 
@@ -27,6 +30,21 @@ type FinalizeOptions struct {
 	// Incidence is the incidence measurement for the rule's incidence gate. Nil means
 	// the receipt's own: the incidence.json an ab run wrote into its data folder, if any.
 	Incidence *decide.Incidence
+	// Current is this flipbench's analysis method: what Reanalyse judges by. The zero
+	// Method is driftcheck.CurrentMethod("").
+	Current driftcheck.Method
+	// Reanalyse, when not empty, is why the page is judged by Current on purpose rather
+	// than by the method its receipt was planned with; the page records the method and
+	// the reason (reanalysed in its front matter) and shows both verdicts.
+	Reanalyse string
+}
+
+// current returns the method Reanalyse judges by.
+func (o FinalizeOptions) current() driftcheck.Method {
+	if o.Current.Schema == 0 {
+		return driftcheck.CurrentMethod("")
+	}
+	return o.Current
 }
 
 // Finalized is the outcome of Finalize.
@@ -37,8 +55,16 @@ type Finalized struct {
 	// Content is the finalized page; Changed says whether it differs from the page on disk.
 	Content []byte
 	Changed bool
-	// Decision is the decision rule's verdict.
+	// Decision is the decision rule's verdict, by Method.
 	Decision decide.Decision
+	// Method is the analysis method the page is judged by: its receipt's (Receipt's
+	// plan), or the one it was re-analysed with (Reanalysed).
+	Method driftcheck.Method
+	// Reanalysed is what the page records of a judgement by another method than the
+	// receipt's, nil when there is none; Recorded is then the decision by the receipt's
+	// own method, which the page shows beside Decision.
+	Reanalysed *spec.Reanalysis
+	Recorded   *decide.Decision
 	// Status is the status the page now has. ByHand says a person set it, so finalize
 	// kept it; Disagrees says the rule would have set another one.
 	Status    spec.Status
@@ -104,14 +130,34 @@ func Finalize(path string, opts FinalizeOptions) (*Finalized, error) {
 			return nil, err
 		}
 	}
-	dec := decide.Decide(decide.Input{Spec: e, Plan: d.Plan, Analysis: d.Analysis, Incidence: inc, Counts: decide.CountsOf(d.Records)})
-	f := &Finalized{Page: path, Receipt: d.Dir, Decision: dec, Status: dec.Status, Unfinished: unfinished}
+	judge := func(d *loaded.Receipt) decide.Decision {
+		return decide.Decide(decide.Input{Spec: e, Plan: d.Plan, Analysis: d.Analysis, Incidence: inc, Counts: decide.CountsOf(d.Records)})
+	}
+	rean, err := reanalysis(e, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var recorded *decide.Decision
+	if rean != nil {
+		m, _ := driftcheck.ParseMethod(rean.Method) // reanalysis checked it
+		if !m.Same(d.Method) {
+			own := judge(d)
+			recorded = &own
+			if d, err = d.ByMethod(m); err != nil {
+				return nil, fmt.Errorf("%s is judged by the method it was re-analysed with (%s), which this flipbench cannot compute: %w; finalize --reanalyse judges it by today's", path, rean.Method, err)
+			}
+		}
+	}
+	dec := judge(d)
+	f := &Finalized{Page: path, Receipt: d.Dir, Decision: dec, Status: dec.Status, Unfinished: unfinished,
+		Method: d.Method, Reanalysed: rean, Recorded: recorded}
 	if e.Status != spec.StatusPlanned && e.Status != spec.StatusRunning && e.StatusBy == "" {
 		f.ByHand, f.Status = true, e.Status
 		f.Disagrees = e.Status != dec.Status
 	}
 	pageDir := filepath.Dir(path)
-	block, err := blockText(&blockInput{pageDir: pageDir, data: d, decision: dec, status: f.Status, byHand: f.ByHand, inc: inc, incReport: incReport})
+	block, err := blockText(&blockInput{pageDir: pageDir, data: d, decision: dec, status: f.Status, byHand: f.ByHand, inc: inc, incReport: incReport,
+		reanalysed: rean, recorded: recorded})
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +168,7 @@ func Finalize(path string, opts FinalizeOptions) (*Finalized, error) {
 	out := spliceBlock(p, block)
 	var edit frontEdit
 	edit.receipts = f.Receipts
+	edit.reanalysed = rean
 	if !f.ByHand {
 		edit.status, edit.statusBy = string(f.Status), spec.StatusByRule
 	}
@@ -134,6 +181,26 @@ func Finalize(path string, opts FinalizeOptions) (*Finalized, error) {
 	f.Content = out
 	f.Changed = !bytes.Equal(out, p.Data)
 	return f, nil
+}
+
+// reanalysis returns what the page will record of a judgement by another method than its
+// receipt's: a new one when opts asks for it (today's method, with the reason given), else
+// the one the page records already, else nil.
+func reanalysis(e *spec.Experiment, opts FinalizeOptions) (*spec.Reanalysis, error) {
+	if why := strings.TrimSpace(opts.Reanalyse); why != "" {
+		m := opts.current()
+		if err := m.Computable(); err != nil {
+			return nil, err
+		}
+		return &spec.Reanalysis{Method: m.String(), Why: why}, nil
+	}
+	if e.Reanalysed == nil {
+		return nil, nil
+	}
+	if _, err := driftcheck.ParseMethod(e.Reanalysed.Method); err != nil {
+		return nil, fmt.Errorf("reanalysed.method: %w", err)
+	}
+	return e.Reanalysed, nil
 }
 
 // spliceBlock returns the page with block between its markers, one blank line on either
@@ -154,6 +221,8 @@ func spliceBlock(p *Page, block []byte) []byte {
 
 // frontEdit is the set of targeted front matter changes finalize makes.
 type frontEdit struct {
+	// reanalysed, when set, is written as the page's reanalysed field.
+	reanalysed *spec.Reanalysis
 	// status and statusBy are written when not empty.
 	status, statusBy string
 	// receipts replaces the receipts list when not nil.
@@ -221,6 +290,14 @@ func (fe frontEdit) apply(data []byte) ([]byte, error) {
 			changes = append(changes, change{at, at - 1, []string{"status-by: " + fe.statusBy}})
 		}
 	}
+	if r := fe.reanalysed; r != nil {
+		text := []string{fmt.Sprintf("reanalysed: {method: %s, why: %s}", yamlString(r.Method), yamlString(r.Why))}
+		if k, ok := find("reanalysed"); ok {
+			changes = append(changes, change{k.start, k.end, text})
+		} else {
+			changes = append(changes, change{closing, closing - 1, text})
+		}
+	}
 	if fe.receipts != nil {
 		text := []string{"receipts:"}
 		for _, r := range fe.receipts {
@@ -241,6 +318,12 @@ func (fe frontEdit) apply(data []byte) ([]byte, error) {
 		lines = slices.Replace(lines, c.start-1, c.end, repl...)
 	}
 	return bytes.Join(lines, nil), nil
+}
+
+// yamlString writes s as a double-quoted YAML scalar (a JSON string is one).
+func yamlString(s string) string {
+	b, _ := json.Marshal(s) // a string always marshals
+	return string(b)
 }
 
 // topKeys returns the top-level keys of the front matter with their line extents. A key

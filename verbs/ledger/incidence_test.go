@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flipbench/flipbench/analysis/incidence"
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
 )
@@ -83,7 +84,7 @@ func TestFinalizeReadsReceiptIncidence(t *testing.T) {
 				}
 			}
 			// check re-finalizes the page from the receipt and must find it fresh.
-			problems, err := Check(root)
+			problems, err := Check(root, driftcheck.Method{})
 			if err != nil {
 				t.Fatal(err)
 			}

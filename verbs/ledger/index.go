@@ -25,9 +25,12 @@ const IndexFile = "experiments/README.md"
 
 // IndexEntry is one row of the ledger's index.
 type IndexEntry struct {
-	ID         int
-	Title      string
-	Status     spec.Status
+	ID     int
+	Title  string
+	Status spec.Status
+	// Reanalysed says the page is judged by another analysis method than its run's, on
+	// purpose (finalize --reanalyse); the index marks its status.
+	Reanalysed bool
 	Directions []string
 	Date       string
 	// Headline is the first primary lane's pooled effect for the first candidate, with its
@@ -57,7 +60,7 @@ func IndexEntries(root string) ([]IndexEntry, error) {
 		}
 		e := p.Spec
 		out = append(out, IndexEntry{
-			ID: e.ID, Title: e.Title, Status: e.Status, Directions: e.Directions, Date: e.Date,
+			ID: e.ID, Title: e.Title, Status: e.Status, Reanalysed: e.Reanalysed != nil, Directions: e.Directions, Date: e.Date,
 			Headline: headline(filepath.Dir(path), e), Page: path,
 		})
 	}
@@ -150,7 +153,11 @@ func RenderIndex(w io.Writer, entries []IndexEntry, link func(page string) strin
 			rows = append(rows, []string{id, "(front matter invalid: run flipbench check)", "-", "-", "-", "-"})
 			continue
 		}
-		rows = append(rows, []string{id, e.Title, string(e.Status), mdtable.OrDash(strings.Join(e.Directions, ", ")), e.Date, mdtable.OrDash(e.Headline)})
+		status := string(e.Status)
+		if e.Reanalysed {
+			status += " (re-analysed)"
+		}
+		rows = append(rows, []string{id, e.Title, status, mdtable.OrDash(strings.Join(e.Directions, ", ")), e.Date, mdtable.OrDash(e.Headline)})
 	}
 	if err := mdtable.Write(ew, []string{"id", "title", "status", "directions", "date", "headline"}, rows); err != nil {
 		return err

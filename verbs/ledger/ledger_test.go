@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/model/spec"
 )
 
@@ -242,7 +243,7 @@ func soundLedger(t *testing.T) string {
 
 func TestCheckSound(t *testing.T) {
 	root := soundLedger(t)
-	problems, err := Check(root)
+	problems, err := Check(root, driftcheck.Method{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func TestCheckCatches(t *testing.T) {
 			edit(t, root, fixturePage, func(s string) string {
 				return strings.Replace(s, "Take candA: the same gain", "<what we decided and why>: the same gain", 1)
 			})
-		}, "ROOT/experiments/001-fake.md:194: template placeholder <what we decided and why>: replace it with the real text"},
+		}, "ROOT/experiments/001-fake.md:196: template placeholder <what we decided and why>: replace it with the real text"},
 		{"template placeholder in the front matter", func(t *testing.T, root string) {
 			edit(t, root, fixturePage, func(s string) string {
 				return strings.Replace(s, "title: a fake lane", "title: <the question> a fake lane", 1)
@@ -353,7 +354,7 @@ func TestCheckCatches(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := soundLedger(t)
 			tt.setup(t, root)
-			problems, err := Check(root)
+			problems, err := Check(root, driftcheck.Method{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -405,7 +406,7 @@ func TestNewPage(t *testing.T) {
 	if p.MarkerProblem != "" || len(p.Sections) != 4 {
 		t.Errorf("markers %q, sections %v", p.MarkerProblem, p.Sections)
 	}
-	problems, err := Check(root)
+	problems, err := Check(root, driftcheck.Method{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +447,7 @@ func TestNewGotestPage(t *testing.T) {
 			t.Errorf("the page lacks %q:\n%s", want, data)
 		}
 	}
-	problems, err := Check(root)
+	problems, err := Check(root, driftcheck.Method{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,7 +502,7 @@ func TestTemplateInSync(t *testing.T) {
 
 // TestRepositoryLedger runs check on the repository's own ledger.
 func TestRepositoryLedger(t *testing.T) {
-	problems, err := Check(filepath.Join("..", ".."))
+	problems, err := Check(filepath.Join("..", ".."), driftcheck.Method{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -521,7 +522,7 @@ func TestCheckDirectionsOptional(t *testing.T) {
 	if _, err := WriteIndex(root); err != nil {
 		t.Fatal(err)
 	}
-	problems, err := Check(root)
+	problems, err := Check(root, driftcheck.Method{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,17 +33,23 @@ type Problem struct {
 	// Line is 1-based; 0 when the problem concerns the file as a whole.
 	Line int
 	Msg  string
+	// Note says it is worth knowing but fails nothing (Check's notes).
+	Note bool
 }
 
 // Error formats the problem as "file:line: message".
 func (p *Problem) Error() string {
+	msg := p.Msg
+	if p.Note {
+		msg = "note: " + msg
+	}
 	switch {
 	case p.File == "":
-		return p.Msg
+		return msg
 	case p.Line > 0:
-		return p.File + ":" + strconv.Itoa(p.Line) + ": " + p.Msg
+		return p.File + ":" + strconv.Itoa(p.Line) + ": " + msg
 	default:
-		return p.File + ": " + p.Msg
+		return p.File + ": " + msg
 	}
 }
 

@@ -245,6 +245,9 @@ func (s *site) meta(rel string, e *spec.Experiment) []metaRow {
 	} else if e.Status != spec.StatusPlanned && e.Status != spec.StatusRunning {
 		rows[0].Value += " (set by hand)"
 	}
+	if r := e.Reanalysed; r != nil {
+		rows[0].Value += ", re-analysed on purpose: " + r.Why
+	}
 	rows = append(rows,
 		metaRow{Key: "category", Value: e.Category},
 		metaRow{Key: "directions", Value: strings.Join(e.Directions, ", ")},

@@ -31,6 +31,7 @@ import (
 	"github.com/flipbench/flipbench/analysis/incidence"
 	"github.com/flipbench/flipbench/analysis/loaded"
 	"github.com/flipbench/flipbench/analysis/profdiff"
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/internal/cpuset"
@@ -67,6 +68,17 @@ type Options struct {
 	// means the real ones.
 	Capture func(when string, collection, pass int, now time.Time, dir string) receipt.Snapshot
 	Others  harness.OthersMeter
+	// Method is the analysis method new runs are planned with (plan.json's method); nil
+	// is this build's, driftcheck.CurrentMethod.
+	Method *driftcheck.Method
+}
+
+// method returns the analysis method new runs are planned with.
+func (o Options) method() driftcheck.Method {
+	if o.Method == nil {
+		return driftcheck.CurrentMethod("")
+	}
+	return *o.Method
 }
 
 func (o Options) starter() harness.Starter {
@@ -216,7 +228,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	if identical {
 		return &Result{Identical: true, Arms: arms}, nil
 	}
-	plan, folder, err := newRunPlan(job, arms)
+	plan, folder, err := newRunPlan(job, arms, opts.method())
 	if err != nil {
 		return nil, err
 	}
@@ -289,10 +301,10 @@ func buildArms(ctx context.Context, job *Job, opts Options) (arms []receipt.Arm,
 
 // newRunPlan makes the plan of the job's run over the built arms, with its shard and the
 // receipt it continues, and returns it with the label of the receipt's folder.
-func newRunPlan(job Job, arms []receipt.Arm) (*receipt.Plan, string, error) {
+func newRunPlan(job Job, arms []receipt.Arm, method driftcheck.Method) (*receipt.Plan, string, error) {
 	plan := harness.NewPlan(harness.PlanInput{
 		Experiment: job.Spec, Page: job.Page, Label: job.Label, Profile: job.Resolved.Profile,
-		Command: job.Command, Resolved: job.Resolved, Arms: arms,
+		Command: job.Command, Resolved: job.Resolved, Arms: arms, Method: method,
 	})
 	plan.ProfileLanes, plan.ProfileSamples = job.ProfileLanes, job.ProfileSamples
 	if s := plan.Protocol.Sequential; s != nil {

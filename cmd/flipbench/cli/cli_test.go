@@ -25,6 +25,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/atomicfile"
 	"github.com/flipbench/flipbench/internal/owner"
 	"github.com/flipbench/flipbench/model/receipt"
@@ -36,6 +37,16 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"flipbench": func() { os.Exit(Main(os.Args[1:], StdStreams())) },
 		"fakelane":  fakeLane,
+		// flipbench-next is a flipbench whose analysis method differs from this build's
+		// in its default spending function (O'Brien-Fleming for Pocock): an upgrade that
+		// changed a default, for the scripts that check a finished page keeps its verdict.
+		"flipbench-next": func() {
+			s := StdStreams()
+			m := driftcheck.CurrentMethod("next")
+			m.Spending = driftcheck.SpendOBrienFleming
+			s.Method = &m
+			os.Exit(Main(os.Args[1:], s))
+		},
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,8 +15,10 @@ import (
 )
 
 type finalizeOptions struct {
-	page    string
-	receipt string
+	page      string
+	receipt   string
+	reanalyse bool
+	why       string
 }
 
 func newFinalizeCmd(s Streams) *cobra.Command {
@@ -32,18 +35,33 @@ as they are; finalizing twice changes nothing. The receipt must match its manife
 ledger's index (experiments/README.md) is regenerated with the page, as flipbench ledger
 does, so flipbench check passes after finalize.
 
-The receipt is the experiment's newest under results/ (by stamp), or --receipt.`,
+The receipt is the experiment's newest under results/ (by stamp), or --receipt.
+
+A page is judged by the analysis method its receipt's run was planned with (plan.json's
+method), so an upgraded flipbench does not change a finished page's verdict. --reanalyse
+--why "..." judges it by this flipbench's method on purpose: the page records the method
+and the reason, shows the verdict of the run's own method beside the new one, and the
+index marks it.`,
 		Example: `  flipbench finalize 275
-  flipbench finalize 275 --receipt results/2026-08-19T07-40-00Z-exp275-full`,
+  flipbench finalize 275 --receipt results/2026-08-19T07-40-00Z-exp275-full
+  flipbench finalize 275 --reanalyse --why "family control of the guards (issue 47)"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError("finalize: want one experiment page or number, got %d arguments", len(args))
 			}
 			opts.page = args[0]
+			switch {
+			case opts.reanalyse && strings.TrimSpace(opts.why) == "":
+				return usageError("--reanalyse: say why with --why \"...\"; the page records the reason")
+			case !opts.reanalyse && cmd.Flags().Changed("why"):
+				return usageError("--why: only with --reanalyse")
+			}
 			return runFinalize(cmd.Context(), s, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.receipt, "receipt", "", "receipt to finalize from: its data folder or its .md page (default: the newest)")
+	cmd.Flags().BoolVar(&opts.reanalyse, "reanalyse", false, "judge the page by this flipbench's analysis method on purpose, not by the one its run was planned with (needs --why)")
+	cmd.Flags().StringVar(&opts.why, "why", "", "with --reanalyse: the reason, recorded on the page")
 	return cmd
 }
 
@@ -53,7 +71,11 @@ func runFinalize(_ context.Context, s Streams, opts *finalizeOptions) error {
 		return err
 	}
 	page = relPath(page)
-	f, err := ledger.Finalize(page, ledger.FinalizeOptions{Root: root, Receipt: opts.receipt})
+	fo := ledger.FinalizeOptions{Root: root, Receipt: opts.receipt, Current: s.method()}
+	if opts.reanalyse {
+		fo.Reanalyse = opts.why
+	}
+	f, err := ledger.Finalize(page, fo)
 	if err != nil {
 		return err
 	}
@@ -95,6 +117,9 @@ func runFinalize(_ context.Context, s Streams, opts *finalizeOptions) error {
 		fmt.Fprintf(s.Out, "%s: %s, set by hand; the decision rule agrees: %s\n", page, f.Status, f.Decision.Summary())
 	default:
 		fmt.Fprintf(s.Out, "%s: %s\n", page, f.Decision.Summary())
+	}
+	if f.Recorded != nil {
+		fmt.Fprintf(s.Out, "%s: re-analysed by %s (%s); the method the run was planned with decides %s\n", page, f.Method, f.Reanalysed.Why, f.Recorded.Summary())
 	}
 	return nil
 }

@@ -22,10 +22,12 @@ import (
 // and the busy-host meter ($FLIPBENCH_OTHERS_PCT, when set, is the share of the CPUs
 // other processes are taken to use over every pass instead of measuring it).
 func pipelineOptions(s Streams, args []string, wait waitFlag, events pipeline.Events) pipeline.Options {
+	m := s.method()
 	opts := pipeline.Options{
 		Events: events,
 		Log:    s.Err,
 		Clock:  s.Clock,
+		Method: &m,
 		Lock: func(ctx context.Context, dir string) (*harness.Lock, error) {
 			return acquireLockWait(ctx, s, args, dir, wait.d)
 		},

@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/verbs/pipeline"
 )
@@ -32,6 +34,10 @@ type Streams struct {
 	// Clock is the one clock of the command (package clock), passed down to everything
 	// it runs; nil is the machine's. A test fakes time here.
 	Clock clock.Clock
+	// Method is the analysis method new runs are planned with and pages are re-analysed
+	// with; nil is this build's (driftcheck.CurrentMethod). A test makes another
+	// flipbench's analysis here.
+	Method *driftcheck.Method
 
 	argv []string // the command line after the program name, recorded in receipts
 }
@@ -39,6 +45,16 @@ type Streams struct {
 // StdStreams returns the process's standard streams.
 func StdStreams() Streams {
 	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), OutIsTerminal: isTerminal(os.Stdout), Getenv: os.Getenv, Clock: clock.Real()}
+}
+
+// method returns the analysis method of this flipbench: Streams.Method, else the build's
+// current method with its version.
+func (s Streams) method() driftcheck.Method {
+	if s.Method != nil {
+		return *s.Method
+	}
+	bi, _ := debug.ReadBuildInfo()
+	return driftcheck.CurrentMethod(moduleVersion(buildVersion, bi))
 }
 
 func (s Streams) getenv(k string) string {
