@@ -180,7 +180,7 @@ func (p *Prior) Own(pass int) (int, bool) {
 // Analyze analyses p's runs and recs as one data set (Combine; recs alone for a nil p).
 func (p *Prior) Analyze(plan *receipt.Plan, recs []receipt.Record) (driftcheck.Report, []receipt.Record, error) {
 	c, all := p.Combine(plan, recs)
-	rep, err := driftcheck.Analyze(loaded.DriftInput(c, all), c.Drift)
+	rep, err := loaded.Analyze(c, all)
 	return rep, all, err
 }
 

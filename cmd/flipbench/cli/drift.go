@@ -84,6 +84,8 @@ func runDrift(s Streams, opts *driftOptions) error {
 		cfg   = driftcheck.DefaultConfig()
 		roles report.Roles
 		vals  *report.Values
+		// method is the receipt's analysis method (hand-collected scenarios: today's).
+		method = s.method()
 	)
 	if opts.input != "" {
 		data, err := os.ReadFile(opts.input)
@@ -99,6 +101,7 @@ func runDrift(s Streams, opts *driftOptions) error {
 			return err
 		}
 		in, cfg, roles, vals = loaded.DriftInput(d.Plan, d.Records), d.Plan.Drift, report.PlanRoles(d.Plan), report.DataValues(d)
+		method = d.Method
 	}
 	if opts.floor > 0 {
 		cfg.EffectFloorPct = opts.floor
@@ -109,7 +112,7 @@ func runDrift(s Streams, opts *driftOptions) error {
 	if opts.asym > 0 {
 		cfg.CVAsymmetry = opts.asym
 	}
-	rep, err := driftcheck.Analyze(in, cfg)
+	rep, err := driftcheck.AnalyzeBy(method, in, cfg)
 	if err != nil {
 		return err
 	}
