@@ -14,7 +14,7 @@ BASE    ?= origin/main
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/flipbench/flipbench/cmd/flipbench/cli.buildVersion=$(VERSION)
 
-.PHONY: all build install lanes ab gate test vet fmt-check sim valgrind chromium cc clean
+.PHONY: all build install lanes neighbour ab gate test vet fmt-check sim valgrind chromium cc clean
 
 all: build
 
@@ -31,6 +31,11 @@ install:
 
 lanes:
 	$(GO) build -o $(BIN)/demo ./lanes/demo
+
+## neighbour: the seeded bursty spinner every busy-host measurement names as its load
+##     (docs/busy-host.md), e.g. bin/neighbour -procs 3 -demand 2 -seed 1 -for 30m
+neighbour:
+	$(GO) build -o $(BIN)/neighbour ./cmd/neighbour
 
 ## ab: run experiment EXP with profile PROFILE (quick by default; full is the spec's own
 ##     protocol), then finalize its page and the ledger index from the receipt

@@ -48,6 +48,7 @@ type run struct {
 	pos      int       // place among the lane's runs in the pass, 0-based
 	after    int       // arm index of the process before it in the pass; -1 none or unknown
 	setAside bool      // contaminated: left out of the analysis
+	desched  string    // Observation.Descheduled: set aside for what the kernel counted
 	bound    float64   // a timed-out run's bound (Observation.AtLeast); 0 for none
 	values   []float64 // finite samples, sorted
 	median   float64   // valid when len(values) >= 1
@@ -203,6 +204,12 @@ func analyze(in Input, cfg Config) (Report, error) {
 		}
 	}
 	rep.SetAside = setAside(in, cfg, runs, lay)
+	rep.Interference = slices.Clone(in.Interference)
+	for _, f := range in.Interference {
+		if f.Finding != "" && f.Arm != in.Base {
+			rep.Warnings = append(rep.Warnings, f.Finding)
+		}
+	}
 	for i := range rep.SetAside {
 		a := &rep.SetAside[i]
 		a.Attempt = chosen[passKey{a.Collection, a.Pass, a.Lane}]
@@ -333,7 +340,7 @@ func index(in Input, lay layout, armIdx, laneIdx map[string]int, runs []run, rep
 				i, seen[k]-1, o.Collection, o.Pass, o.Lane, o.Arm)
 		}
 		seen[k] = i + 1
-		r := run{present: true, values: make([]float64, 0, len(o.Samples)), forward: OrderOf(o.Pass) == OrderForward, pos: o.Position - 1, after: -1}
+		r := run{present: true, values: make([]float64, 0, len(o.Samples)), forward: OrderOf(o.Pass) == OrderForward, pos: o.Position - 1, after: -1, desched: o.Descheduled}
 		switch o.Order {
 		case "":
 		case OrderForward, OrderReverse:

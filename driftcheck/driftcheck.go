@@ -167,6 +167,34 @@ type Observation struct {
 	// pass again in a later round); 0 means the round of its pass. A lane that stopped at
 	// an earlier look is judged with the other lanes' data as that look saw it.
 	Round int `json:"round,omitempty"`
+	// Descheduled, when set, says why the run is set aside for what the kernel counted: a
+	// neighbour took the lane's CPU through most of its samples (the method's
+	// Interference rule). It is set aside like a contaminated run (Report.SetAside), and a
+	// sequential run measures its pass again.
+	Descheduled string `json:"descheduled,omitempty"`
+}
+
+// Interference is what the method's interference rule did with one lane's samples in one
+// arm (Report.Interference; docs/busy-host.md).
+type Interference struct {
+	Lane string `json:"lane"`
+	Arm  string `json:"arm"`
+	// Runs are the arm's good runs of the lane; Samples their samples whose interval the
+	// kernel's counts measured, Waited those that waited for a CPU more than MaxWaitShare
+	// of their interval.
+	Runs    int `json:"runs"`
+	Samples int `json:"samples"`
+	Waited  int `json:"waited"`
+	// SamplesSetAside were left out of their runs, RunsSetAside set aside whole (too few
+	// samples left).
+	SamplesSetAside int `json:"samples_set_aside"`
+	RunsSetAside    int `json:"runs_set_aside"`
+	// Finding, when set, says the lane's candidate waits far more often than the base:
+	// its own threads waiting for each other, so nothing of the lane was set aside.
+	Finding string `json:"finding,omitempty"`
+	// Metric is "cpu" when the lane's samples are its on-CPU time per operation (metric
+	// cpu, or auto for a lane that never waits); "" for its own values.
+	Metric string `json:"metric,omitempty"`
 }
 
 // MeasuredRound returns the round that measured the observation.
@@ -197,6 +225,9 @@ type Input struct {
 	Passes int `json:"passes"`
 	// Observations may be in any order.
 	Observations []Observation `json:"observations"`
+	// Interference is what the interference rule did with the samples before they became
+	// observations, copied into the report (Report.Interference).
+	Interference []Interference `json:"interference,omitempty"`
 }
 
 // Verdict is the verdict of one pass-pair.
@@ -295,6 +326,9 @@ type Report struct {
 	// Carryover is, for each lane (in lane order), what its runs say about the cost of a
 	// run's place in its pass and of the process before it (carryover.go).
 	Carryover []Carryover `json:"carryover"`
+	// Interference says, per lane and arm, how many samples waited for a CPU and what the
+	// method's interference rule set aside (omitted when no interval was measured).
+	Interference []Interference `json:"interference,omitempty"`
 	// Warnings are problems in the data, each with what to do about it.
 	Warnings []string `json:"warnings"`
 }

@@ -277,6 +277,12 @@ func setAside(in Input, cfg Config, runs []run, lay layout) []SetAside {
 			for p := range lay.passes {
 				for a := range lay.arms {
 					r := &runs[lay.at(c, p, l, a)]
+					if r.present && r.desched != "" {
+						r.setAside = true
+						out = append(out, SetAside{Lane: lane.Name, Arm: arms[a], Collection: c + 1, Pass: p + 1, CVPct: r.cvPct, TypicalCVPct: typicals[a],
+							Reason: "descheduled: " + r.desched})
+						continue
+					}
 					if !cvUsable(*r) {
 						continue
 					}

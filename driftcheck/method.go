@@ -38,6 +38,11 @@ type Method struct {
 	// Family is how the reproduced verdicts of a run's lanes are controlled together:
 	// FamilyPerLane controls each lane alone.
 	Family string `json:"family"`
+	// Interference is what is done with samples a neighbour descheduled, from the
+	// run-queue delay the kernel counted over each sample (receipt.Interval): "" leaves
+	// them in (every method before the kernel's counts were read), InterferenceRunQueue20
+	// sets them aside.
+	Interference string `json:"interference,omitempty"`
 	// Version is the flipbench that planned the run (in a plan) or computed the analysis
 	// (in an analysis): `git describe` of its build, or "" when the build did not say.
 	Version string `json:"flipbench_version,omitempty"`
@@ -55,13 +60,24 @@ const (
 	SetAsideHampel5 = "hampel-5"
 	// FamilyPerLane: each lane is judged at the page's error rate on its own.
 	FamilyPerLane = "per-lane"
+	// InterferenceRunQueue20: a sample of a timed lane whose process waited for a CPU
+	// more than MaxWaitShare of its interval is set aside, and a run left with fewer than
+	// half its samples is set aside whole (a sequential run measures its pass again); a
+	// candidate whose samples wait far more often than the base's is reported as a
+	// finding of the lane, its samples kept (loaded.DriftInput; docs/busy-host.md).
+	InterferenceRunQueue20 = "run-queue-20"
 )
+
+// MaxWaitShare is the share of a sample's interval its process may spend waiting for a
+// CPU before InterferenceRunQueue20 sets the sample aside.
+const MaxWaitShare = 0.20
 
 // CurrentMethod returns the method this flipbench analyses new runs with; version is
 // the build's (Method.Version).
 func CurrentMethod(version string) Method {
 	return Method{Schema: SchemaVersion, Spending: DefaultSpending, Moderation: ModerationEB,
-		SetAside: SetAsideHampel5, CollectionNoiseP: collectionNoiseP, Family: FamilyPerLane, Version: version}
+		SetAside: SetAsideHampel5, CollectionNoiseP: collectionNoiseP, Family: FamilyPerLane,
+		Interference: InterferenceRunQueue20, Version: version}
 }
 
 // ImpliedMethod returns the method a receipt planned before methods were recorded is
@@ -88,6 +104,8 @@ func (m Method) Computable() error {
 		return fmt.Errorf("collection noise p %g: this flipbench tests at %g", m.CollectionNoiseP, collectionNoiseP)
 	case m.Family != FamilyPerLane:
 		return fmt.Errorf("family %q: this flipbench controls %s", m.Family, FamilyPerLane)
+	case m.Interference != "" && m.Interference != InterferenceRunQueue20:
+		return fmt.Errorf("interference %q: this flipbench sets aside by %s, or not at all", m.Interference, InterferenceRunQueue20)
 	}
 	return nil
 }
@@ -100,14 +118,20 @@ func (m Method) Same(o Method) bool {
 
 // String writes the method as one line of key=value parts, which ParseMethod reads back:
 // "schema=13 spending=pocock moderation=empirical-bayes set-aside=hampel-5
-// collection-noise-p=0.01 family=per-lane". The version is left out: it names who
-// computed, not how.
+// collection-noise-p=0.01 family=per-lane interference=run-queue-20". The version is left
+// out: it names who computed, not how. A part added to methods later is written only when
+// it is not at the value it stands for in the methods before it (interference: "").
 func (m Method) String() string {
-	return fmt.Sprintf("schema=%d spending=%s moderation=%s set-aside=%s collection-noise-p=%s family=%s",
+	s := fmt.Sprintf("schema=%d spending=%s moderation=%s set-aside=%s collection-noise-p=%s family=%s",
 		m.Schema, m.Spending, m.Moderation, m.SetAside, strconv.FormatFloat(m.CollectionNoiseP, 'g', -1, 64), m.Family)
+	if m.Interference != "" {
+		s += " interference=" + m.Interference
+	}
+	return s
 }
 
-// ParseMethod reads a method written by Method.String: every part once, in any order.
+// ParseMethod reads a method written by Method.String: every part once, in any order; a
+// part added later (interference) may be missing, and reads as it was before it existed.
 func ParseMethod(s string) (Method, error) {
 	var m Method
 	seen := map[string]bool{}
@@ -134,14 +158,16 @@ func ParseMethod(s string) (Method, error) {
 			m.CollectionNoiseP, err = strconv.ParseFloat(v, 64)
 		case "family":
 			m.Family = v
+		case "interference":
+			m.Interference = v
 		default:
-			return Method{}, fmt.Errorf("method %q: unknown part %q (want schema, spending, moderation, set-aside, collection-noise-p, family)", s, k)
+			return Method{}, fmt.Errorf("method %q: unknown part %q (want schema, spending, moderation, set-aside, collection-noise-p, family, interference)", s, k)
 		}
 		if err != nil {
 			return Method{}, fmt.Errorf("method %q: %s: %v", s, k, err)
 		}
 	}
-	if len(seen) != 6 {
+	if delete(seen, "interference"); len(seen) != 6 {
 		return Method{}, fmt.Errorf("method %q: want all six parts (schema, spending, moderation, set-aside, collection-noise-p, family)", s)
 	}
 	return m, nil

@@ -1,11 +1,14 @@
 package harness
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/flipbench/flipbench/internal/cpuset"
 )
 
 // OthersMeter starts measuring how much of the machine's CPU other processes use; the
@@ -80,4 +83,35 @@ func cpuTimes() (busy, total uint64, ok bool) {
 		}
 	}
 	return total - idle, total, true
+}
+
+// LanePlacement returns the CPUs a run's lane processes go on when neither the page nor
+// the flags name any (compare, gate and bisect): every CPU flipbench may use but the
+// first, which is left to flipbench's own threads, host snapshots and progress, so they
+// never take a lane's CPU (OwnPlacement); nil where flipbench has one CPU, which lanes
+// then share with it. why says what was chosen and why, for doctor and the run's notes.
+func LanePlacement() (cpus []int, why string) {
+	all, err := cpuset.Allowed()
+	switch {
+	case err != nil:
+		return nil, fmt.Sprintf("lanes unpinned: %v", err)
+	case len(all) < 2:
+		return nil, fmt.Sprintf("lanes unpinned: flipbench has one CPU (%s), which its lanes share with it", cpuset.Format(all))
+	}
+	lanes := all[1:]
+	return lanes, fmt.Sprintf("every lane process %s (GOMAXPROCS %d unless a lane sets its own), flipbench's own threads on CPU %d, so that its snapshots and progress never take a lane's CPU; --cpus chooses others",
+		cpuset.Placement(lanes), len(lanes), all[0])
+}
+
+// OwnPlacement returns the CPUs flipbench's own threads keep to while lanes run on lanes:
+// every CPU flipbench may use but theirs; nil (stay where they are) when that leaves none.
+func OwnPlacement(lanes []int) []int {
+	if len(lanes) == 0 {
+		return nil
+	}
+	all, err := cpuset.Allowed()
+	if err != nil {
+		return nil
+	}
+	return cpuset.Without(all, lanes)
 }

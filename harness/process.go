@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,13 @@ type Process struct {
 	// Err is set when the process could not be started, timed out, was killed, or printed
 	// more than MaxStdout.
 	Err error
+	// Stamps has a LineStamp for every line of stdout, in order, when the command asked for
+	// them (Command.Stamp) and the kernel counts per thread; nil otherwise.
+	Stamps []LineStamp
+	// Sched is what the kernel counted over the whole process: its CPU time at exit
+	// (rusage), the machine's steal time and flipbench's cgroup's throttled time over its
+	// life.
+	Sched *receipt.ProcessSched
 }
 
 // Starter runs one process to completion: a lane, a listing of a binary's lanes
@@ -64,6 +72,10 @@ type Command struct {
 	// pinned to them, so a Go lane's GOMAXPROCS is their number. Nil leaves the placement
 	// to the operating system.
 	CPUs []int
+	// Stamp asks for a LineStamp for every line the process writes to stdout
+	// (Process.Stamps): a lane's result lines, whose intervals then say how much of each
+	// sample the process ran and how much it waited for a CPU.
+	Stamp bool
 }
 
 // ExecStarter runs processes with os/exec, each in its own process group so a timeout
@@ -147,6 +159,7 @@ func (e ExecStarter) Start(ctx context.Context, c Command) Process {
 	cmd.Stdout, cmd.Stderr = outW, errW
 
 	p := Process{Started: now(), Exit: -1}
+	started := time.Now() // the machine's monotonic clock, for the line stamps
 	err = startOn(cmd, c.CPUs)
 	if err != nil && !errors.Is(err, exec.ErrNotFound) && group.DropCgroup() {
 		// A kernel without CLONE_INTO_CGROUP (before 5.7): without the cgroup, then.
@@ -164,14 +177,17 @@ func (e ExecStarter) Start(ctx context.Context, c Command) Process {
 	p.PID = cmd.Process.Pid
 	group.Started(p.PID)
 	p.Reaper = group.Mechanism()
+	stamper, onLines := newStamper(c.Stamp, p.PID, started)
+	host := startHostCounters()
 	stdout := make(chan captured, 1)
 	stderr := make(chan captured, 1)
 	go func() {
-		stdout <- capture(outR, MaxStdout, false, func() { syscall.Kill(-p.PID, syscall.SIGKILL) })
+		stdout <- capture(outR, MaxStdout, false, func() { syscall.Kill(-p.PID, syscall.SIGKILL) }, onLines)
 	}()
-	go func() { stderr <- capture(errR, 2*stderrTailBytes, true, nil) }()
+	go func() { stderr <- capture(errR, 2*stderrTailBytes, true, nil, nil) }()
 	err = cmd.Wait()
 	p.Ended = now()
+	p.Sched = host.end()
 	p.Leftover = endLeftovers(group, p.PID, p.Reaper, grace)
 	// The machine's time, not the run's clock: the runtime compares a read deadline
 	// with the machine's clock.
@@ -179,12 +195,16 @@ func (e ExecStarter) Start(ctx context.Context, c Command) Process {
 	outR.SetReadDeadline(deadline)
 	errR.SetReadDeadline(deadline)
 	out, errTail := <-stdout, <-stderr
+	if stamper != nil && stamper.ok {
+		p.Stamps = stamper.stamps
+	}
 	p.Stdout = out.data
 	p.StderrTail = tail(string(errTail.data))
 	if st := cmd.ProcessState; st != nil {
 		p.Exit = st.ExitCode()
 		if ru, ok := st.SysUsage().(*syscall.Rusage); ok && ru != nil {
 			p.MaxRSSBytes = ru.Maxrss * 1024 // Linux reports KiB
+			p.Sched.CPUNs = ru.Utime.Nano() + ru.Stime.Nano()
 		}
 	}
 	p.TimedOut = runCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil
@@ -251,8 +271,9 @@ type captured struct {
 // capture reads r to its end (or its read deadline). It keeps the first limit bytes, or
 // with keepTail the last limit bytes. When more than limit bytes come and onOver is set,
 // it calls onOver once (to kill the writer) and keeps reading, discarding, so the writer
-// never blocks.
-func capture(r *os.File, limit int, keepTail bool, onOver func()) captured {
+// never blocks. onLines, when set, is called after each read of kept bytes with the number
+// of line ends it held.
+func capture(r *os.File, limit int, keepTail bool, onOver func(), onLines func(n int)) captured {
 	var c captured
 	buf := make([]byte, 64<<10)
 	for {
@@ -266,6 +287,9 @@ func capture(r *os.File, limit int, keepTail bool, onOver func()) captured {
 				}
 			case len(c.data)+n <= limit:
 				c.data = append(c.data, buf[:n]...)
+				if onLines != nil {
+					onLines(bytes.Count(buf[:n], []byte("\n")))
+				}
 			case !c.over:
 				c.over = true
 				if onOver != nil {

@@ -485,8 +485,9 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 		Iterations: lane.Iterations,
 	}
 	var outs []lanekind.Output
+	var stamps []LineStamp
 	for i, proc := range kind.Prepare(r) {
-		p := st.Start(ctx, Command{Argv: proc.Argv, Env: proc.Env, Dir: arm.Dir, Timeout: timeout, CPUs: proto.CPUs})
+		p := st.Start(ctx, Command{Argv: proc.Argv, Env: proc.Env, Dir: arm.Dir, Timeout: timeout, CPUs: proto.CPUs, Stamp: true})
 		if i == 0 {
 			rec.Started, rec.MaxRSSBytes = p.Started.UTC(), p.MaxRSSBytes
 		}
@@ -504,6 +505,7 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 			return rec
 		}
 		outs = append(outs, lanekind.Output{Stdout: p.Stdout, Started: p.Started, Ended: p.Ended})
+		stamps, rec.Sched = p.Stamps, p.Sched
 	}
 	s, err := kind.Collect(r, outs)
 	if err != nil {
@@ -512,6 +514,9 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 	}
 	rec.Samples, rec.Unit, rec.Metrics, rec.Counting = s.Values, s.Unit, s.Metrics, s.Counting
 	rec.Iters, rec.Config = s.Iters, s.Config
+	if len(outs) == 1 && len(s.Lines) == len(s.Values) {
+		rec.Intervals = Intervals(stamps, s.Lines)
+	}
 	return rec
 }
 

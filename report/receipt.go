@@ -83,6 +83,12 @@ func render(w *ErrWriter, d *loaded.Receipt) error {
 			return err
 		}
 	}
+	if len(d.Analysis.Interference) > 0 {
+		fmt.Fprintf(w, "\n## Waiting for a CPU\n\n%s\n\n", InterferenceIntro)
+		if err := InterferenceTable(w, d.Analysis.Interference); err != nil {
+			return err
+		}
+	}
 	if _, err := MetricsSection(w, d, "\n## "); err != nil {
 		return err
 	}

@@ -14,7 +14,12 @@ import (
 // observation without samples that names its error, and a timed-out one carries its bound
 // in the lane's unit (driftcheck.Observation.AtLeast). A lane is higher-is-better when the
 // plan says better: higher (spec.Resolve records every lane's better direction in the plan).
-func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
+//
+// Method m's interference rule applies to the samples of good runs with intervals
+// (filterRun): a lane measured by its on-CPU time gets its samples scaled, a timed lane's
+// samples that a neighbour descheduled are left out, and a run with too few left is
+// marked descheduled; Input.Interference counts it all.
+func DriftInput(m driftcheck.Method, plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 	in := driftcheck.Input{
 		Base:        plan.Arms[0].Name,
 		Collections: plan.Protocol.Collections,
@@ -33,16 +38,29 @@ func DriftInput(plan *receipt.Plan, recs []receipt.Record) driftcheck.Input {
 			units[r.Lane] = r.Unit
 		}
 	}
+	lanes := map[string]receipt.Lane{}
+	for _, l := range plan.Lanes {
+		lanes[l.Name] = l
+	}
+	own, metrics := ownWaiting(plan, recs), laneMetrics(plan, recs)
+	var filtered []sampleFilter
 	for _, r := range recs {
 		o := driftcheck.Observation{Collection: r.Collection, Pass: r.Pass, Lane: r.Lane, Arm: r.Arm,
 			Order: r.Order, Position: r.Position, After: after[r.Key()], Attempt: r.Attempt, Round: r.Round}
 		if r.OK() {
-			o.Samples = r.Samples
+			f := filterRun(m, metrics[r.Lane], r, own[r.Lane] != "")
+			o.Samples, o.Descheduled, o.Failed = f.samples, f.setAside, f.failed
+			filtered = append(filtered, f)
 		} else {
 			o.Failed, o.TimedOut = r.Error, r.TimedOut
 			o.AtLeast = r.BoundIn(cmp.Or(units[r.Lane], r.Unit))
 		}
 		in.Observations = append(in.Observations, o)
+	}
+	if m.Interference != "" || slices.ContainsFunc(plan.Lanes, func(l receipt.Lane) bool {
+		return metrics[l.Name] == lanekind.MetricCPU || metrics[l.Name] == autoCPU
+	}) {
+		in.Interference = interferenceSummary(plan, filtered, own, metrics)
 	}
 	for _, l := range plan.Lanes {
 		floor := l.FloorPct

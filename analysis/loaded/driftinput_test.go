@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/model/lanekind"
 	"github.com/flipbench/flipbench/model/receipt"
 )
@@ -14,7 +15,7 @@ import (
 func TestDriftInputCountedFloor(t *testing.T) {
 	plan := &receipt.Plan{Arms: []receipt.Arm{{Name: "base"}, {Name: "cand"}}, Protocol: receipt.Protocol{Collections: 2, Passes: 2},
 		Lanes: []receipt.Lane{{Name: "counted", Metric: lanekind.MetricInstructions}, {Name: "timed"}, {Name: "own", Metric: lanekind.MetricInstructions, FloorPct: 0.1}}}
-	in := DriftInput(plan, nil)
+	in := DriftInput(driftcheck.CurrentMethod(""), plan, nil)
 	got := [][2]any{{in.Lanes[0].FloorPct, in.Lanes[0].Group}, {in.Lanes[1].FloorPct, in.Lanes[1].Group}, {in.Lanes[2].FloorPct, in.Lanes[2].Group}}
 	want := [][2]any{{lanekind.CountedFloorPct, lanekind.MetricInstructions}, {0.0, ""}, {0.1, lanekind.MetricInstructions}}
 	for i := range got {

@@ -91,7 +91,7 @@ func Analyze(plan *receipt.Plan, recs []receipt.Record) (driftcheck.Report, erro
 // AnalyzeBy runs the drift check on a plan and its records by method m, with the plan's
 // thresholds.
 func AnalyzeBy(m driftcheck.Method, plan *receipt.Plan, recs []receipt.Record) (driftcheck.Report, error) {
-	return driftcheck.AnalyzeBy(m, DriftInput(plan, recs), plan.Drift)
+	return driftcheck.AnalyzeBy(m, DriftInput(m, plan, recs), plan.Drift)
 }
 
 // ByMethod returns a copy of r whose analysis is by method m, computed afresh from its

@@ -53,7 +53,7 @@ func TestDriftInputBetter(t *testing.T) {
 	for _, l := range plan.Lanes {
 		recs = append(recs, receipt.Record{Collection: 1, Pass: 1, Lane: l.Name, Arm: "base", Samples: []float64{1, 2}, Unit: "ops/s"})
 	}
-	in := DriftInput(plan, recs)
+	in := DriftInput(driftcheck.CurrentMethod(""), plan, recs)
 	got := map[string]bool{}
 	for _, l := range in.Lanes {
 		got[l.Name] = l.HigherIsBetter

@@ -10,6 +10,7 @@ package cpuset
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -149,4 +150,63 @@ func PinThread(cpus []int) (restore func() error, err error) {
 		return nil, fmt.Errorf("pinning to CPUs %s: %w", Format(cpus), err)
 	}
 	return func() error { return unix.SchedSetaffinity(0, &old) }, nil
+}
+
+// PinProcess restricts every thread of this process to cpus, and the threads it starts
+// later with them (a new thread inherits its creator's CPUs), and returns a function that
+// gives each thread pinned here its previous CPUs back. A thread that exits meanwhile is
+// passed over.
+func PinProcess(cpus []int) (restore func() error, err error) {
+	var set unix.CPUSet
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, fmt.Errorf("listing this process's threads: %w", err)
+	}
+	type pinned struct {
+		tid int
+		old unix.CPUSet
+	}
+	var done []pinned
+	undo := func() error {
+		var errs []error
+		for _, p := range done {
+			if err := unix.SchedSetaffinity(p.tid, &p.old); err != nil && !errors.Is(err, unix.ESRCH) {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		var old unix.CPUSet
+		if err := unix.SchedGetaffinity(tid, &old); err != nil {
+			continue // exited
+		}
+		if err := unix.SchedSetaffinity(tid, &set); err != nil {
+			if errors.Is(err, unix.ESRCH) {
+				continue
+			}
+			undo()
+			return nil, fmt.Errorf("pinning this process to CPUs %s: %w", Format(cpus), err)
+		}
+		done = append(done, pinned{tid, old})
+	}
+	return undo, nil
+}
+
+// Without returns the CPUs of all that are not in some.
+func Without(all, some []int) []int {
+	var out []int
+	for _, c := range all {
+		if !slices.Contains(some, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -18,6 +18,15 @@ const (
 	// MetricInstructions is the number of instructions one operation executes, counted
 	// under Valgrind's callgrind (see Counted).
 	MetricInstructions = "instructions"
+	// MetricCPU is the lane's time per operation less the time a neighbour took its CPU:
+	// each sample's wall time scaled by the share of the sample's interval the process ran
+	// on a CPU, as the kernel counted it (docs/busy-host.md). Only for lanes that never
+	// wait (CPU-bound in both arms); the analysis refuses a run whose process was blocked.
+	MetricCPU = "cpu"
+	// MetricAuto is MetricCPU for a lane whose processes never wait, in either arm, and
+	// MetricWall for one that does (a lock, I/O, parked goroutines), from the kernel's
+	// counts of the run so far: compare's and the gate's default.
+	MetricAuto = "auto"
 )
 
 // CountedFloorPct is the default effect floor of a counted lane (metric instructions): a
@@ -46,7 +55,7 @@ func NoiseGroup(metric string) string {
 }
 
 // Metrics returns the allowed values of a metric field.
-func Metrics() []string { return []string{MetricWall, MetricInstructions} }
+func Metrics() []string { return []string{MetricWall, MetricInstructions, MetricCPU, MetricAuto} }
 
 // InstructionsUnit is the unit of an instruction-count lane's samples, in receipts and
 // .bench files.

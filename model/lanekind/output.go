@@ -23,6 +23,9 @@ type Samples struct {
 	// Config holds the file configuration lines the lane printed before its results
 	// (goos, goarch, pkg, cpu for a Go test binary), as of its first kept result.
 	Config map[string]string
+	// Lines is the output line (1-based) of each sample, when the samples are lines of
+	// one process's output (ParseOutput); nil otherwise.
+	Lines []int
 }
 
 // ParseOutput reads a lane process's stdout in Go benchmark format. It expects exactly
@@ -55,6 +58,7 @@ func ParseOutput(out []byte, lane string, want, drop int, unit string) (Samples,
 				return Samples{}, fmt.Errorf("output line %d: %v", line, err)
 			}
 			s.Iters = append(s.Iters, rec.Iters)
+			s.Lines = append(s.Lines, line)
 			if s.Config == nil {
 				for _, c := range rec.Config {
 					if c.File {

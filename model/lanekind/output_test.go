@@ -19,7 +19,7 @@ func TestParseOutput(t *testing.T) {
 			name:        "exec lines",
 			out:         "BenchmarkA 1 100 ns/op\nBenchmarkA 1 110 ns/op 8 B/op\n",
 			want:        2,
-			wantSamples: Samples{Values: []float64{100, 110}, Unit: "ns/op", Metrics: map[string][]float64{"B/op": {8}}, Iters: []int{1, 1}},
+			wantSamples: Samples{Values: []float64{100, 110}, Unit: "ns/op", Metrics: map[string][]float64{"B/op": {8}}, Iters: []int{1, 1}, Lines: []int{1, 2}},
 		},
 		{
 			name: "gotest output drops warmup",
@@ -27,14 +27,14 @@ func TestParseOutput(t *testing.T) {
 				"BenchmarkA-2 \t2000\t 95 ns/op\nPASS\nok  \tx\t0.01s\n",
 			want: 2, drop: 1,
 			wantSamples: Samples{Values: []float64{90, 95}, Unit: "ns/op", Iters: []int{1000, 2000},
-				Config: map[string]string{"goos": "linux", "goarch": "amd64", "pkg": "x"}},
+				Config: map[string]string{"goos": "linux", "goarch": "amd64", "pkg": "x"}, Lines: []int{5, 6}},
 		},
 		{
 			name:        "unit selects the metric",
 			out:         "BenchmarkA 1 100 ns/op 7 rows\nBenchmarkA 1 100 ns/op 9 rows\n",
 			want:        2,
 			unit:        "rows",
-			wantSamples: Samples{Values: []float64{7, 9}, Unit: "rows", Metrics: map[string][]float64{"ns/op": {100, 100}}, Iters: []int{1, 1}},
+			wantSamples: Samples{Values: []float64{7, 9}, Unit: "rows", Metrics: map[string][]float64{"ns/op": {100, 100}}, Iters: []int{1, 1}, Lines: []int{1, 2}},
 		},
 		{name: "too few", out: "BenchmarkA 1 100 ns/op\n", want: 2, wantErr: "printed 1 results, want 2"},
 		{name: "too many", out: "BenchmarkA 1 1 ns/op\nBenchmarkA 1 1 ns/op\nBenchmarkA 1 1 ns/op\n", want: 2, wantErr: "printed 3 results, want 2"},
@@ -52,7 +52,7 @@ func TestParseOutput(t *testing.T) {
 		{name: "a sub-benchmark of the lane", out: "BenchmarkA/size=10 1 100 ns/op\n", want: 1,
 			wantErr: "output line 1: BenchmarkA/size=10 is not this lane's benchmark (want BenchmarkA)"},
 		{name: "GOMAXPROCS suffix", out: "BenchmarkA-16 1 100 ns/op\n", want: 1,
-			wantSamples: Samples{Values: []float64{100}, Unit: "ns/op", Iters: []int{1}}},
+			wantSamples: Samples{Values: []float64{100}, Unit: "ns/op", Iters: []int{1}, Lines: []int{1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,6 +22,7 @@
 package receipt
 
 import (
+	"strings"
 	"time"
 
 	"github.com/flipbench/flipbench/driftcheck"
@@ -53,6 +54,14 @@ type Record struct {
 	// benchmark); absent in records of older receipts, which the .bench files then write
 	// as 1.
 	Iters []int `json:"iters,omitempty"`
+	// Intervals are what the kernel counted over each sample's interval, one per sample,
+	// in Samples' order: from the output line before the sample's to its own (the
+	// process's start for the first), the time that passed, the process's threads' time
+	// on a CPU and their time runnable but waiting for one (run-queue delay). Absent where
+	// the kernel gives no per-thread schedstat, and for counted lanes.
+	Intervals []Interval `json:"intervals,omitempty"`
+	// Sched is what the kernel counted over the whole process (absent in older records).
+	Sched *ProcessSched `json:"sched,omitempty"`
 	// Config holds the file configuration lines the lane printed (goos, goarch, pkg, cpu
 	// for a Go test binary), written at the top of the arm's .bench file.
 	Config      map[string]string `json:"config,omitempty"`
@@ -129,6 +138,48 @@ type Key struct {
 	Attempt    int
 }
 
+// Interval is what the kernel counted over one sample's interval of a lane process.
+type Interval struct {
+	// WallNs is the time that passed, CPUNs its threads' time on a CPU, WaitNs their
+	// time runnable but waiting for a CPU (a neighbour's time slice, or one thread of the
+	// lane waiting for another's CPU); 0, 0, 0 when the interval could not be measured (its
+	// line arrived in one read with the line before).
+	WallNs int64 `json:"wall_ns"`
+	CPUNs  int64 `json:"cpu_ns"`
+	WaitNs int64 `json:"wait_ns"`
+}
+
+// MinIntervalNs is the shortest interval whose counts say anything: the kernel accounts
+// run-queue delay at its scheduler's ticks, so a sample much shorter than a millisecond
+// (a lane that prints its results at once, or an operation of microseconds timed alone)
+// has no interval worth judging, and is judged as unmeasured.
+const MinIntervalNs = 1_000_000
+
+// Measured reports whether the interval was measured, and long enough to judge
+// (MinIntervalNs).
+func (i Interval) Measured() bool { return i.WallNs >= MinIntervalNs }
+
+// WaitShare is the share of the interval the process's threads spent waiting for a CPU.
+func (i Interval) WaitShare() float64 {
+	if i.WallNs <= 0 {
+		return 0
+	}
+	return float64(i.WaitNs) / float64(i.WallNs)
+}
+
+// ProcessSched is what the kernel counted over a whole lane process.
+type ProcessSched struct {
+	// CPUNs is the process's user and system time at its exit (rusage, its children
+	// that it waited for included).
+	CPUNs int64 `json:"cpu_ns"`
+	// StealNs is the steal time of the machine's CPUs over the process's life: time a
+	// hypervisor gave them to other guests (0 on bare metal).
+	StealNs int64 `json:"steal_ns,omitempty"`
+	// ThrottledNs is how long flipbench's cgroup was held back by its CPU limit over the
+	// process's life (0 without a limit).
+	ThrottledNs int64 `json:"throttled_ns,omitempty"`
+}
+
 // Key returns the record's place in the schedule.
 func (r Record) Key() Key { return Key{r.Collection, r.Pass, r.Lane, r.Arm, r.Attempt} }
 
@@ -197,15 +248,22 @@ type Protocol struct {
 	// CPUs are the CPUs every lane process was pinned to (protocol.cpus), sorted; nil
 	// when the operating system placed them.
 	CPUs []int `json:"cpus,omitempty"`
+	// OwnCPUs are the CPUs flipbench's own threads kept to while the lanes ran, away from
+	// the lanes' (harness.OwnPlacement); nil when they were not moved.
+	OwnCPUs []int `json:"own_cpus,omitempty"`
 }
 
 // Pinned says where the lanes ran when the protocol pinned them: "every lane process
-// pinned to CPU 0", "... to CPUs 0-1"; "" when it did not.
+// pinned to CPU 1, flipbench's own threads on CPU 0"; "" when it did not.
 func (p Protocol) Pinned() string {
 	if len(p.CPUs) == 0 {
 		return ""
 	}
-	return "every lane process " + cpuset.Placement(p.CPUs)
+	s := "every lane process " + cpuset.Placement(p.CPUs)
+	if len(p.OwnCPUs) > 0 {
+		s += ", flipbench's own threads " + strings.TrimPrefix(cpuset.Placement(p.OwnCPUs), "pinned ")
+	}
+	return s
 }
 
 // Sequential is a run's pre-registered stopping rule: look after every round (one pass

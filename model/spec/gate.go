@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/model/lanekind"
 )
 
 // Gate is a CI regression gate's spec (experiments/gate.yaml): which lanes guard the build
@@ -163,6 +164,11 @@ func (g *Gate) Experiment(base, candidate string) *Experiment {
 		p.Sequential = nil // a fixed protocol
 	}
 	e.Protocol = p
+	if e.Harness.Metric == "" {
+		// Each lane by its on-CPU time where its processes never wait: CI runners are
+		// busy hosts (docs/busy-host.md).
+		e.Harness.Metric = lanekind.MetricAuto
+	}
 	e.Title = "regression gate"
 	e.Arms = []Arm{{Name: BaseArm, Ref: base}, {Name: "cand", Ref: candidate}}
 	e.Lanes = make([]Lane, len(g.Lanes))

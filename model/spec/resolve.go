@@ -311,9 +311,12 @@ func (e *Experiment) selectLanes(expr string) ([]Lane, *Error) {
 			l.Better = DefaultBetter
 		}
 		l.Metric = ""
-		if e.Harness.CountsInstructions(e.Lanes[i]) {
+		switch e.Harness.MetricOf(e.Lanes[i]) {
+		case lanekind.MetricInstructions:
 			l.Metric = lanekind.MetricInstructions
 			l.Unit = lanekind.InstructionsUnit
+		case lanekind.MetricCPU, lanekind.MetricAuto:
+			l.Metric = e.Harness.MetricOf(e.Lanes[i])
 		}
 		lanes = append(lanes, l)
 	}

@@ -250,11 +250,18 @@ type Lane struct {
 }
 
 // CountsInstructions reports whether lane l of harness h counts instructions.
-func (h Harness) CountsInstructions(l Lane) bool {
-	if l.Metric != "" {
-		return l.Metric == lanekind.MetricInstructions
+func (h Harness) CountsInstructions(l Lane) bool { return h.MetricOf(l) == lanekind.MetricInstructions }
+
+// MetricOf returns the metric lane l of harness h measures: its own, else the harness's,
+// else lanekind.MetricWall.
+func (h Harness) MetricOf(l Lane) string {
+	switch {
+	case l.Metric != "":
+		return l.Metric
+	case h.Metric != "":
+		return h.Metric
 	}
-	return h.Metric == lanekind.MetricInstructions
+	return lanekind.MetricWall
 }
 
 // ExpectFor returns the lane's expected direction for candidate arm arm: its per-arm

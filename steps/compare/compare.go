@@ -89,7 +89,9 @@ func Experiment(o Options) *spec.Experiment {
 		Date:     o.Date,
 		Status:   spec.StatusRunning,
 		Category: spec.CategoryMeasurement,
-		Harness:  spec.Harness{Kind: lanekind.Gotest, Package: o.Package, Benchtime: bt},
+		// Each lane by its on-CPU time where its processes never wait, so that a busy
+		// host's time slices do not pose as the code's (docs/busy-host.md).
+		Harness:  spec.Harness{Kind: lanekind.Gotest, Package: o.Package, Benchtime: bt, Metric: lanekind.MetricAuto},
 		Arms:     []spec.Arm{{Name: spec.BaseArm, Ref: o.Base}, {Name: CandArm, Ref: o.Candidate}},
 		Protocol: DefaultProtocol(),
 	}

@@ -34,7 +34,11 @@ func Page(e *spec.Experiment, res spec.Resolved, in PageInput) []byte {
 	q := strconv.Quote
 	p := res.Protocol
 	fmt.Fprintf(&b, "---\nid: %d\ntitle: %s\ndate: %s\nstatus: %s\ncategory: %s\n", e.ID, q(e.Title), e.Date, spec.StatusRunning, spec.CategoryMeasurement)
-	fmt.Fprintf(&b, "harness: {kind: %s, package: %s, benchtime: %s}\n", e.Harness.Kind, q(e.Harness.Package), q(e.Harness.Benchtime))
+	metric := ""
+	if e.Harness.Metric != "" {
+		metric = ", metric: " + e.Harness.Metric
+	}
+	fmt.Fprintf(&b, "harness: {kind: %s, package: %s, benchtime: %s%s}\n", e.Harness.Kind, q(e.Harness.Package), q(e.Harness.Benchtime), metric)
 	fmt.Fprintf(&b, "arms:\n")
 	for _, a := range e.Arms {
 		switch {
@@ -48,6 +52,9 @@ func Page(e *spec.Experiment, res spec.Resolved, in PageInput) []byte {
 	}
 	fmt.Fprintf(&b, "protocol:\n  samples: %d\n  warmup: %d\n  collections: %d\n  seed: %d\n  timeout: %s\n",
 		p.Samples, p.Warmup, p.Collections, p.Seed, q(p.Timeout.String()))
+	if p.CPUs != "" {
+		fmt.Fprintf(&b, "  cpus: %s\n", q(p.CPUs))
+	}
 	if s := p.Sequential; s != nil {
 		fmt.Fprintf(&b, "  sequential: {min-pairs: %d, max-pairs: %d, budget: %s}\n", s.MinPairs, s.MaxPairs, q(s.Budget.String()))
 	} else {

@@ -75,7 +75,10 @@ func Compare(ctx context.Context, req CompareRequest, opts Options) (*Result, er
 		}
 	}
 	e := compare.Experiment(co)
-	ov := compare.Overrides(e, req.Overrides)
+	ov, placed := placeLanes(e.Protocol.CPUs, compare.Overrides(e, req.Overrides))
+	if placed != "" {
+		note(opts, "%s", placed)
+	}
 	job := Job{Spec: e, Root: req.Root, Label: compare.Label, Results: req.Results, Command: req.Command,
 		Pending: compare.Pending, ProfileLanes: req.ProfileLanes, ProfileSamples: req.ProfileSamples,
 		SkipIdentical: !req.MeasureIdentical, StopUndecidable: true}

@@ -96,6 +96,10 @@ func Gate(ctx context.Context, req GateRequest, opts Options) (*GateOutcome, err
 // merge base it measures.
 func gateRun(ctx context.Context, req GateRequest, opts Options) (job Job, rule gate.Rule, base string, err error) {
 	gs := req.Gate
+	var placed string
+	if req.Overrides, placed = placeLanes(gs.Protocol.CPUs, req.Overrides); placed != "" {
+		note(opts, "%s", placed)
+	}
 	threshold := gs.Threshold()
 	if req.ThresholdPct > 0 {
 		threshold = req.ThresholdPct

@@ -307,6 +307,7 @@ func newRunPlan(job Job, arms []receipt.Arm, method driftcheck.Method) (*receipt
 		Command: job.Command, Resolved: job.Resolved, Arms: arms, Method: method,
 	})
 	plan.ProfileLanes, plan.ProfileSamples = job.ProfileLanes, job.ProfileSamples
+	plan.Protocol.OwnCPUs = harness.OwnPlacement(plan.Protocol.CPUs)
 	if s := plan.Protocol.Sequential; s != nil {
 		s.StopUndecidable, s.FitBudget = job.StopUndecidable, job.FitBudget
 	}
@@ -391,6 +392,14 @@ func release(l *harness.Lock) {
 // Result.Receipt carry it.
 func measureAndFinish(ctx context.Context, dir string, plan *receipt.Plan, job Job, opts Options, w *watch) (*Result, error) {
 	res := &Result{Dir: dir, Shard: plan.Shard}
+	// flipbench's own threads keep off the lanes' CPUs while they are measured.
+	if len(plan.Protocol.OwnCPUs) > 0 {
+		restore, err := cpuset.PinProcess(plan.Protocol.OwnCPUs)
+		if err != nil {
+			return res, fmt.Errorf("keeping flipbench off the lanes' CPUs: %w", err)
+		}
+		defer restore()
+	}
 	out, looks, err := measure(ctx, dir, plan, job, opts, w)
 	res.Outcome, res.Looks = out, looks
 	if err != nil {

@@ -64,6 +64,9 @@ func TestScripts(t *testing.T) {
 			// each other is no host's burst, so none is measured again for it (a script
 			// that wants the real meter unsets it).
 			e.Setenv("FLIPBENCH_OTHERS_PCT", "0")
+			// Nor is a script's waiting for a CPU a neighbour's: the interference rule is
+			// off (a script that measures it turns it on).
+			e.Setenv("FLIPBENCH_INTERFERENCE", "off")
 			gitArmsEnv(e) // go and git for the gitarms_* scripts
 			// TOOLBIN is the folder of the script's own commands (flipbench, fakelane),
 			// for a PATH without anything else on it.
@@ -424,7 +427,7 @@ func runStatus(ts *testscript.TestScript, name string, args []string, stdout, st
 			env = append(env, kv)
 		}
 	}
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "FLIPBENCH_LOCK", "FLIPBENCH_OTHERS_PCT", "GITHUB_STEP_SUMMARY", "COLUMNS",
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "FLIPBENCH_LOCK", "FLIPBENCH_OTHERS_PCT", "FLIPBENCH_INTERFERENCE", "GITHUB_STEP_SUMMARY", "COLUMNS",
 		"FAKE_NS", "FAKE_FACTOR", "FAKE_SLEEP_MS", "FAKE_NOISE_PCT", "FAKE_BETWEEN_PCT", "FAKE_ORDER_PCT", "FAKE_RAMP_PCT", "FAKE_COUNTER", "FAKE_SEED", "FAKE_SPAWN", "FAKE_SPAWN_BARE", "FAKE_NOSPACE", "FAKE_CONTAM_PCT",
 		"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL"} {
 		if v := ts.Getenv(k); v != "" {

@@ -100,7 +100,7 @@ func runDrift(s Streams, opts *driftOptions) error {
 		if err != nil {
 			return err
 		}
-		in, cfg, roles, vals = loaded.DriftInput(d.Plan, d.Records), d.Plan.Drift, report.PlanRoles(d.Plan), report.DataValues(d)
+		in, cfg, roles, vals = loaded.DriftInput(d.Method, d.Plan, d.Records), d.Plan.Drift, report.PlanRoles(d.Plan), report.DataValues(d)
 		method = d.Method
 	}
 	if opts.floor > 0 {

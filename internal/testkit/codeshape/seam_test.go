@@ -10,8 +10,11 @@ import (
 
 // starters returns the folders (relative to the module root) whose production files may
 // start processes: harness (Starter, for lanes, listings and checks) and armbuild (builds,
-// git and the go command). examples and lanes are systems under test.
-func starters() []string { return []string{"harness", "steps/armbuild", "examples", "lanes"} }
+// git and the go command). examples and lanes are systems under test, and cmd/neighbour
+// is the load the project puts beside them on purpose, never run by flipbench.
+func starters() []string {
+	return []string{"harness", "steps/armbuild", "examples", "lanes", "cmd/neighbour"}
+}
 
 // startCalls returns the functions that start a process, by import path.
 func startCalls() map[string][]string {
