@@ -228,6 +228,9 @@ type Input struct {
 	// Interference is what the interference rule did with the samples before they became
 	// observations, copied into the report (Report.Interference).
 	Interference []Interference `json:"interference,omitempty"`
+	// Layouts is how many layout builds each arm ran, rotated over the pass pairs
+	// (layout.go); 0 or 1: one build per arm.
+	Layouts int `json:"layouts,omitempty"`
 }
 
 // Verdict is the verdict of one pass-pair.
@@ -602,6 +605,11 @@ type LaneSummary struct {
 	// means (the median of their pairwise averages): a centre that a few far pairs barely
 	// move, beside the mean the interval is built on (0 elsewhere; censored pairs left out).
 	HodgesLehmannPct float64 `json:"hodges_lehmann_pct,omitempty"`
+	// LayoutSharePct is, in the pooled summary of a run of several layout builds per arm,
+	// the share of the pair means' variance the layouts explain (layout.go): a lower
+	// bound of what code layout does to the lane, since only the functions' order moves
+	// (0 elsewhere).
+	LayoutSharePct float64 `json:"layout_share_pct,omitempty"`
 	// CollectionNoiseP is, in the pooled summary, the p-value of Bartlett's test that the
 	// lane's collections measured with equal noise (0 without a test: fewer than two
 	// collections with two pairs); below 0.01 NoiseByCollection is set and each

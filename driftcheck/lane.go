@@ -40,6 +40,9 @@ type laneData struct {
 	adjVar     float64
 	confounded bool
 	carryNote  string
+	// layoutSharePct is the share of the pair means' variance the layouts explain
+	// (layout.go); 0 with one layout.
+	layoutSharePct float64
 }
 
 // prepareLane computes the pass deltas of lane l for the candidate with arm index a in
@@ -130,6 +133,10 @@ func prepareLane(in Input, cfg Config, runs []run, lay layout, l, a int, lane La
 		ld.adjVar = fit.variance(coefs)
 	}
 	ld.rejectOutliers()
+	if varL, varW, groups, n := layoutComponent(ld.byColl, in.Layouts); varL > 0 {
+		ld.adjVar += layoutVar(varL, groups, n)
+		ld.layoutSharePct = 100 * varL / (varL + varW)
+	}
 	return ld
 }
 
@@ -630,6 +637,10 @@ func (ld *laneData) judgePooled(rep *Report, j judging, all []pairStat, cv colle
 		if (pooled.Verdict == LaneReproducedFaster || pooled.Verdict == LaneReproducedSlower) && (hl < ev.lo || hl > ev.hi) {
 			pooled.Reason += fmt.Sprintf("; the pair means' Hodges-Lehmann estimate %s lies outside the interval: a few pairs carry the mean (the set-aside runs and host blips say which)", fmtDelta(toPct(hl)))
 		}
+	}
+	if ld.layoutSharePct > 0 {
+		pooled.LayoutSharePct = ld.layoutSharePct
+		pooled.Reason += fmt.Sprintf("; the builds' code layouts explain %.0f%% of the pair means' spread, which the interval carries (a lower bound of layout's part: only the functions' order moves)", ld.layoutSharePct)
 	}
 	if ev.orderShown() && pooled.Verdict != LaneOrderDependent {
 		pooled.Reason += fmt.Sprintf("; an order effect of %s was measured, which the pair means cancel", fmtDelta(toPct(ev.order)))

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/flipbench/flipbench/model/lanekind"
 	"github.com/flipbench/flipbench/model/receipt"
 )
 
@@ -19,9 +20,11 @@ import (
 // iteration count, else the largest count the results it printed before the kill show;
 // the unit is the lane's, else the one those results print. It returns 0 when either is
 // unknown, when the unit is not a time per operation, or for a counted lane (its samples
-// are instructions): the run then counts as failed.
+// are instructions): the run then counts as failed. A lane judged by its on-CPU time
+// (metric cpu or auto) passes the process's CPU time as wall: on-CPU time per operation is
+// at most its wall time, so only the CPU time it used bounds it from below.
 func timeoutBound(stdout []byte, lane receipt.Lane, proto receipt.Protocol, wall time.Duration) (float64, string) {
-	if lane.Metric != "" || wall <= 0 {
+	if lane.Metric == lanekind.MetricInstructions || wall <= 0 {
 		return 0, ""
 	}
 	unit, iters := lane.Unit, lane.Iterations

@@ -52,6 +52,7 @@ func NewPlan(in PlanInput) *receipt.Plan {
 			CPUs:         r.Protocol.CPUList(),
 			Design:       ArmDesign(len(in.Arms)).Kind,
 			SeparateArms: r.Protocol.SeparateArms,
+			Layouts:      r.Protocol.Layouts,
 		},
 		Drift:  r.Drift,
 		Arms:   in.Arms,

@@ -461,6 +461,7 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 		rec.Error = err.Error()
 		return rec
 	}
+	lane.Iterations = lane.IterationsIn(arm.Name)
 	timeout := proto.Timeout
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
@@ -500,7 +501,14 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 			rec.Error = p.Err.Error()
 			if p.TimedOut {
 				rec.TimedOut = true
-				rec.AtLeast, rec.Unit = timeoutBound(p.Stdout, lane, proto, min(p.Ended.Sub(p.Started), timeout))
+				span := min(p.Ended.Sub(p.Started), timeout)
+				if lane.Metric == lanekind.MetricCPU || lane.Metric == lanekind.MetricAuto {
+					span = 0
+					if p.Sched != nil {
+						span = time.Duration(p.Sched.CPUNs)
+					}
+				}
+				rec.AtLeast, rec.Unit = timeoutBound(p.Stdout, lane, proto, span)
 			}
 			return rec
 		}
@@ -514,6 +522,9 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 	}
 	rec.Samples, rec.Unit, rec.Metrics, rec.Counting = s.Values, s.Unit, s.Metrics, s.Counting
 	rec.Iters, rec.Config = s.Iters, s.Config
+	if i := receipt.LayoutOf(proto, run.Collection, run.Pass); i < len(arm.Layouts) {
+		rec.LayoutSeed = arm.Layouts[i].Seed
+	}
 	if len(outs) == 1 && len(s.Lines) == len(s.Values) {
 		rec.Intervals = Intervals(stamps, s.Lines)
 	}
@@ -523,9 +534,12 @@ func RunOnce(ctx context.Context, st Starter, run receipt.Run, arm receipt.Arm, 
 // Expand fills an arm's command template for one run and appends the arm's extra args.
 // Placeholders: {bin} {lane} {bench} (lanekind.BenchPattern) {samples} {warmup} {count} (warmup+samples) {arm} {pass}
 // {collection}.
+//
+// {bin} is the arm's build of the run's layout (receipt.LayoutOf).
 func Expand(arm receipt.Arm, run receipt.Run, lane receipt.Lane, p receipt.Protocol) []string {
+	bin, _ := arm.BinFor(receipt.LayoutOf(p, run.Collection, run.Pass))
 	rep := strings.NewReplacer(
-		"{bin}", arm.Bin,
+		"{bin}", bin,
 		"{lane}", lane.Name,
 		"{bench}", lanekind.BenchPattern(lane.Name),
 		"{samples}", strconv.Itoa(p.Samples),

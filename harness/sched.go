@@ -2,12 +2,14 @@ package harness
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/flipbench/flipbench/internal/cpuset"
 	"github.com/flipbench/flipbench/model/receipt"
 )
 
@@ -195,4 +197,28 @@ func throttled() (time.Duration, bool) {
 		}
 	}
 	return 0, false
+}
+
+// SchedstatErr says why this machine's kernel gives no per-thread schedstat (nil when it
+// does), read from this process's own first thread.
+func SchedstatErr() error {
+	_, _, ok := newSchedCounter(os.Getpid()).read()
+	if !ok {
+		return fmt.Errorf("/proc/%d/task/*/schedstat unreadable (a kernel without CONFIG_SCHED_INFO, or no /proc)", os.Getpid())
+	}
+	return nil
+}
+
+// PlacementOf says where a run with lane CPUs lanes (nil: unpinned) puts its lanes and
+// flipbench's own threads, for doctor.
+func PlacementOf(lanes []int) string {
+	if len(lanes) == 0 {
+		_, why := LanePlacement()
+		return "the run places no lane (protocol.cpus, --cpus): the operating system places them; compare, the gate and bisect would place them by default: " + why
+	}
+	s := "every lane process " + cpuset.Placement(lanes)
+	if own := OwnPlacement(lanes); len(own) > 0 {
+		s += ", flipbench's own threads " + strings.TrimPrefix(cpuset.Placement(own), "pinned ")
+	}
+	return s
 }

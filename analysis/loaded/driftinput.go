@@ -24,6 +24,7 @@ func DriftInput(m driftcheck.Method, plan *receipt.Plan, recs []receipt.Record) 
 		Base:        plan.Arms[0].Name,
 		Collections: plan.Protocol.Collections,
 		Passes:      plan.Protocol.Passes,
+		Layouts:     plan.Protocol.Layouts,
 	}
 	for _, a := range plan.Arms[1:] {
 		in.Candidates = append(in.Candidates, a.Name)

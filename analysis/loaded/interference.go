@@ -25,14 +25,12 @@ const autoCPU = "auto:cpu"
 // (receipt.MinIntervalNs) and keeps its own values.
 const minMeasured = 0.8
 
-// findingRatio and findingMargin decide when a candidate's samples wait for a CPU so much
-// more often than the base's that the waiting is the candidate's own (threads of the
-// lane waiting for each other), not a neighbour's: more than findingRatio times the
-// base's share, and findingMargin above it.
-const (
-	findingRatio  = 3.0
-	findingMargin = 0.10
-)
+// findingMargin decides when a candidate's processes wait for a CPU so much more than the
+// base's that the waiting is the candidate's own (threads of the lane waiting for each
+// other), not a neighbour's: its median sample waits more than findingMargin of its
+// interval longer than the base's median sample. A neighbour delays both arms alike; one
+// more thread contending for the lane's CPU delays every sample of the arm that has it.
+const findingMargin = 0.25
 
 // sampleFilter is what the analysis keeps of one run's samples under the method's
 // interference rule and the lane's metric.
@@ -179,47 +177,35 @@ func medianWait(ivs []receipt.Interval) float64 {
 	return driftcheck.Median(w)
 }
 
-// ownWaiting returns, per lane, the candidate whose samples wait for a CPU far more often
-// than the base's (findingRatio, findingMargin), with the finding in words: the lane's
-// threads waiting for each other, which the rule must see, not set aside as a neighbour's.
+// ownWaiting returns, per lane, the finding of a candidate whose processes wait for a
+// CPU far more than the base's (findingMargin), in words: the lane's threads waiting for
+// each other, which the rule must see, not set aside as a neighbour's.
 func ownWaiting(plan *receipt.Plan, recs []receipt.Record) map[string]string {
-	type count struct{ waited, measured int }
-	counts := map[[2]string]*count{}
+	waits := map[[2]string][]float64{}
 	for _, r := range recs {
 		if !r.OK() || len(r.Intervals) != len(r.Samples) {
 			continue
 		}
 		k := [2]string{r.Lane, r.Arm}
-		if counts[k] == nil {
-			counts[k] = &count{}
-		}
 		for _, iv := range r.Intervals {
 			if iv.Measured() {
-				counts[k].measured++
-				if iv.WaitShare() > driftcheck.MaxWaitShare {
-					counts[k].waited++
-				}
+				waits[k] = append(waits[k], iv.WaitShare())
 			}
 		}
-	}
-	share := func(lane, arm string) (float64, bool) {
-		c := counts[[2]string{lane, arm}]
-		if c == nil || c.measured == 0 {
-			return 0, false
-		}
-		return float64(c.waited) / float64(c.measured), true
 	}
 	out := map[string]string{}
 	base := plan.Arms[0].Name
 	for _, l := range plan.Lanes {
-		b, ok := share(l.Name, base)
-		if !ok {
+		bw := waits[[2]string{l.Name, base}]
+		if len(bw) == 0 {
 			continue
 		}
+		b := driftcheck.Median(bw)
 		for _, a := range plan.Arms[1:] {
-			if c, ok := share(l.Name, a.Name); ok && c > findingRatio*b && c > b+findingMargin {
-				out[l.Name] = fmt.Sprintf("lane %s: %.0f%% of %s's samples waited for a CPU more than %.0f%% of their interval, against %.0f%% of %s's: the candidate's own threads wait for each other (more threads, or more contention), a finding of the lane, so no sample of it is set aside",
-					l.Name, 100*c, a.Name, 100*driftcheck.MaxWaitShare, 100*b, base)
+			cw := waits[[2]string{l.Name, a.Name}]
+			if c := driftcheck.Median(cw); len(cw) > 0 && c > b+findingMargin {
+				out[l.Name] = fmt.Sprintf("lane %s: %s's median sample waited for a CPU %.0f%% of its interval, %s's %.0f%%: the candidate's own threads wait for each other (more threads, or more contention for the lane's CPUs), a finding of the lane, so no sample of it is set aside",
+					l.Name, a.Name, 100*c, base, 100*b)
 			}
 		}
 	}

@@ -62,6 +62,9 @@ type Record struct {
 	Intervals []Interval `json:"intervals,omitempty"`
 	// Sched is what the kernel counted over the whole process (absent in older records).
 	Sched *ProcessSched `json:"sched,omitempty"`
+	// LayoutSeed is the -randlayout seed of the build the run measured (Arm.Layouts); 0
+	// when the arm has one build.
+	LayoutSeed int64 `json:"layout_seed,omitempty"`
 	// Config holds the file configuration lines the lane printed (goos, goarch, pkg, cpu
 	// for a Go test binary), written at the top of the arm's .bench file.
 	Config      map[string]string `json:"config,omitempty"`
@@ -136,6 +139,15 @@ type Key struct {
 	Lane       string
 	Arm        string
 	Attempt    int
+}
+
+// IterationsIn returns the b.N every sample of the lane runs in arm: its own
+// (ArmIterations), else Iterations.
+func (l Lane) IterationsIn(arm string) int {
+	if n, ok := l.ArmIterations[arm]; ok {
+		return n
+	}
+	return l.Iterations
 }
 
 // Interval is what the kernel counted over one sample's interval of a lane process.
@@ -251,6 +263,9 @@ type Protocol struct {
 	// OwnCPUs are the CPUs flipbench's own threads kept to while the lanes ran, away from
 	// the lanes' (harness.OwnPlacement); nil when they were not moved.
 	OwnCPUs []int `json:"own_cpus,omitempty"`
+	// Layouts is how many layout builds each arm runs (Arm.Layouts; protocol.layouts); 0 in
+	// plans made before layouts, whose arms ran one build each.
+	Layouts int `json:"layouts,omitempty"`
 }
 
 // Pinned says where the lanes ran when the protocol pinned them: "every lane process
@@ -307,6 +322,38 @@ type Arm struct {
 	Kind string `json:"kind"`
 	// Dir is the working directory of the arm's lane processes; empty means flipbench's.
 	Dir string `json:"dir,omitempty"`
+	// Layouts are the arm's layout builds (protocol.layouts): the same source linked with
+	// -ldflags=-randlayout=SEED, each a function layout of its own; a run measures the one
+	// its pass pair's layout index names (LayoutOf). Empty: every run measures Bin.
+	Layouts []ArmLayout `json:"layouts,omitempty"`
+}
+
+// ArmLayout is one layout build of an arm.
+type ArmLayout struct {
+	Seed   int64  `json:"seed"`
+	Bin    string `json:"bin"`
+	SHA256 string `json:"sha256"`
+}
+
+// BinFor returns the binary of the arm's layout index i: its layout build, or Bin when it
+// has none.
+func (a Arm) BinFor(i int) (bin, sha string) {
+	if i >= 0 && i < len(a.Layouts) {
+		return a.Layouts[i].Bin, a.Layouts[i].SHA256
+	}
+	return a.Bin, a.SHA256
+}
+
+// LayoutOf returns the layout index the runs of a pass measure: the layouts rotate with
+// the pass pairs, starting one later in each collection, so that each pass pair's arms run
+// one layout build each, both passes of a pair the same, and every layout comes round
+// once in any layouts consecutive pairs. 0 for a protocol of one layout, and for a run of
+// no pass (a calibration).
+func LayoutOf(p Protocol, collection, pass int) int {
+	if collection < 1 || pass < 1 {
+		return 0
+	}
+	return driftcheck.LayoutIndex(p.Layouts, collection-1, (pass+1)/2)
 }
 
 // Lane is one lane as it was run: its role, its expected direction (one for every
@@ -338,8 +385,14 @@ type Lane struct {
 	// process so that a sample takes about Benchtime; 0 when the arm's command's benchtime
 	// applies (older plans, a count benchtime, a lane that could not be calibrated).
 	Iterations int `json:"iterations,omitempty"`
+	// ArmIterations, when set, gives an arm its own b.N instead of Iterations: arms whose
+	// times per operation differ by more than a factor the calibration names (a 1000x
+	// slower candidate would otherwise run minutes per sample). Their values stay times
+	// per operation, comparable across arms.
+	ArmIterations map[string]int `json:"arm_iterations,omitempty"`
 	// Replanned says why Iterations is not the base arm's calibration: a sample of
-	// another arm at that N took less than half or more than twice Benchtime.
+	// another arm at that N took less than half or more than twice Benchtime, or the arms'
+	// speeds differ so much that each runs its own (ArmIterations).
 	Replanned string `json:"replanned,omitempty"`
 	// Lengthened says why a sample of Iterations takes longer than Benchtime: the time
 	// outside the timer per sample (the benchmark's setup, which go test runs at b.N = 1

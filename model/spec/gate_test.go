@@ -56,7 +56,7 @@ func TestParseGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantProto := Protocol{Samples: 8, Warmup: 0, Passes: 4, Collections: 2, Seed: 1, Timeout: Duration(DefaultTimeout)}
+	wantProto := Protocol{Samples: 8, Warmup: 0, Passes: 4, Collections: 2, Seed: 1, Timeout: Duration(DefaultTimeout), Layouts: 1}
 	if r.Protocol != wantProto {
 		t.Errorf("protocol %+v, want %+v", r.Protocol, wantProto)
 	}
@@ -84,6 +84,7 @@ func TestParseGate(t *testing.T) {
 	p := DefaultGateProtocol()
 	p.Timeout = Duration(DefaultTimeout)
 	p.Passes = 2 * p.Sequential.MaxPairs
+	p.Layouts = DefaultLayouts // a gotest harness
 	if !cmp.Equal(r.Protocol, p) || g.Threshold() != DefaultGateThresholdPct {
 		t.Errorf("protocol %+v, threshold %g; want %+v, %d", r.Protocol, g.Threshold(), p, DefaultGateThresholdPct)
 	}
@@ -217,6 +218,7 @@ func TestGateFromPage(t *testing.T) {
 	want := DefaultGateProtocol()
 	want.Timeout = Duration(time.Minute)
 	want.Passes = 2 * want.Sequential.MaxPairs
+	want.Layouts = DefaultLayouts
 	if !cmp.Equal(r.Protocol, want) {
 		t.Errorf("protocol %+v, want %+v", r.Protocol, want)
 	}

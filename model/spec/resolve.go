@@ -30,6 +30,13 @@ const (
 	DefaultMinPairs = 2
 	DefaultMaxPairs = 20
 	DefaultBudget   = 15 * time.Minute
+	// DefaultLayouts is the layout builds per arm of a gotest harness that sets none: each
+	// a link of the same compiled packages (seconds), and four draws of the layout are
+	// what a lane's interval needs to carry its spread (docs/methodology.md, "Code
+	// layout").
+	DefaultLayouts = 4
+	// MaxLayouts bounds protocol.layouts.
+	MaxLayouts = 16
 )
 
 // Upper bounds of the protocol. Every count a spec, a profile or a flag gives is checked
@@ -91,6 +98,8 @@ type Overrides struct {
 	Timeout *time.Duration
 	// CPUs overrides the CPUs lanes are pinned to (--cpus; "all" unpins).
 	CPUs *string
+	// Layouts overrides the layout builds per arm (--layouts; 1 measures one build).
+	Layouts *int
 	// UntilDecided makes the run sequential (--until-decided), with the spec's stopping
 	// rule or the defaults; MaxPairs and Budget override its fields (--max-pairs,
 	// --budget) and imply it.
@@ -189,6 +198,10 @@ func (e *Experiment) Resolve(o Overrides) (Resolved, error) {
 		p.CPUs = *o.CPUs
 		origin["cpus"] = "--cpus " + *o.CPUs
 	}
+	flagInt(&p.Layouts, o.Layouts, "layouts")
+	if err := e.resolveLayouts(p, origin["layouts"]); err != nil {
+		probs.list = append(probs.list, err)
+	}
 	e.resolveSequential(p, layers, o, &probs)
 	checkProtocol(*p, func(string) bool { return true }, func(name, msg string) {
 		from := origin[name]
@@ -199,31 +212,7 @@ func (e *Experiment) Resolve(o Overrides) (Resolved, error) {
 		}
 	})
 
-	d := e.Drift
-	if d.EffectFloorPct != 0 || e.set("drift.effect-floor-pct") {
-		r.Drift.EffectFloorPct = d.EffectFloorPct
-	}
-	if d.CleanCVPct != 0 || e.set("drift.clean-cv-pct") {
-		r.Drift.CleanCVPct = d.CleanCVPct
-	}
-	if d.CVAsymmetry != 0 || e.set("drift.cv-asymmetry") {
-		r.Drift.CVAsymmetry = d.CVAsymmetry
-	}
-	if d.Alpha != 0 {
-		r.Drift.Alpha = d.Alpha
-	}
-	if p.Sequential != nil {
-		r.Drift.MinPairs, r.Drift.MaxPairs = p.Sequential.MinPairs, p.Sequential.MaxPairs
-	}
-	if d.Power != 0 {
-		r.Drift.Power = d.Power
-	}
-	if d.Spending != "" {
-		r.Drift.Spending = d.Spending
-	}
-	if d.MaxCalibrationDF != 0 {
-		r.Drift.MaxCalibrationDF = d.MaxCalibrationDF
-	}
+	r.Drift = e.resolveDrift(p)
 
 	lanes, err := e.selectLanes(o.Lanes)
 	if err != nil {
@@ -281,6 +270,64 @@ func (e *Experiment) mergeProtocol(p *Protocol, q Protocol, prefix string, origi
 	take("timeout", q.Timeout != 0, func() { p.Timeout = q.Timeout })
 	take("cpus", q.CPUs != "", func() { p.CPUs = q.CPUs })
 	take("separate-arms", q.SeparateArms, func() { p.SeparateArms = q.SeparateArms })
+	take("layouts", q.Layouts != 0, func() { p.Layouts = q.Layouts })
+}
+
+// resolveDrift returns the drift check's configuration: the spec's drift section over
+// the defaults, with the stopping rule's looks of protocol p.
+func (e *Experiment) resolveDrift(p *Protocol) driftcheck.Config {
+	c := driftcheck.DefaultConfig()
+	d := e.Drift
+	if d.EffectFloorPct != 0 || e.set("drift.effect-floor-pct") {
+		c.EffectFloorPct = d.EffectFloorPct
+	}
+	if d.CleanCVPct != 0 || e.set("drift.clean-cv-pct") {
+		c.CleanCVPct = d.CleanCVPct
+	}
+	if d.CVAsymmetry != 0 || e.set("drift.cv-asymmetry") {
+		c.CVAsymmetry = d.CVAsymmetry
+	}
+	if d.Alpha != 0 {
+		c.Alpha = d.Alpha
+	}
+	if p.Sequential != nil {
+		c.MinPairs, c.MaxPairs = p.Sequential.MinPairs, p.Sequential.MaxPairs
+	}
+	if d.Power != 0 {
+		c.Power = d.Power
+	}
+	if d.Spending != "" {
+		c.Spending = d.Spending
+	}
+	if d.MaxCalibrationDF != 0 {
+		c.MaxCalibrationDF = d.MaxCalibrationDF
+	}
+	return c
+}
+
+// resolveLayouts gives p its layout builds per arm when nothing set them (several for a
+// gotest harness, one otherwise), and refuses several for a harness whose builds
+// flipbench does not link; from names what set them.
+func (e *Experiment) resolveLayouts(p *Protocol, from string) *Error {
+	switch {
+	case p.Layouts == 0 && e.Harness.Kind == lanekind.Gotest:
+		p.Layouts = DefaultLayouts
+	case p.Layouts == 0:
+		p.Layouts = 1
+	case p.Layouts > 1 && e.Harness.Kind != lanekind.Gotest:
+		return layoutKindError(e, from)
+	}
+	return nil
+}
+
+// layoutKindError refuses layouts for a harness whose builds flipbench does not link:
+// only a gotest harness's arms are Go test binaries linked by the go command.
+func layoutKindError(e *Experiment, from string) *Error {
+	msg := "only a gotest harness's arms are linked with several layouts (an exec harness builds its own binaries); write 1, or leave it out"
+	if strings.HasPrefix(from, "--") {
+		return &Error{Field: from, Msg: msg}
+	}
+	return &Error{File: e.Path, Line: e.lineOf(from), Field: from, Msg: msg}
 }
 
 // selectLanes returns the lanes whose names match the --lanes expression (all when it is

@@ -192,6 +192,12 @@ type Protocol struct {
 	// run carries over into the next process (a file it leaves, a cache it warms). The
 	// default runs a lane's arms back to back, which keeps drift between them smallest.
 	SeparateArms bool `yaml:"separate-arms,omitempty"`
+	// Layouts is how many builds of each git arm of a gotest harness a run measures, each
+	// linked with its own function layout (-ldflags=-randlayout=SEED), rotated over the
+	// pass pairs, so that a build's layout is noise the interval carries rather than a
+	// bias posing as the code's effect (docs/methodology.md, "Code layout"). 1 measures
+	// one build per arm; 0 takes DefaultLayouts for a gotest harness, 1 for another.
+	Layouts int `yaml:"layouts,omitempty"`
 }
 
 // Sequential is a pre-registered stopping rule (docs/sequential.md).

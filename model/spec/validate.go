@@ -282,6 +282,12 @@ func checkProtocol(p Protocol, set func(name string) bool, bad func(name, msg st
 		}
 	}
 	switch {
+	case p.Layouts < 0 || p.Layouts == 0 && set("layouts"):
+		bad("layouts", "must be at least 1 (1 measures one build per arm)")
+	case p.Layouts > MaxLayouts:
+		bad("layouts", atMost(MaxLayouts))
+	}
+	switch {
 	case p.Samples < 0 || p.Samples == 0 && set("samples"):
 		bad("samples", "must be at least 1")
 	case p.Samples > MaxSamples:

@@ -60,6 +60,10 @@ type Options struct {
 	// checking Valgrind); nil means harness.ExecStarter with Clock. The builds themselves
 	// (git, go) run here, in armbuild's own runner.
 	Starter harness.Starter
+	// Layouts, above 1, links every git arm of a gotest harness that many more times, each
+	// with its own function layout (-ldflags=-randlayout=SEED; receipt.Arm.Layouts), so
+	// that a build's layout is one draw of many rather than a bias of the arm.
+	Layouts int
 }
 
 // starter returns o.Starter, or the real one.
@@ -125,6 +129,13 @@ func Build(ctx context.Context, exp *spec.Experiment, opts Options) ([]receipt.A
 		}
 	}
 	if g != nil {
+		if opts.Layouts > 1 && exp.Harness.Kind == lanekind.Gotest {
+			for i, ga := range gitArms {
+				if ga != nil {
+					ga.layouts = g.layoutVariants(ga, LayoutSeeds(i, opts.Layouts))
+				}
+			}
+		}
 		if err := g.buildAll(ctx, gitArms); err != nil {
 			return nil, err
 		}
@@ -210,6 +221,35 @@ func (g *gitBuild) buildAll(ctx context.Context, arms []*gitArm) error {
 			b := first[ga.key.Sum()]
 			ga.entry = b.entry
 			fmt.Fprintf(g.opts.Log, "arm %s: same build as arm %s: %s\n", ga.arm.Name, b.arm.Name, ga.entry.path)
+		}
+	}
+	return g.linkLayouts(ctx, arms)
+}
+
+// linkLayouts builds every layout variant of the arms that is not cached, in its arm's
+// worktree (prepared now when the arm itself was cached). Only the link differs from the
+// arm's build, so the go command's cache makes each a link.
+func (g *gitBuild) linkLayouts(ctx context.Context, arms []*gitArm) error {
+	for _, ga := range arms {
+		if ga == nil {
+			continue
+		}
+		for _, v := range ga.layouts {
+			if v.entry != nil {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("arm %s: interrupted before linking its layouts: %w", ga.arm.Name, err)
+			}
+			if ga.wt == "" {
+				if err := g.prepare(ctx, ga); err != nil {
+					return fmt.Errorf("arm %s: %w", ga.arm.Name, err)
+				}
+			}
+			v.wt = ga.wt
+			if err := g.compile(ctx, v); err != nil {
+				return fmt.Errorf("arm %s: %w", ga.arm.Name, err)
+			}
 		}
 	}
 	return nil

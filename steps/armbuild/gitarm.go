@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/flipbench/flipbench/internal/owner"
@@ -45,6 +46,10 @@ type gitArm struct {
 	key      Key
 	wt       string
 	entry    *cacheEntry
+	// layouts are the arm's layout variants (Options.Layouts), each the arm with its own
+	// -randlayout seed; seed is a variant's seed (0 for the arm itself).
+	layouts []*gitArm
+	seed    int64
 }
 
 // toolchainVars are the go env values that change what the go command builds.
@@ -288,7 +293,11 @@ func (g *gitBuild) compile(ctx context.Context, ga *gitArm) error {
 	}
 	keep = true
 	ga.entry = entry
-	fmt.Fprintf(g.opts.Log, "arm %s: built %s (sha256 %s) in %.1fs\n", ga.arm.Name, entry.path, receipt.ShortHash(sum), took.Seconds())
+	if ga.seed != 0 {
+		fmt.Fprintf(g.opts.Log, "arm %s: linked layout %d %s (sha256 %s) in %.1fs\n", ga.arm.Name, ga.seed, entry.path, receipt.ShortHash(sum), took.Seconds())
+	} else {
+		fmt.Fprintf(g.opts.Log, "arm %s: built %s (sha256 %s) in %.1fs\n", ga.arm.Name, entry.path, receipt.ShortHash(sum), took.Seconds())
+	}
 	return nil
 }
 
@@ -302,6 +311,34 @@ func (g *gitBuild) cleanup(ctx context.Context) error {
 	return err
 }
 
+// LayoutSeeds returns the -randlayout seeds of the arm at index i (base 0) of a run of k
+// layouts: fixed per arm and index, so reruns link nothing new, and different for every
+// arm, so that no two arms share a layout by their seed.
+func LayoutSeeds(i, k int) []int64 {
+	seeds := make([]int64, k)
+	for j := range seeds {
+		seeds[j] = int64(1000*(i+1) + j + 1)
+	}
+	return seeds
+}
+
+// layoutVariants returns one variant of ga per seed: ga with -randlayout=SEED added to
+// its ldflags, each with its own cache key and cache entry if it was linked before.
+func (g *gitBuild) layoutVariants(ga *gitArm, seeds []int64) []*gitArm {
+	var out []*gitArm
+	for _, seed := range seeds {
+		v := *ga
+		v.layouts, v.seed, v.entry, v.wt = nil, seed, nil, ""
+		v.arm.Ldflags = strings.TrimSpace(ga.arm.Ldflags + " -randlayout=" + strconv.FormatInt(seed, 10))
+		v.key.Ldflags = v.arm.Ldflags
+		if !g.opts.Rebuild {
+			v.entry = lookup(g.cacheDir(), v.key, g.build.Testdata)
+		}
+		out = append(out, &v)
+	}
+	return out
+}
+
 // receiptArm turns a built git arm into the arm the run loop uses.
 func (g *gitBuild) receiptArm(ga *gitArm) receipt.Arm {
 	ra := newArm(g.exp, g.kind, ga.arm)
@@ -312,6 +349,9 @@ func (g *gitBuild) receiptArm(ga *gitArm) receipt.Arm {
 	ra.DiffSHA256 = ga.diffSHA
 	ra.PatchSHA256 = ga.patchSHA
 	ra.Source = fmt.Sprintf("git %s; harness from %s (%s)", ga.describe(), g.src.Ref, receipt.ShortHash(g.src.Commit))
+	for _, v := range ga.layouts {
+		ra.Layouts = append(ra.Layouts, receipt.ArmLayout{Seed: v.seed, Bin: v.entry.path, SHA256: v.entry.SHA256})
+	}
 	return ra
 }
 

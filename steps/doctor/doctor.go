@@ -34,6 +34,12 @@ type Host struct {
 	Snapshot receipt.Snapshot
 	// OthersPct is the share of all CPUs other processes used over a short window now.
 	OthersPct float64
+	// Placement says where the run's lanes and flipbench's own threads would go, and
+	// why (harness.LanePlacement for a run the page and flags do not place).
+	Placement string
+	// SchedstatErr is why the kernel's per-thread run-queue counts cannot be read here
+	// (nil when they can): without them no sample's interference is measured.
+	SchedstatErr error
 }
 
 // Input is what the checks read.
@@ -66,6 +72,14 @@ func Check(in Input) []Finding {
 		add(Warn, "host", "other processes use %.0f%% of the CPU now: stop them or measure later, since a busy host adds noise and drift", h.OthersPct)
 	default:
 		add(OK, "host", "other processes use %.0f%% of the CPU now", h.OthersPct)
+	}
+	if h.Placement != "" {
+		add(OK, "placement", "%s", h.Placement)
+	}
+	if h.SchedstatErr != nil {
+		add(Warn, "interference", "the kernel's per-thread run-queue counts cannot be read (%v): samples a neighbour descheduled go unseen, and metric cpu refuses every run (docs/busy-host.md)", h.SchedstatErr)
+	} else {
+		add(OK, "interference", "the kernel counts each lane thread's run-queue delay (/proc/PID/task/*/schedstat): samples a neighbour descheduled are seen")
 	}
 	if h.Snapshot.CPUs < 2 {
 		add(Warn, "host", "%d CPU: lanes share it with flipbench and the machine; use a machine with at least 2", h.Snapshot.CPUs)

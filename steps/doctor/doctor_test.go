@@ -19,10 +19,13 @@ func TestCheck(t *testing.T) {
 		{Experiment: 7, Lane: "quiet", BetweenPct: 0.2, WithinCVPct: 0.5, Samples: 10, RunTime: time.Second},
 		{Experiment: 7, Lane: "noisy", BetweenPct: 15, WithinCVPct: 5, Samples: 10, RunTime: time.Second},
 	}}
-	busy := Host{Snapshot: receipt.Snapshot{CPUs: 1, SwapUsedBytes: 64 << 20, DiskFreeBytes: 100 << 20}, OthersPct: 60}
+	busy := Host{Snapshot: receipt.Snapshot{CPUs: 1, SwapUsedBytes: 64 << 20, DiskFreeBytes: 100 << 20}, OthersPct: 60,
+		Placement: "every lane process pinned to CPU 1", SchedstatErr: errEx}
 	got := Check(Input{Spec: e, Resolved: res, Host: busy, Calibration: cal})
 	want := []string{
 		"warn host: other processes use 60% of the CPU now",
+		"ok placement: every lane process pinned to CPU 1",
+		"warn interference: the kernel's per-thread run-queue counts cannot be read",
 		"warn host: 1 CPU",
 		"warn host: 64 MiB of swap in use",
 		"warn host: only 100 MiB free on disk",
@@ -38,12 +41,13 @@ func TestCheck(t *testing.T) {
 			t.Errorf("finding %d: %q, want it to start with %q", i, line, w)
 		}
 	}
-	if n := Warnings(got); n != 6 {
+	if n := Warnings(got); n != 7 {
 		t.Errorf("%d warnings", n)
 	}
 	quiet := Host{Snapshot: receipt.Snapshot{CPUs: 2}, OthersPct: 3}
 	got = Check(Input{Spec: e, Resolved: res, Host: quiet, CalibrationErr: errEx})
-	if len(got) != 2 || got[1].Level != Warn || !strings.Contains(got[1].Text, "no calibration to check the floors against (none here): run flipbench calibrate 7 first") {
+	if len(got) != 3 || got[1].Check != "interference" || got[1].Level != OK || got[2].Level != Warn ||
+		!strings.Contains(got[2].Text, "no calibration to check the floors against (none here): run flipbench calibrate 7 first") {
 		t.Errorf("without a calibration: %+v", got)
 	}
 }

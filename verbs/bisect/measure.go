@@ -70,8 +70,13 @@ func (m *PipelineMeasurer) Measure(ctx context.Context, p Pair) (Measurement, er
 		bench = ExactBench(p.Lane)
 	}
 	job := m.job(e, spec.Resolved{}, p)
+	ov, placed := pipeline.PlaceLanes(e.Protocol.CPUs, m.Overrides)
+	if placed != "" {
+		m.note(placed)
+	}
+	job.Layouts = pipeline.LayoutsOf(e, ov)
 	job.Select = func(ctx context.Context, st harness.Starter, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
-		exp, res, notes, err := compare.Select(ctx, st, e, arms, bench, spec.RoleGuard, m.Overrides)
+		exp, res, notes, err := compare.Select(ctx, st, e, arms, bench, spec.RoleGuard, ov)
 		for _, n := range notes {
 			m.note(n)
 		}

@@ -48,6 +48,8 @@ type Forecast struct {
 	Budget   time.Duration
 	MaxPairs int
 	Rounds   int
+	// MinPairs is the round of the rule's first look: before it, rounds take no decision.
+	MinPairs int
 	// Sequential says the run looks after every round (a forecast after round 1 follows
 	// when this one lacks something).
 	Sequential bool
@@ -115,7 +117,7 @@ func forecast(plan *receipt.Plan, cals []LaneCalibration, calibrated time.Durati
 	f := Forecast{After: after, Arms: len(plan.Arms), Collections: p.Collections, Samples: p.Samples, Warmup: p.Warmup,
 		Calibrated: calibrated, MaxPairs: p.Passes / 2, Drift: plan.Drift}
 	if s := p.Sequential; s != nil {
-		f.Budget, f.MaxPairs, f.Sequential = s.Budget, s.MaxPairs, true
+		f.Budget, f.MaxPairs, f.MinPairs, f.Sequential = s.Budget, s.MaxPairs, s.MinPairs, true
 	}
 	perPass := 2 * p.Collections // a round is a pass pair in every collection
 	allTimed := len(plan.Lanes) > 0
@@ -425,11 +427,11 @@ func UndecidableNote(us []receipt.UndecidableLane) string {
 		parts = append(parts, undecidableList(stopped)+"; "+they+" measured no more, and the rounds go to the lanes that can still be decided")
 	}
 	if len(kept) > 0 {
-		what := "the decision rule reads them, so they go on"
+		what := "they go on"
 		if len(kept) == 1 {
-			what = "the decision rule reads it, so it goes on"
+			what = "it goes on"
 		}
-		parts = append(parts, undecidableList(kept)+"; "+what+" being measured and will end undecided unless the noise drops")
+		parts = append(parts, undecidableList(kept)+"; "+what+" being measured while the budget lasts, narrowing what is ruled out, and will end undecided unless the noise drops")
 	}
 	return strings.Join(parts, "; ") + " (select fewer benchmarks, raise --budget or --samples)"
 }

@@ -31,7 +31,7 @@ func TestUndecidable(t *testing.T) {
 	}
 	us := Undecidable(rep, b)
 	if sentence := UndecidableNote(us); !strings.HasPrefix(sentence, "1 lane cannot be decided within max-pairs (20 rounds) at this noise: Noisy (MDE ") ||
-		!strings.Contains(sentence, "the decision rule reads it, so it goes on being measured") {
+		!strings.Contains(sentence, "it goes on being measured while the budget lasts") {
 		t.Errorf("sentence %q", sentence)
 	}
 	us[0].Stopped = true

@@ -75,13 +75,13 @@ func Compare(ctx context.Context, req CompareRequest, opts Options) (*Result, er
 		}
 	}
 	e := compare.Experiment(co)
-	ov, placed := placeLanes(e.Protocol.CPUs, compare.Overrides(e, req.Overrides))
+	ov, placed := PlaceLanes(e.Protocol.CPUs, compare.Overrides(e, req.Overrides))
 	if placed != "" {
 		note(opts, "%s", placed)
 	}
 	job := Job{Spec: e, Root: req.Root, Label: compare.Label, Results: req.Results, Command: req.Command,
 		Pending: compare.Pending, ProfileLanes: req.ProfileLanes, ProfileSamples: req.ProfileSamples,
-		SkipIdentical: !req.MeasureIdentical, StopUndecidable: true}
+		SkipIdentical: !req.MeasureIdentical, Layouts: LayoutsOf(e, ov)}
 	job.Select = func(ctx context.Context, st harness.Starter, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
 		return compareLanes(ctx, st, req, opts, e, ov, role, arms)
 	}

@@ -116,7 +116,7 @@ func (p *Prior) Check(plan *receipt.Plan) error {
 func (p *Prior) Carry(plan *receipt.Plan) {
 	for i := range plan.Lanes {
 		if j := slices.IndexFunc(p.Plan.Lanes, func(l receipt.Lane) bool { return l.Name == plan.Lanes[i].Name }); j >= 0 {
-			plan.Lanes[i].Iterations = p.Plan.Lanes[j].Iterations
+			plan.Lanes[i].Iterations, plan.Lanes[i].ArmIterations = p.Plan.Lanes[j].Iterations, p.Plan.Lanes[j].ArmIterations
 		}
 	}
 }

@@ -97,7 +97,7 @@ func Gate(ctx context.Context, req GateRequest, opts Options) (*GateOutcome, err
 func gateRun(ctx context.Context, req GateRequest, opts Options) (job Job, rule gate.Rule, base string, err error) {
 	gs := req.Gate
 	var placed string
-	if req.Overrides, placed = placeLanes(gs.Protocol.CPUs, req.Overrides); placed != "" {
+	if req.Overrides, placed = PlaceLanes(gs.Protocol.CPUs, req.Overrides); placed != "" {
 		note(opts, "%s", placed)
 	}
 	threshold := gs.Threshold()

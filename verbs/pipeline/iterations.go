@@ -11,6 +11,7 @@ import (
 
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/internal/clock"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/model/lanekind"
 	"github.com/flipbench/flipbench/model/receipt"
 )
@@ -34,12 +35,26 @@ import (
 // LengthenAbove of the benchtime, N grows until it is that share of a sample, at most
 // MaxLengthen times the benchtime, and the plan says so (receipt.Lane.Lengthened): a
 // process then spends its time on samples, not on setups.
+//
+// A check sample is bounded: it is cut at CheckLimit times the benchtime (plus
+// checkSlack for the process's start-up), and an arm whose check was cut, or whose time
+// per operation differs from the base's by more than ArmSplit, is calibrated at the
+// benchtime itself; arms more than ArmSplit apart then run each their own N
+// (receipt.Lane.ArmIterations), so that no arm's sample takes many benchtimes: a 1000x
+// slower candidate costs seconds before round 1, not minutes. Their values stay times per
+// operation.
 const (
 	ReplanLow     = 0.5
 	ReplanHigh    = 2.0
 	LengthenAbove = 1.0 / 3
 	MaxLengthen   = 4
+	CheckLimit    = 4
+	ArmSplit      = 8.0
 )
+
+// checkSlack is the time a check process may take beyond CheckLimit benchtimes: its
+// start-up and exit.
+const checkSlack = 2 * time.Second
 
 // LaneCalibration is what the iteration calibration measured of one lane.
 type LaneCalibration struct {
@@ -57,6 +72,9 @@ type LaneCalibration struct {
 	// setup at b.N = 1 and at N, go test's collections), measured only for a lane whose
 	// overhead is large (lengthened); 0 otherwise.
 	PerSample time.Duration
+	// ArmIterations gives arms whose speeds differ by more than ArmSplit each their own N
+	// (receipt.Lane.ArmIterations); nil when every arm runs Iterations.
+	ArmIterations map[string]int
 	// Replanned says why N is not the base arm's calibration ("" when it is), Lengthened
 	// why a sample takes longer than the benchtime ("" when it does not).
 	Replanned, Lengthened string
@@ -64,7 +82,11 @@ type LaneCalibration struct {
 
 // SampleTime is the time one sample of the lane takes in arm at its fixed N.
 func (c LaneCalibration) SampleTime(arm string) time.Duration {
-	return time.Duration(c.PerOp[arm] * float64(c.Iterations) * 1e9)
+	n := c.Iterations
+	if m, ok := c.ArmIterations[arm]; ok {
+		n = m
+	}
+	return time.Duration(c.PerOp[arm] * float64(n) * 1e9)
 }
 
 // ProcessTime is about how long one run of the lane in arm takes with warmup+samples
@@ -149,7 +171,7 @@ func FixIterations(ctx context.Context, plan *receipt.Plan, st harness.Starter, 
 			warn("lane %s: the iteration calibration failed (%v): it runs at benchtime %s, a b.N ramp-up in every sample", l.Name, err, l.Benchtime)
 			continue
 		}
-		l.Iterations, l.Replanned, l.Lengthened = cal.Iterations, cal.Replanned, cal.Lengthened
+		l.Iterations, l.ArmIterations, l.Replanned, l.Lengthened = cal.Iterations, cal.ArmIterations, cal.Replanned, cal.Lengthened
 		it.Lanes = append(it.Lanes, cal)
 	}
 	it.Took = now.Since(started)
@@ -180,50 +202,28 @@ type probe struct {
 	perOp         float64
 	sampled       time.Duration
 	took, process time.Duration
+	// cut says the process was cut at its time limit (a check sample of a far slower
+	// arm): it measured nothing.
+	cut bool
 }
 
 // outside is the process's time outside its samples.
 func (p probe) outside() time.Duration { return max(p.process-p.sampled, 0) }
 
-// prober runs one calibration process of lane in arm with samples samples.
-type prober func(arm receipt.Arm, lane receipt.Lane, samples int) (probe, error)
+// prober runs one calibration process of lane in arm with samples samples, cut after
+// limit (0: the protocol's timeout).
+type prober func(arm receipt.Arm, lane receipt.Lane, samples int, limit time.Duration) (probe, error)
 
 // calibrateLane runs lane once at its duration benchtime in the base arm, picks N, and
 // checks N with one sample in every other arm; then it lengthens the samples of a lane
 // whose setup outside the timer is large (lengthened).
 func calibrateLane(ctx context.Context, st harness.Starter, plan *receipt.Plan, l receipt.Lane, proto receipt.Protocol, target time.Duration, now clock.Clock) (LaneCalibration, error) {
 	cal := LaneCalibration{Lane: l.Name, Target: target, PerOp: map[string]float64{}}
-	run := func(arm receipt.Arm, lane receipt.Lane, samples int) (probe, error) {
-		pr := proto
-		pr.Samples = samples
-		t0 := now.Now()
-		rec := harness.RunOnce(ctx, st, receipt.Run{Lane: lane.Name, Arm: arm.Name}, arm, lane, pr)
-		p := probe{process: rec.Ended.Sub(rec.Started)}
-		p.took = max(now.Since(t0), p.process)
-		if !rec.OK() {
-			return p, fmt.Errorf("arm %s: %s", arm.Name, rec.Error)
-		}
-		if len(rec.Samples) != samples {
-			return p, fmt.Errorf("arm %s: %d samples, want %d", arm.Name, len(rec.Samples), samples)
-		}
-		var ops float64
-		for i, x := range rec.Samples {
-			v, unit := benchunit.Tidy(x, rec.Unit)
-			if unit != "sec/op" || !(v > 0) {
-				return p, fmt.Errorf("arm %s: its samples are %s, not a time per operation", arm.Name, rec.Unit)
-			}
-			n := max(lane.Iterations, 1)
-			if i < len(rec.Iters) && rec.Iters[i] > 0 {
-				n = rec.Iters[i]
-			}
-			p.sampled += time.Duration(v * float64(n) * 1e9)
-			ops += float64(n)
-		}
-		p.perOp = p.sampled.Seconds() / ops
-		return p, nil
+	run := func(arm receipt.Arm, lane receipt.Lane, samples int, limit time.Duration) (probe, error) {
+		return calibrationProbe(ctx, st, arm, lane, proto, samples, limit, now)
 	}
 	base := plan.Arms[0]
-	p0, err := run(base, l, 1)
+	p0, err := run(base, l, 1, 0)
 	if err != nil {
 		return cal, err
 	}
@@ -233,20 +233,37 @@ func calibrateLane(ctx context.Context, st harness.Starter, plan *receipt.Plan, 
 	fixed.Iterations = cal.Iterations
 	var overhead time.Duration
 	var outside []string
+	checked := 0
 	for _, a := range plan.Arms[1:] {
-		p, err := run(a, fixed, 1)
+		p, err := run(a, fixed, 1, CheckLimit*target+checkSlack)
 		if err != nil {
 			return cal, err
+		}
+		if p.cut || farApart(p.perOp, p0.perOp) {
+			// A far slower or faster arm: its own calibration at the benchtime, not
+			// CheckLimit benchtimes of a sample.
+			own, err := run(a, l, 1, 0)
+			if err != nil {
+				return cal, err
+			}
+			cal.PerOp[a.Name] = own.perOp
+			continue
 		}
 		cal.PerOp[a.Name] = p.perOp
 		sample := time.Duration(p.perOp * float64(cal.Iterations) * 1e9)
 		overhead += max(p.took-sample, 0)
+		checked++
 		// A sample of one operation longer than the benchtime cannot be shortened.
 		if r := float64(sample) / float64(target); r < ReplanLow || r > ReplanHigh && cal.Iterations > 1 {
 			outside = append(outside, fmt.Sprintf("%s in arm %s", sample.Round(time.Microsecond), a.Name))
 		}
 	}
-	cal.Overhead = overhead / time.Duration(len(plan.Arms)-1)
+	if checked > 0 {
+		cal.Overhead = overhead / time.Duration(checked)
+	}
+	if splitArms(&cal, plan, target) {
+		return cal, nil // each arm's own N: no common N to lengthen
+	}
 	if len(outside) > 0 {
 		logSum := 0.0
 		for _, v := range cal.PerOp {
@@ -260,6 +277,74 @@ func calibrateLane(ctx context.Context, st harness.Starter, plan *receipt.Plan, 
 	}
 	fixed.Iterations = cal.Iterations
 	return lengthened(cal, run, plan.Arms[len(plan.Arms)-1], fixed), nil
+}
+
+// farApart reports whether two times per operation differ by more than ArmSplit.
+func farApart(a, b float64) bool { return a > ArmSplit*b || b > ArmSplit*a }
+
+// splitArms gives every arm its own N when some arm's time per operation differs from
+// the base's by more than ArmSplit, and says so; it reports whether it did.
+func splitArms(cal *LaneCalibration, plan *receipt.Plan, target time.Duration) bool {
+	base := plan.Arms[0].Name
+	var apart []string
+	for _, a := range plan.Arms[1:] {
+		if farApart(cal.PerOp[a.Name], cal.PerOp[base]) {
+			apart = append(apart, fmt.Sprintf("%s %s per operation against %s's %s", a.Name, human.Value(cal.PerOp[a.Name], "sec/op"), base, human.Value(cal.PerOp[base], "sec/op")))
+		}
+	}
+	if len(apart) == 0 {
+		return false
+	}
+	cal.ArmIterations = map[string]int{}
+	var counts []string
+	for _, a := range plan.Arms {
+		n := iterationsFor(target, cal.PerOp[a.Name])
+		cal.ArmIterations[a.Name] = n
+		counts = append(counts, fmt.Sprintf("%s %dx", a.Name, n))
+	}
+	cal.Iterations = cal.ArmIterations[base]
+	cal.Replanned = fmt.Sprintf("each arm runs its own iteration count (%s), so that a sample takes about the %s benchtime in every arm: %s, more than %gx apart; the values stay times per operation",
+		joinAnd(counts), target, joinAnd(apart), ArmSplit)
+	return true
+}
+
+// calibrationProbe runs one calibration process of lane in arm with samples samples, cut
+// after limit (0: the protocol's timeout; the probe then says it was cut).
+func calibrationProbe(ctx context.Context, st harness.Starter, arm receipt.Arm, lane receipt.Lane, proto receipt.Protocol, samples int, limit time.Duration, now clock.Clock) (probe, error) {
+	pr := proto
+	pr.Samples = samples
+	if limit > 0 && (pr.Timeout <= 0 || limit < pr.Timeout) {
+		pr.Timeout = limit
+	}
+	t0 := now.Now()
+	rec := harness.RunOnce(ctx, st, receipt.Run{Lane: lane.Name, Arm: arm.Name}, arm, lane, pr)
+	p := probe{process: rec.Ended.Sub(rec.Started)}
+	p.took = max(now.Since(t0), p.process)
+	if rec.TimedOut && limit > 0 && pr.Timeout == limit {
+		p.cut = true
+		return p, nil
+	}
+	if !rec.OK() {
+		return p, fmt.Errorf("arm %s: %s", arm.Name, rec.Error)
+	}
+	if len(rec.Samples) != samples {
+		return p, fmt.Errorf("arm %s: %d samples, want %d", arm.Name, len(rec.Samples), samples)
+	}
+	var ops float64
+	for i, x := range rec.Samples {
+		v, unit := benchunit.Tidy(x, rec.Unit)
+		if unit != "sec/op" || !(v > 0) {
+			return p, fmt.Errorf("arm %s: its samples are %s, not a time per operation", arm.Name, rec.Unit)
+		}
+		n := max(lane.Iterations, 1)
+		if i < len(rec.Iters) && rec.Iters[i] > 0 {
+			n = rec.Iters[i]
+		}
+		p.sampled += time.Duration(v * float64(n) * 1e9)
+		ops += float64(n)
+	}
+	p.perOp = p.sampled.Seconds() / ops
+	return p, nil
 }
 
 // lengthenSamples is the samples of the processes that measure the time outside the
@@ -282,11 +367,11 @@ func lengthened(cal LaneCalibration, run prober, a receipt.Arm, lane receipt.Lan
 	if cal.Target <= 0 || cal.Overhead <= above {
 		return cal
 	}
-	one, err := run(a, lane, 1)
+	one, err := run(a, lane, 1, 0)
 	if err != nil {
 		return cal
 	}
-	many, err := run(a, lane, lengthenSamples)
+	many, err := run(a, lane, lengthenSamples, 0)
 	if err != nil {
 		return cal
 	}
@@ -297,7 +382,7 @@ func lengthened(cal LaneCalibration, run prober, a receipt.Arm, lane receipt.Lan
 		return cal
 	}
 	lane.Iterations = long.Iterations
-	longer, err := run(a, lane, lengthenSamples)
+	longer, err := run(a, lane, lengthenSamples, 0)
 	if err != nil {
 		return cal
 	}

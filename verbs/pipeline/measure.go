@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -272,12 +274,17 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 	case round >= seq.MaxPairs || round >= s.maxRound:
 		l.Stop = receipt.StopMaxPairs
 	case seq.Budget > 0 && l.Elapsed+next > seq.Budget:
-		// The next round would end past the budget: stop before starting it. A plan fitted
-		// to its budget makes this look its last, so that its lanes are passed or failed
-		// here (rounds slower than round 1 spent the budget early).
-		l.Stop = receipt.StopBudget
+		// The next round would end past the budget. A plan fitted to its budget makes this
+		// look its last, so that its lanes are passed or failed here (rounds slower than
+		// round 1 spent the budget early); otherwise the rest of the budget goes to the
+		// pending lanes a pair buys most (budgetRound), and the run stops when it buys none.
 		if seq.FitBudget && round >= max(seq.MinPairs, 2) && round < seq.MaxPairs {
 			fit = round
+		} else if round >= max(seq.MinPairs, 2) {
+			l.Pending = budgetRound(rep, recs, round, l.Pending, seq.Budget-l.Elapsed, measured)
+		}
+		if fit > 0 || len(l.Pending) == 0 || round < max(seq.MinPairs, 2) {
+			l.Stop = receipt.StopBudget
 		}
 	case round >= max(seq.MinPairs, 2):
 		// Another round runs: of the lanes it would measure, those that cannot be decided
@@ -316,6 +323,51 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 		}
 	}
 	return l, true
+}
+
+// budgetRound returns the pending lanes a last round measures when a round of all of them
+// would end past the budget: those that one more pair buys the most of what a user reads,
+// the bound, per second of measuring (budgetValue), as many as fit into left at their
+// share of a round's time (nextRound); none when not one fits.
+func budgetRound(rep driftcheck.Report, recs []receipt.Record, round int, pending []string, left time.Duration, measured func([]receipt.Record) time.Duration) []string {
+	type lane struct {
+		name  string
+		value float64
+	}
+	var ls []lane
+	for _, name := range pending {
+		cost := nextRound(recs, round, []string{name}, measured)
+		ls = append(ls, lane{name, budgetValue(rep, name) / max(cost.Seconds(), 1e-3)})
+	}
+	slices.SortStableFunc(ls, func(a, b lane) int { return cmp.Compare(b.value, a.value) })
+	var chosen []string
+	for _, l := range ls {
+		try := append(slices.Clone(chosen), l.name)
+		if nextRound(recs, round, try, measured) <= left {
+			chosen = try
+		}
+	}
+	return chosen
+}
+
+// budgetValue is what one more pair buys a lane's bound: the half-width of its widest
+// candidate's interval times the share one more pair per collection takes off it (its
+// width falls as one over the square root of its pairs), in percent; a lane without an
+// interval yet is worth the most.
+func budgetValue(rep driftcheck.Report, lane string) float64 {
+	best := 0.0
+	for _, s := range rep.Pooled {
+		if s.Lane != lane {
+			continue
+		}
+		hw := (s.CIHighPct - s.CILowPct) / 2
+		if !s.Bounded || math.IsInf(hw, 0) || math.IsNaN(hw) {
+			return math.Inf(1)
+		}
+		k := float64(max(s.UsablePairs, 1))
+		best = max(best, hw*(1-math.Sqrt(k/(k+1))))
+	}
+	return best
 }
 
 // analyze returns the drift check of recs, the records of rounds 1..round: the mend's

@@ -18,12 +18,14 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -148,6 +150,10 @@ type Job struct {
 	// A profile of a short operation needs more than a measured run does: a CPU profile
 	// records one stack per 10ms of CPU time.
 	ProfileSamples int
+	// Layouts is the layout builds per arm to link (protocol.layouts) when the job's
+	// lanes, and so its resolved protocol, are chosen after the build (Select); 0 takes
+	// Resolved's.
+	Layouts int
 	// StopUndecidable, for a sequential run, stops measuring a lane once a look finds it
 	// cannot be decided within the budget at its noise, unless the decision rule reads it
 	// (RuleReads); it is recorded in the plan (receipt.Sequential.StopUndecidable), so a
@@ -281,10 +287,11 @@ func buildArms(ctx context.Context, job *Job, opts Options) (arms []receipt.Arm,
 	if build == nil {
 		build = armbuild.Build
 	}
-	arms, err = build(ctx, job.Spec, armbuild.Options{Root: job.Root, Log: opts.log(), Clock: opts.Clock, Starter: opts.starter(), Warn: func(w receipt.Warning) {
-		opts.events().Warn(w)
-		warnings = append(warnings, w)
-	}})
+	arms, err = build(ctx, job.Spec, armbuild.Options{Root: job.Root, Log: opts.log(), Clock: opts.Clock, Starter: opts.starter(),
+		Layouts: cmp.Or(job.Layouts, job.Resolved.Protocol.Layouts), Warn: func(w receipt.Warning) {
+			opts.events().Warn(w)
+			warnings = append(warnings, w)
+		}})
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -308,6 +315,9 @@ func newRunPlan(job Job, arms []receipt.Arm, method driftcheck.Method) (*receipt
 	})
 	plan.ProfileLanes, plan.ProfileSamples = job.ProfileLanes, job.ProfileSamples
 	plan.Protocol.OwnCPUs = harness.OwnPlacement(plan.Protocol.CPUs)
+	if !slices.ContainsFunc(arms, func(a receipt.Arm) bool { return len(a.Layouts) >= plan.Protocol.Layouts }) || plan.Protocol.Layouts < 1 {
+		plan.Protocol.Layouts = 1 // prebuilt or not a Go test binary: one build per arm
+	}
 	if s := plan.Protocol.Sequential; s != nil {
 		s.StopUndecidable, s.FitBudget = job.StopUndecidable, job.FitBudget
 	}
@@ -461,12 +471,18 @@ func measureIncidence(ctx context.Context, res *Result, plan *receipt.Plan, job 
 // would measure a different build.
 func CheckArms(plan *receipt.Plan) error {
 	for _, a := range plan.Arms {
-		sum, err := receipt.HashFile(a.Bin)
-		if err != nil {
-			return fmt.Errorf("arm %s: %w", a.Name, err)
+		builds := []receipt.ArmLayout{{Bin: a.Bin, SHA256: a.SHA256}}
+		for _, l := range a.Layouts {
+			builds = append(builds, l)
 		}
-		if sum != a.SHA256 {
-			return fmt.Errorf("arm %s: %s changed since the run started (sha256 %.12s, plan says %.12s); resuming would mix two builds", a.Name, a.Bin, sum, a.SHA256)
+		for _, b := range builds {
+			sum, err := receipt.HashFile(b.Bin)
+			if err != nil {
+				return fmt.Errorf("arm %s: %w", a.Name, err)
+			}
+			if sum != b.SHA256 {
+				return fmt.Errorf("arm %s: %s changed since the run started (sha256 %.12s, plan says %.12s); resuming would mix two builds", a.Name, b.Bin, sum, b.SHA256)
+			}
 		}
 	}
 	return nil

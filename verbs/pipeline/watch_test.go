@@ -132,7 +132,7 @@ func TestStopUndecidable(t *testing.T) {
 			}
 			want := "measured no more, and the rounds go to the lanes that can still be decided"
 			if !c.stopped {
-				want = "so it goes on being measured and will end undecided"
+				want = "it goes on being measured while the budget lasts"
 			}
 			if len(ev.notes) == 0 {
 				t.Errorf("no note, want one saying %q", want)

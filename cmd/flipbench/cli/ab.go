@@ -97,7 +97,7 @@ The receipt's path is the last line of stdout.`,
 	f.IntVar(&pf.collections, "collections", 0, "collections")
 	f.Int64Var(&pf.seed, "seed", 0, "seed of the lane-order shuffle")
 	f.DurationVar(&pf.timeout, "timeout", 0, "timeout of one run (one process)")
-	cpusFlag(f, &pf.cpus)
+	placementFlags(f, &pf)
 	f.StringVar(&opts.overrides.Lanes, "lanes", "", "run only lanes matching this regular expression")
 	f.BoolVar(&opts.overrides.UntilDecided, "until-decided", false, "run pass pairs in rounds until every lane the decision needs is decided (docs/sequential.md)")
 	f.IntVar(&pf.maxPairs, "max-pairs", 0, "sequential: the most rounds (pass pairs per collection); implies --until-decided")

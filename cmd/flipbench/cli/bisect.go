@@ -102,6 +102,7 @@ usage error; 4 when a step is undecided.`,
 	f.BoolVar(&opts.faster, "faster", false, "hunt the first faster commit (an improvement) instead of the first slower one")
 	f.IntVar(&pf.samples, "samples", 0, "samples per process (default 6)")
 	f.IntVar(&pf.maxPairs, "max-pairs", 0, "the most rounds of pass pairs per step (default 20)")
+	placementFlags(f, &pf)
 	f.DurationVar(&pf.budget, "budget", 0, "each step's measured wall time after which no round starts (default 10m)")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ at the repository root)")
 	f.StringVar(&opts.resume, "resume", "", "go on with the bisection logged in DIR (results/<stamp>-bisect), reusing its decided steps")

@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flipbench/flipbench/model/spec"
 	"github.com/flipbench/flipbench/steps/armbuild"
+	"github.com/flipbench/flipbench/verbs/pipeline"
 )
 
 type buildOptions struct {
@@ -63,7 +65,10 @@ func runBuild(ctx context.Context, s Streams, opts *buildOptions) error {
 	}
 	defer lock.Release()
 
-	arms, err := armbuild.Build(ctx, exp, armbuild.Options{Root: root, Log: s.Err, Rebuild: opts.rebuild, Clock: s.Clock})
+	// The layout builds an ab of the page runs (protocol.layouts) are built too, so that
+	// it builds nothing more.
+	arms, err := armbuild.Build(ctx, exp, armbuild.Options{Root: root, Log: s.Err, Rebuild: opts.rebuild, Clock: s.Clock,
+		Layouts: pipeline.LayoutsOf(exp, spec.Overrides{})})
 	if err != nil {
 		return err
 	}

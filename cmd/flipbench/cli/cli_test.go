@@ -428,7 +428,7 @@ func runStatus(ts *testscript.TestScript, name string, args []string, stdout, st
 		}
 	}
 	for _, k := range []string{"PATH", "HOME", "TMPDIR", "FLIPBENCH_LOCK", "FLIPBENCH_OTHERS_PCT", "FLIPBENCH_INTERFERENCE", "GITHUB_STEP_SUMMARY", "COLUMNS",
-		"FAKE_NS", "FAKE_FACTOR", "FAKE_SLEEP_MS", "FAKE_NOISE_PCT", "FAKE_BETWEEN_PCT", "FAKE_ORDER_PCT", "FAKE_RAMP_PCT", "FAKE_COUNTER", "FAKE_SEED", "FAKE_SPAWN", "FAKE_SPAWN_BARE", "FAKE_NOSPACE", "FAKE_CONTAM_PCT",
+		"FAKE_NS", "FAKE_FACTOR", "FAKE_SLEEP_MS", "FAKE_NOISE_PCT", "FAKE_BETWEEN_PCT", "FAKE_ORDER_PCT", "FAKE_RAMP_PCT", "FAKE_COUNTER", "FAKE_SEED", "FAKE_SPAWN", "FAKE_SPAWN_BARE", "FAKE_NOSPACE", "FAKE_CONTAM_PCT", "FAKE_SPIN", "FAKE_THREADS",
 		"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
@@ -492,6 +492,12 @@ func fileExists(p string) bool {
 // by its value and the run's lane, arm, collection and pass (the -arm, -pass and
 // -collection flags) instead: a run's samples are then the same whichever process, order
 // or machine runs it (the shard scripts compare a whole run with its merged shards).
+//
+// Real work: FAKE_SPIN=N makes each sample N iterations of a loop on the CPU, its value the
+// time they took; FAKE_THREADS=K starts K more threads spinning for the whole process, so
+// that on one CPU (protocol.cpus) the sample's thread waits for them: a lane whose own
+// threads contend.
+//
 // spawnBare leaves a child that clears its environment and leaves the session (env -i
 // setsid -f), and waits until the child has appended its pid to the file pids.
 func spawnBare(pids string) {
@@ -608,10 +614,33 @@ func fakeLane() {
 			fmt.Fprintf(w, "Benchmark%s 1 1000 ns/op\n", *lane)
 		}
 	}
+	spinIters, threads := int(envFloat("FAKE_SPIN", 0)), int(envFloat("FAKE_THREADS", 0))
+	if spinIters > 0 {
+		runtime.LockOSThread()
+		if threads > 0 {
+			runtime.GOMAXPROCS(threads + 1) // so that the kernel, not Go, shares the CPU out
+		}
+		for range threads {
+			go func() {
+				runtime.LockOSThread()
+				for x := uint64(1); ; x++ {
+					x ^= x << 7
+				}
+			}()
+		}
+	}
 	for i := range n {
 		v := ns * (1 + 0.01*float64(i%5-2))
 		if noise > 0 {
 			v = ns * (1 + noise*rng.NormFloat64())
+		}
+		if spinIters > 0 {
+			start := time.Now()
+			x := uint64(1)
+			for range spinIters {
+				x ^= x << 7
+			}
+			v = float64(time.Since(start).Nanoseconds()) + float64(x%2)
 		}
 		switch {
 		case *lane == "garbage" && i == 2:
@@ -627,6 +656,9 @@ func fakeLane() {
 			name = "SomethingElse"
 		}
 		fmt.Fprintf(w, "Benchmark%s 1 %s ns/op%s\n", name, strconv.FormatFloat(v, 'f', -1, 64), fakeMetrics())
+		if spinIters > 0 {
+			w.Flush() // each result as its sample ends, as a Go benchmark prints it
+		}
 		if hangs {
 			w.Flush()
 			time.Sleep(time.Hour)

@@ -109,6 +109,7 @@ failed (after the table and the receipt); 2 on a usage error.`,
 	f.IntVar(&pf.warmup, "warmup", 0, "warmup samples per process, run and dropped (default 0 for a duration benchtime, whose calibrated samples go test precedes with a call at b.N = 1; 1 for a count)")
 	f.IntVar(&pf.maxPairs, "max-pairs", 0, "the most rounds of pass pairs (default 20)")
 	f.DurationVar(&pf.budget, "budget", 0, "the measured wall time after which no round starts (default 10m)")
+	placementFlags(f, &pf)
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ at the repository root)")
 	f.StringVar(&opts.save, "save", "", "also write the run as experiment page NNN (experiments/NNN-slug.md), for flipbench finalize")
 	f.StringVar(&opts.title, "title", "", "the saved page's title (with --save)")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/steps/calibrate"
 	"github.com/flipbench/flipbench/steps/doctor"
 )
@@ -45,6 +46,7 @@ func runDoctor(s Streams, opts *doctorOptions) error {
 		return err
 	}
 	in := doctor.Input{Spec: t.exp, Resolved: res, Host: hostNow(s.Clock, t.root)}
+	in.Host.Placement, in.Host.SchedstatErr = harness.PlacementOf(res.Protocol.CPUList()), harness.SchedstatErr()
 	in.Calibration, in.CalibrationErr = calibrate.Read(t.root, calibrate.HostOf(in.Host.Snapshot))
 	findings := doctor.Check(in)
 	for _, f := range findings {

@@ -112,7 +112,7 @@ flipbench compare's does; --json prints the decision as JSON instead.`,
 	f.IntVar(&pf.collections, "collections", 0, "collections")
 	f.IntVar(&pf.maxPairs, "max-pairs", 0, "the most rounds of pass pairs (the gate runs rounds until every lane passes or fails)")
 	f.DurationVar(&pf.budget, "budget", 0, "the measured wall time after which no round starts (default: the gate spec's, or 10m)")
-	cpusFlag(f, &pf.cpus)
+	placementFlags(f, &pf)
 	addWaitFlag(cmd, &opts.wait)
 	return cmd
 }

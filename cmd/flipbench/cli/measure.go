@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/flipbench/flipbench/harness"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/internal/relpath"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
@@ -69,8 +70,8 @@ func (m *measuring) done(res *pipeline.Result, err error) error {
 	fmt.Fprintf(s.Err, "flipbench: %d runs (%d now, %d resumed), %d failed\n", out.Ran+out.Resumed, out.Ran, out.Resumed, out.Failed)
 	if n := len(res.Looks); n > 0 {
 		last := res.Looks[n-1]
-		fmt.Fprintf(s.Err, "flipbench: sequential: stopped after %d rounds (%s), %s measured: %s\n",
-			last.Round, last.Stop, last.Elapsed.Round(1e9), stopText(last.Stop))
+		fmt.Fprintf(s.Err, "flipbench: sequential: stopped after %d rounds (%s), %s measured: %s%s\n",
+			last.Round, last.Stop, last.Elapsed.Round(1e9), stopText(last.Stop), undecidedText(last))
 	}
 	if res.IncidenceErr != nil && res.Receipt != nil {
 		fmt.Fprintf(s.Err, "flipbench: warning: incidence not measured: %v; the A/B receipt is complete: measure it with flipbench incidence %d --receipt %s\n",
@@ -92,6 +93,21 @@ func stopText(stop string) string {
 		return "the lanes left cannot be decided within the budget at their noise; they say their MDE"
 	}
 	return stop
+}
+
+// undecidedText says how many lanes a run's last look left undecided: "; 3 of 16 lanes
+// undecided"; "" when it left none.
+func undecidedText(l receipt.Look) string {
+	n := 0
+	for _, ll := range l.Lanes {
+		if !ll.Verdict.Decided() {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d of %s undecided", n, human.Count(len(l.Lanes), "lane", "lanes"))
 }
 
 // resultsDir is where a job's receipts go: --results, or results/ beside experiments/.

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +43,7 @@ type progress struct {
 	// maxPairs is the rule's last round; lastElapsed and lastLanes the measured time and
 	// the lanes of the rounds before the latest look, which size the rounds left.
 	maxPairs    int
+	minPairs    int // the rule's first look: rounds before it decide nothing
 	lastElapsed time.Duration
 	lastLanes   int
 }
@@ -139,52 +139,6 @@ func (p *progress) Finish() {
 	}
 }
 
-// Look prints a sequential run's look: the round, each lane's pooled verdict, and what
-// comes next.
-func (p *progress) Look(l receipt.Look) {
-	var parts []string
-	for _, ll := range l.Lanes {
-		parts = append(parts, fmt.Sprintf("%s/%s %s %s", ll.Lane, ll.Arm, ll.Verdict, human.Delta(ll.EstimatePct)))
-	}
-	next := fmt.Sprintf("next round: %s", strings.Join(l.Pending, ", "))
-	if l.Stop != "" {
-		next = "stop: " + l.Stop
-	}
-	p.note("look after round %d (%s measured): %s; %s", l.Round, l.Elapsed.Round(time.Second), strings.Join(parts, ", "), next)
-	if l.LastLook > 0 {
-		if l.Round == 1 {
-			p.note("the budget buys %d rounds at round 1's time: the rule's last look, where every lane is passed or failed, moves to round %d", l.LastLook, l.LastLook)
-		} else {
-			p.note("the budget is spent: this look, round %d, becomes the rule's last, where every lane is passed or failed", l.LastLook)
-		}
-	}
-	p.mu.Lock()
-	if l.LastLook > 0 {
-		p.rounds, p.maxPairs = min(p.rounds, l.LastLook), l.LastLook
-	}
-	if p.perLane > 0 {
-		p.reach = p.done + p.roundsLeft(l)*len(l.Pending)*p.perLane
-	}
-	p.lastElapsed, p.lastLanes = l.Elapsed, len(l.Pending)
-	p.mu.Unlock()
-}
-
-// roundsLeft is how many more rounds the run can measure after look l: to the rule's
-// last round, or fewer when the budget ends first at the latest round's time per lane for
-// the lanes still pending (later rounds measure fewer lanes, so the forecast's rounds
-// undercount them). It expects p.mu held.
-func (p *progress) roundsLeft(l receipt.Look) int {
-	if l.Stop != "" || len(l.Pending) == 0 {
-		return 0
-	}
-	d := l.Elapsed - p.lastElapsed
-	if p.budget <= 0 || d <= 0 || p.lastLanes <= 0 || p.maxPairs <= 0 {
-		return max(p.rounds-l.Round, 0) // the forecast's rounds
-	}
-	perRound := d * time.Duration(len(l.Pending)) / time.Duration(p.lastLanes)
-	return min(max(p.maxPairs-l.Round, 0), max(int((p.budget-l.Elapsed)/perRound), 0))
-}
-
 // note prints a line above the live bar, or as a plain line.
 func (p *progress) note(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
@@ -228,7 +182,7 @@ func (p *progress) Forecast(f pipeline.Forecast) {
 	p.budget = f.Budget
 	if f.Sequential && f.PerRound > 0 {
 		// A round is a pass pair of every lane in every collection, in every arm.
-		p.rounds, p.perLane, p.maxPairs = f.Rounds, 2*f.Arms*f.Collections, f.MaxPairs
+		p.rounds, p.perLane, p.maxPairs, p.minPairs = f.Rounds, 2*f.Arms*f.Collections, f.MaxPairs, f.MinPairs
 		p.reach = p.done + max(f.Rounds-f.After, 0)*len(f.Lanes)*p.perLane
 	}
 	if f.After == 0 {

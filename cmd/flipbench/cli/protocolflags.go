@@ -12,10 +12,10 @@ import (
 // --passes, --cpus, ...). A verb registers the ones it offers, each with its own help
 // text, and apply turns those given on the command line into spec.Overrides.
 type protocolFlags struct {
-	samples, warmup, passes, collections, maxPairs int
-	seed                                           int64
-	timeout, budget                                time.Duration
-	cpus                                           string
+	samples, warmup, passes, collections, maxPairs, layouts int
+	seed                                                    int64
+	timeout, budget                                         time.Duration
+	cpus                                                    string
 }
 
 // apply sets o's field for every protocol flag registered on f and given.
@@ -48,6 +48,16 @@ func (p *protocolFlags) apply(f *pflag.FlagSet, o *spec.Overrides) {
 	if given("cpus") {
 		o.CPUs = &p.cpus
 	}
+	if given("layouts") {
+		o.Layouts = &p.layouts
+	}
+}
+
+// placementFlags registers --cpus and --layouts, the same on every verb that builds and
+// runs lanes.
+func placementFlags(f *pflag.FlagSet, p *protocolFlags) {
+	cpusFlag(f, &p.cpus)
+	f.IntVar(&p.layouts, "layouts", 0, "builds of each arm, each linked with its own function layout and rotated over the pass pairs (default 4 for Go benchmarks; 1: one build per arm)")
 }
 
 // cpusFlag registers --cpus, the same on every verb that runs lanes.

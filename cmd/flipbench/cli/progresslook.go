@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flipbench/flipbench/internal/human"
+	"github.com/flipbench/flipbench/model/receipt"
+)
+
+// Look prints a sequential run's look: the round, each lane's pooled verdict, and what
+// comes next.
+func (p *progress) Look(l receipt.Look) {
+	next := fmt.Sprintf("next round: %s", strings.Join(l.Pending, ", "))
+	if l.Stop != "" {
+		next = "stop: " + l.Stop
+	}
+	p.mu.Lock()
+	first := p.minPairs
+	p.mu.Unlock()
+	if l.Round < first {
+		// Not a look of the rule: nothing is decided before its first look, so no verdict
+		// is shown.
+		p.note("round %d measured (%s); the rule's first look is after round %d; %s", l.Round, l.Elapsed.Round(time.Second), first, next)
+	} else {
+		var parts []string
+		for _, ll := range l.Lanes {
+			parts = append(parts, fmt.Sprintf("%s/%s %s %s", ll.Lane, ll.Arm, ll.Verdict, human.Delta(ll.EstimatePct)))
+		}
+		p.note("look after round %d (%s measured): %s; %s", l.Round, l.Elapsed.Round(time.Second), strings.Join(parts, ", "), next)
+	}
+	if l.LastLook > 0 {
+		if l.Round == 1 {
+			p.note("the budget buys %d rounds at round 1's time: the rule's last look, where every lane is passed or failed, moves to round %d", l.LastLook, l.LastLook)
+		} else {
+			p.note("the budget is spent: this look, round %d, becomes the rule's last, where every lane is passed or failed", l.LastLook)
+		}
+	}
+	p.mu.Lock()
+	if l.LastLook > 0 {
+		p.rounds, p.maxPairs = min(p.rounds, l.LastLook), l.LastLook
+	}
+	if p.perLane > 0 {
+		p.reach = p.done + p.roundsLeft(l)*len(l.Pending)*p.perLane
+	}
+	p.lastElapsed, p.lastLanes = l.Elapsed, len(l.Pending)
+	p.mu.Unlock()
+}
+
+// roundsLeft is how many more rounds the run can measure after look l: to the rule's
+// last round, or fewer when the budget ends first at the latest round's time per lane for
+// the lanes still pending (later rounds measure fewer lanes, so the forecast's rounds
+// undercount them). It expects p.mu held.
+func (p *progress) roundsLeft(l receipt.Look) int {
+	if l.Stop != "" || len(l.Pending) == 0 {
+		return 0
+	}
+	d := l.Elapsed - p.lastElapsed
+	if p.budget <= 0 || d <= 0 || p.lastLanes <= 0 || p.maxPairs <= 0 {
+		return max(p.rounds-l.Round, 0) // the forecast's rounds
+	}
+	perRound := d * time.Duration(len(l.Pending)) / time.Duration(p.lastLanes)
+	return min(max(p.maxPairs-l.Round, 0), max(int((p.budget-l.Elapsed)/perRound), 0))
+}
