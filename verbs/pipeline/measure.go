@@ -266,34 +266,11 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 			}
 		}
 	}
-	next := nextRound(recs, round, l.Pending, measured)
-	fit := s.fitBudget(round, l.Elapsed)
-	switch {
-	case len(l.Pending) == 0:
-		l.Stop = receipt.StopDecided
-	case round >= seq.MaxPairs || round >= s.maxRound:
-		l.Stop = receipt.StopMaxPairs
-	case seq.Budget > 0 && l.Elapsed+next > seq.Budget:
-		// The next round would end past the budget. A plan fitted to its budget makes this
-		// look its last, so that its lanes are passed or failed here (rounds slower than
-		// round 1 spent the budget early); otherwise the rest of the budget goes to the
-		// pending lanes a pair buys most (budgetRound), and the run stops when it buys none.
-		if seq.FitBudget && round >= max(seq.MinPairs, 2) && round < seq.MaxPairs {
-			fit = round
-		} else if round >= max(seq.MinPairs, 2) {
-			l.Pending = budgetRound(rep, recs, round, l.Pending, seq.Budget-l.Elapsed, measured)
-		}
-		if fit > 0 || len(l.Pending) == 0 || round < max(seq.MinPairs, 2) {
-			l.Stop = receipt.StopBudget
-		}
-	case round >= max(seq.MinPairs, 2):
-		// Another round runs: of the lanes it would measure, those that cannot be decided
-		// within the budget are named, and stopped when the rule says so.
-		l.Undecidable, l.Pending = s.undecidable(rep, l, next)
-		if len(l.Pending) == 0 {
-			l.Stop = receipt.StopUndecidable
-		}
-	}
+	roundTime := func(lanes []string) time.Duration { return nextRound(recs, round, lanes, measured) }
+	step := NextStep(StepInput{Plan: s.plan, Rep: rep, Round: round, Pending: l.Pending, Elapsed: l.Elapsed,
+		RoundTime: roundTime, MaxRound: s.maxRound, Named: s.named()})
+	l.Pending, l.Undecidable, l.Stop = step.Pending, step.Undecidable, step.Stop
+	fit := step.Fit
 	if fit > 0 {
 		if err := s.fitLastLook(fit); err != nil {
 			s.err = err
@@ -328,22 +305,22 @@ func (s *sequence) look(done []receipt.Record, round int) (receipt.Look, bool) {
 // budgetRound returns the pending lanes a last round measures when a round of all of them
 // would end past the budget: those that one more pair buys the most of what a user reads,
 // the bound, per second of measuring (budgetValue), as many as fit into left at their
-// share of a round's time (nextRound); none when not one fits.
-func budgetRound(rep driftcheck.Report, recs []receipt.Record, round int, pending []string, left time.Duration, measured func([]receipt.Record) time.Duration) []string {
+// share of a round's time (roundTime); none when not one fits.
+func budgetRound(rep driftcheck.Report, pending []string, left time.Duration, roundTime func([]string) time.Duration) []string {
 	type lane struct {
 		name  string
 		value float64
 	}
 	var ls []lane
 	for _, name := range pending {
-		cost := nextRound(recs, round, []string{name}, measured)
+		cost := roundTime([]string{name})
 		ls = append(ls, lane{name, budgetValue(rep, name) / max(cost.Seconds(), 1e-3)})
 	}
 	slices.SortStableFunc(ls, func(a, b lane) int { return cmp.Compare(b.value, a.value) })
 	var chosen []string
 	for _, l := range ls {
 		try := append(slices.Clone(chosen), l.name)
-		if nextRound(recs, round, try, measured) <= left {
+		if roundTime(try) <= left {
 			chosen = try
 		}
 	}
@@ -395,23 +372,6 @@ func (s *sequence) remeasures(rep driftcheck.Report, pending []string, bursts []
 	return out
 }
 
-// fitBudget returns the round the rule's last look moves to after round (0: it stays):
-// for a plan that fits its rule to the budget (receipt.Sequential.FitBudget), after round
-// 1, the rounds the budget buys at round 1's time when that is fewer than max-pairs and
-// at least the first look's round. Round 1 takes no decision (min-pairs is at least 2
-// wherever a decision is read), so moving the last look spends no error rate twice.
-func (s *sequence) fitBudget(round int, elapsed time.Duration) int {
-	seq := s.plan.Protocol.Sequential
-	if !seq.FitBudget || round != 1 || seq.Budget <= 0 || elapsed <= 0 {
-		return 0
-	}
-	fit := int(seq.Budget / elapsed)
-	if fit >= seq.MaxPairs || fit < max(seq.MinPairs, 2) {
-		return 0
-	}
-	return fit
-}
-
 // fitLastLook moves the rule's last look to round fit, in the plan and on disk, so that
 // every later look, a resumed run and the receipt's analysis use the same rule. Moved
 // after looks that took decisions (a budget spent early), the earlier looks spent less of
@@ -428,33 +388,15 @@ func (s *sequence) fitLastLook(fit int) error {
 	return receipt.Folder(s.dir).WritePlan(s.plan)
 }
 
-// undecidable finds the pending lanes of look l that cannot be decided within the
-// budget at their noise (Undecidable, at next per round), leaving out lanes an earlier
-// look named; it returns them, marking those it stops, and the lanes still pending. A
-// lane is stopped when the plan's rule stops undecidable lanes and the decision rule
-// does not read it (RuleReads).
-func (s *sequence) undecidable(rep driftcheck.Report, l receipt.Look, next time.Duration) ([]receipt.UndecidableLane, []string) {
+// named returns the lanes earlier looks named undecidable.
+func (s *sequence) named() map[string]bool {
 	named := map[string]bool{}
 	for _, prev := range s.looks {
 		for _, u := range prev.Undecidable {
 			named[u.Lane] = true
 		}
 	}
-	rep.Pooled = slices.DeleteFunc(slices.Clone(rep.Pooled), func(p driftcheck.LaneSummary) bool {
-		return named[p.Lane] || !slices.Contains(l.Pending, p.Lane)
-	})
-	b := BudgetOf(s.plan, l)
-	b.PerRound = next
-	us := Undecidable(rep, b)
-	stop := s.plan.Protocol.Sequential.StopUndecidable
-	pending := l.Pending
-	for i := range us {
-		if stop && !RuleReads(s.plan, us[i].Lane) {
-			us[i].Stopped = true
-			pending = slices.DeleteFunc(slices.Clone(pending), func(n string) bool { return n == us[i].Lane })
-		}
-	}
-	return us, pending
+	return named
 }
 
 // RuleReads reports whether the decision rule of plan's run reads lane: a primary, guard
