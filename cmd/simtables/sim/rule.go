@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/flipbench/flipbench/analysis/decide"
 	"github.com/flipbench/flipbench/driftcheck"
@@ -205,7 +206,15 @@ type ruleRig struct {
 	cfg   driftcheck.Config
 	plan  *receipt.Plan
 	lanes []driftcheck.Lane
+	// budget, when above 0, stops the trial by the pipeline's own stopping rule
+	// (pipeline.NextStep) with that budget, a round costing laneCost per lane measured
+	// (EvaluateBudget); 0 stops it as the rule table does, with no budget.
+	budget time.Duration
 }
+
+// laneCost is what one lane's pass pairs of a round cost in a budget trial: every lane
+// costs the same.
+const laneCost = time.Second
 
 // ruleTrial is how one trial ended: the last analysis, the rounds run, whether every lane
 // was decided before max-pairs, and the round the primaries were decided at.
@@ -214,6 +223,8 @@ type ruleTrial struct {
 	rounds    int
 	decided   bool
 	primaryAt int
+	// elapsed is the budget a budget trial spent (laneCost per lane and round).
+	elapsed time.Duration
 }
 
 // newRuleRig resolves w's page and plan as the pipeline would.
@@ -331,10 +342,18 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 			if tr.rep, err = driftcheck.Analyze(in, rg.cfg); err != nil {
 				return tr, err
 			}
+			// A pass measured again costs its share of a lane's round.
+			tr.elapsed += time.Duration(len(mend)) * laneCost / time.Duration(2*w.Collections)
 		}
 		pending := lanesOfRule(running)
 		if round >= w.MinPairs {
 			pending = decide.Pending(decide.Input{Spec: rg.e, Plan: rg.plan, Analysis: tr.rep})
+		}
+		if rg.budget > 0 {
+			if rg.budgetStep(&tr, &running, pending) {
+				break
+			}
+			continue
 		}
 		if round < w.MinPairs {
 			continue
