@@ -295,7 +295,7 @@ func blockWarnings(d *loaded.Receipt) []string {
 	}
 	if last, stopped := report.Stopped(d); stopped {
 		if n := len(d.Plan.Runs) - len(d.Records); n > 0 {
-			out = append(out, fmt.Sprintf("sequential: stopped after %d rounds (%s); %d of %d planned runs were not needed", last.Round, last.Stop, n, len(d.Plan.Runs)))
+			out = append(out, fmt.Sprintf("sequential: stopped after %s (%s); %d of %d planned runs were not needed", human.Count(last.Round, "round", "rounds"), last.Stop, n, len(d.Plan.Runs)))
 		}
 	} else if n := len(d.Plan.Runs) - len(d.Records); n > 0 && d.Plan.Merged() {
 		out = append(out, fmt.Sprintf("%d of %d planned runs are not in the merged receipt; run the missing or next shards and merge again (its merge warnings say which)", n, len(d.Plan.Runs)))

@@ -95,6 +95,7 @@ func TestScripts(t *testing.T) {
 			"dead":       cmdDead,
 			"remanifest": cmdRemanifest,
 			"looks":      cmdLooks,
+			"spentmore":  cmdSpentMore,
 			"block":      cmdBlock,
 			"benchstat":  bs.cmd,
 			"need":       cmdNeed,
@@ -195,6 +196,39 @@ func cmdLooks(ts *testscript.TestScript, neg bool, args []string) {
 			stop = "-"
 		}
 		fmt.Fprintf(ts.Stdout(), "%d %s %s\n", l.Round, pending, stop)
+	}
+}
+
+// cmdSpentMore checks that the receipt folder args[1] (a run on a larger budget) measured
+// longer than args[0], ran at least its rounds, and left no more lanes undecided at its
+// last look: spentmore SMALL LARGE.
+func cmdSpentMore(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: spentmore SMALL LARGE")
+	}
+	last := func(dir string) receipt.Look {
+		looks, err := receipt.ReadLooks(ts.MkAbs(dir))
+		ts.Check(err)
+		if len(looks) == 0 {
+			ts.Fatalf("%s: no looks", dir)
+		}
+		return looks[len(looks)-1]
+	}
+	undecided := func(l receipt.Look) int {
+		n := 0
+		for _, ll := range l.Lanes {
+			if !ll.Verdict.Decided() {
+				n++
+			}
+		}
+		return n
+	}
+	small, large := last(args[0]), last(args[1])
+	ts.Logf("small: %d rounds, %s, %d undecided (%s); large: %d rounds, %s, %d undecided (%s)",
+		small.Round, small.Elapsed, undecided(small), small.Stop, large.Round, large.Elapsed, undecided(large), large.Stop)
+	ok := large.Elapsed > small.Elapsed && large.Round >= small.Round && undecided(large) <= undecided(small)
+	if ok == neg {
+		ts.Fatalf("the larger budget's run did not measure longer with no more lanes undecided")
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/internal/human"
@@ -70,14 +71,20 @@ func (m *measuring) done(res *pipeline.Result, err error) error {
 	fmt.Fprintf(s.Err, "flipbench: %d runs (%d now, %d resumed), %d failed\n", out.Ran+out.Resumed, out.Ran, out.Resumed, out.Failed)
 	if n := len(res.Looks); n > 0 {
 		last := res.Looks[n-1]
-		fmt.Fprintf(s.Err, "flipbench: sequential: stopped after %d rounds (%s), %s measured: %s%s\n",
-			last.Round, last.Stop, last.Elapsed.Round(1e9), stopText(last.Stop), undecidedText(last))
+		fmt.Fprintf(s.Err, "flipbench: %s\n", stopLine(last))
 	}
 	if res.IncidenceErr != nil && res.Receipt != nil {
 		fmt.Fprintf(s.Err, "flipbench: warning: incidence not measured: %v; the A/B receipt is complete: measure it with flipbench incidence %d --receipt %s\n",
 			res.IncidenceErr, res.Receipt.Plan.Experiment, relPath(res.Dir))
 	}
 	return nil
+}
+
+// stopLine says how a sequential run's last look l ended it: "sequential: stopped after 8
+// rounds (budget), 4m10s measured: the budget is spent; ...; 3 of 16 lanes undecided".
+func stopLine(l receipt.Look) string {
+	return fmt.Sprintf("sequential: stopped after %s (%s), %s measured: %s%s",
+		human.Count(l.Round, "round", "rounds"), l.Stop, l.Elapsed.Round(time.Second), stopText(l.Stop), undecidedText(l))
 }
 
 // stopText says why a sequential run stopped.
@@ -96,8 +103,13 @@ func stopText(stop string) string {
 }
 
 // undecidedText says how many lanes a run's last look left undecided: "; 3 of 16 lanes
-// undecided"; "" when it left none.
+// undecided"; "" when it left none or every lane the rule needs is decided.
 func undecidedText(l receipt.Look) string {
+	if l.Stop == receipt.StopDecided {
+		// The lanes left without a verdict are guards cleared of a regression beyond
+		// their floor, which is all the rule asks of them.
+		return ""
+	}
 	n := 0
 	for _, ll := range l.Lanes {
 		if !ll.Verdict.Decided() {

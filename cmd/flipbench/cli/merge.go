@@ -123,7 +123,7 @@ func mergeSummary(s Streams, plan *receipt.Plan, res *pipeline.MergeResult) {
 	}
 	if res.Stopped {
 		last := res.Looks[len(res.Looks)-1]
-		fmt.Fprintf(s.Err, "flipbench: sequential: stopped after %d rounds (%s), %s measured: %s\n", last.Round, last.Stop, last.Elapsed.Round(1e9), stopText(last.Stop))
+		fmt.Fprintf(s.Err, "flipbench: %s\n", stopLine(last))
 		return
 	}
 	n := res.Next

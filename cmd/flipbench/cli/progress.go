@@ -180,9 +180,13 @@ func (p *progress) eta(n, total int) string {
 func (p *progress) Forecast(f pipeline.Forecast) {
 	p.mu.Lock()
 	p.budget = f.Budget
+	if f.Sequential {
+		// Known before round 1 whether or not the time of a round is.
+		p.maxPairs, p.minPairs = f.MaxPairs, f.MinPairs
+	}
 	if f.Sequential && f.PerRound > 0 {
 		// A round is a pass pair of every lane in every collection, in every arm.
-		p.rounds, p.perLane, p.maxPairs, p.minPairs = f.Rounds, 2*f.Arms*f.Collections, f.MaxPairs, f.MinPairs
+		p.rounds, p.perLane = f.Rounds, 2*f.Arms*f.Collections
 		p.reach = p.done + max(f.Rounds-f.After, 0)*len(f.Lanes)*p.perLane
 	}
 	if f.After == 0 {
