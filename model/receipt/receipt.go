@@ -398,10 +398,35 @@ type Lane struct {
 	// outside the timer per sample (the benchmark's setup, which go test runs at b.N = 1
 	// and again at N, and its collections) was more than a third of Benchtime.
 	Lengthened string `json:"lengthened,omitempty"`
+	// Timing is what the iteration calibration measured of the lane, which later runs of
+	// the same binaries on the same host and placement reuse instead of calibrating again;
+	// nil when no calibration ran (older plans, a count benchtime).
+	Timing *IterationTiming `json:"timing,omitempty"`
 	// Calibration is the lane's noise as this host's calibration measured it, at the
 	// plan's samples per run, frozen when the page lends it to the analysis
 	// (drift.calibration-df); nil otherwise.
 	Calibration *driftcheck.CalibratedNoise `json:"calibration,omitempty"`
+}
+
+// IterationTiming is what a lane's iteration calibration measured: the time of one
+// operation in each arm and a process's time outside its samples, from the calibration
+// processes whose samples did not wait for a CPU (a busy host's neighbours), or the
+// quietest of them.
+type IterationTiming struct {
+	// PerOpNs is the time of one operation in each arm (nanoseconds).
+	PerOpNs map[string]float64 `json:"per_op_ns"`
+	// OverheadNs is a process's time outside its samples; PerSampleNs the time outside
+	// the timer of every further sample, when it was measured (a lengthened lane).
+	OverheadNs  int64 `json:"overhead_ns"`
+	PerSampleNs int64 `json:"per_sample_ns,omitempty"`
+	// Repeated counts the calibration processes measured again because their sample
+	// waited for a CPU over the analysis's limit (driftcheck.MaxWaitShare); Busy says the
+	// quietest of them still did, so no later run reuses these counts.
+	Repeated int  `json:"repeated,omitempty"`
+	Busy     bool `json:"busy,omitempty"`
+	// ReusedFrom names the receipt folder whose calibration this plan reused ("" when it
+	// calibrated the lane itself).
+	ReusedFrom string `json:"reused_from,omitempty"`
 }
 
 // Counter says how the instructions of an instruction-count lane are counted (package

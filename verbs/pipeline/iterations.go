@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/perf/benchunit"
 
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/internal/human"
@@ -78,6 +79,43 @@ type LaneCalibration struct {
 	// Replanned says why N is not the base arm's calibration ("" when it is), Lengthened
 	// why a sample takes longer than the benchtime ("" when it does not).
 	Replanned, Lengthened string
+	// Repeated counts the calibration processes measured again because their sample
+	// waited for a CPU (quietProbe); Busy says the quietest of some still did.
+	Repeated int
+	Busy     bool
+	// ReusedFrom names the receipt whose calibration the lane reused (ReuseIterations);
+	// "" when it was calibrated now.
+	ReusedFrom string
+}
+
+// timing is the calibration as plan.json keeps it (receipt.Lane.Timing).
+func (c LaneCalibration) timing() *receipt.IterationTiming {
+	t := &receipt.IterationTiming{PerOpNs: map[string]float64{}, OverheadNs: int64(c.Overhead), PerSampleNs: int64(c.PerSample),
+		Repeated: c.Repeated, Busy: c.Busy, ReusedFrom: c.ReusedFrom}
+	for arm, v := range c.PerOp {
+		t.PerOpNs[arm] = v * 1e9
+	}
+	return t
+}
+
+// calibrationOf returns the calibration a plan's lane keeps (receipt.Lane.Timing), with
+// its iteration counts and their reasons; ok is false for a lane without one.
+func calibrationOf(l receipt.Lane) (c LaneCalibration, ok bool) {
+	t := l.Timing
+	if t == nil || l.Iterations <= 0 || len(t.PerOpNs) == 0 {
+		return LaneCalibration{}, false
+	}
+	target, err := time.ParseDuration(l.Benchtime)
+	if err != nil {
+		return LaneCalibration{}, false
+	}
+	c = LaneCalibration{Lane: l.Name, Iterations: l.Iterations, Target: target, PerOp: map[string]float64{},
+		Overhead: time.Duration(t.OverheadNs), PerSample: time.Duration(t.PerSampleNs), ArmIterations: l.ArmIterations,
+		Replanned: l.Replanned, Lengthened: l.Lengthened, Repeated: t.Repeated, Busy: t.Busy, ReusedFrom: t.ReusedFrom}
+	for arm, ns := range t.PerOpNs {
+		c.PerOp[arm] = ns / 1e9
+	}
+	return c, true
 }
 
 // SampleTime is the time one sample of the lane takes in arm at its fixed N.
@@ -112,8 +150,16 @@ type Iterations struct {
 // takes longer than the samples, so it is a note, and plan.json keeps each lane's
 // reason (lanes[].replanned, lanes[].lengthened).
 func (it Iterations) Note() string {
-	var replanned, lengthened []string
+	var replanned, lengthened, busy []string
+	repeated := 0
 	for _, c := range it.Lanes {
+		if c.ReusedFrom != "" {
+			continue // said by reusedNote
+		}
+		repeated += c.Repeated
+		if c.Busy {
+			busy = append(busy, c.Lane)
+		}
 		if c.Replanned != "" {
 			replanned = append(replanned, fmt.Sprintf("%s %dx", c.Lane, c.Iterations))
 		}
@@ -122,6 +168,17 @@ func (it Iterations) Note() string {
 		}
 	}
 	var notes []string
+	if n := reusedNote(it.Lanes); n != "" {
+		notes = append(notes, n)
+	}
+	if repeated > 0 {
+		still := "every lane then found a quiet sample"
+		if len(busy) > 0 {
+			still = fmt.Sprintf("the quietest of %s still waited, and no later run reuses its counts", shortList(busy))
+		}
+		notes = append(notes, fmt.Sprintf("the iteration calibration measured %s again whose sample waited for a CPU over %.0f%% of its time (a busy host); %s",
+			human.Count(repeated, "process", "processes"), 100*driftcheck.MaxWaitShare, still))
+	}
 	if len(replanned) > 0 {
 		notes = append(notes, fmt.Sprintf("iteration counts re-planned for %d of %d lanes to the geometric mean of the arms' times per operation, since a check sample at the base's N took less than %gx or more than %gx the benchtime in another arm (the arms differ, or the host is busy): %s; plan.json says why for each (lanes[].replanned)",
 			len(replanned), len(it.Lanes), ReplanLow, ReplanHigh, shortList(replanned)))
@@ -172,6 +229,7 @@ func FixIterations(ctx context.Context, plan *receipt.Plan, st harness.Starter, 
 			continue
 		}
 		l.Iterations, l.ArmIterations, l.Replanned, l.Lengthened = cal.Iterations, cal.ArmIterations, cal.Replanned, cal.Lengthened
+		l.Timing = cal.timing()
 		it.Lanes = append(it.Lanes, cal)
 	}
 	it.Took = now.Since(started)
@@ -205,6 +263,51 @@ type probe struct {
 	// cut says the process was cut at its time limit (a check sample of a far slower
 	// arm): it measured nothing.
 	cut bool
+	// wait is the largest share of a sample's interval the process waited for a CPU (0
+	// when no interval was measured).
+	wait float64
+}
+
+// busy reports whether a sample of the probe waited for a CPU over the analysis's limit.
+func (p probe) busy() bool { return p.wait > driftcheck.MaxWaitShare }
+
+// quietAttempts is how many processes a calibration probe may take to find samples that
+// did not wait for a CPU.
+const quietAttempts = 3
+
+// quietProbe runs a calibration process through run until its samples did not wait for a
+// CPU over the analysis's limit (driftcheck.MaxWaitShare), at most quietAttempts times,
+// and returns the quietest, counting the processes measured again in *repeated and
+// setting *busy when even the quietest waited. It stops repeating when a process waited
+// about as much as the one before (within a fifth): a lane whose own threads wait for
+// each other's CPUs waits alike on a quiet host, and repeating it buys nothing.
+func quietProbe(run prober, repeated *int, busy *bool) prober {
+	return func(arm receipt.Arm, lane receipt.Lane, samples int, limit time.Duration) (probe, error) {
+		var best probe
+		for attempt := range quietAttempts {
+			p, err := run(arm, lane, samples, limit)
+			if err != nil || p.cut {
+				return p, err
+			}
+			if attempt > 0 && p.wait >= 0.8*best.wait {
+				if p.wait < best.wait {
+					best = p
+				}
+				break
+			}
+			if attempt == 0 || p.wait < best.wait {
+				best = p
+			}
+			if !p.busy() || attempt == quietAttempts-1 {
+				break
+			}
+			*repeated++
+		}
+		if best.busy() {
+			*busy = true
+		}
+		return best, nil
+	}
 }
 
 // outside is the process's time outside its samples.
@@ -218,10 +321,24 @@ type prober func(arm receipt.Arm, lane receipt.Lane, samples int, limit time.Dur
 // checks N with one sample in every other arm; then it lengthens the samples of a lane
 // whose setup outside the timer is large (lengthened).
 func calibrateLane(ctx context.Context, st harness.Starter, plan *receipt.Plan, l receipt.Lane, proto receipt.Protocol, target time.Duration, now clock.Clock) (LaneCalibration, error) {
-	cal := LaneCalibration{Lane: l.Name, Target: target, PerOp: map[string]float64{}}
+	var repeated int
+	var busy bool
 	run := func(arm receipt.Arm, lane receipt.Lane, samples int, limit time.Duration) (probe, error) {
 		return calibrationProbe(ctx, st, arm, lane, proto, samples, limit, now)
 	}
+	if m := plan.Method; m != nil && m.Interference == driftcheck.InterferenceRunQueue20 {
+		// The analysis sets aside samples that waited for a CPU: the calibration looks
+		// for samples that did not.
+		run = quietProbe(run, &repeated, &busy)
+	}
+	cal, err := calibrateWith(run, plan, l, target)
+	cal.Repeated, cal.Busy = repeated, busy
+	return cal, err
+}
+
+// calibrateWith is calibrateLane with its calibration processes run by run.
+func calibrateWith(run prober, plan *receipt.Plan, l receipt.Lane, target time.Duration) (LaneCalibration, error) {
+	cal := LaneCalibration{Lane: l.Name, Target: target, PerOp: map[string]float64{}}
 	base := plan.Arms[0]
 	p0, err := run(base, l, 1, 0)
 	if err != nil {
@@ -326,6 +443,11 @@ func calibrationProbe(ctx context.Context, st harness.Starter, arm receipt.Arm, 
 	}
 	if !rec.OK() {
 		return p, fmt.Errorf("arm %s: %s", arm.Name, rec.Error)
+	}
+	for _, iv := range rec.Intervals {
+		if iv.Measured() {
+			p.wait = max(p.wait, iv.WaitShare())
+		}
 	}
 	if len(rec.Samples) != samples {
 		return p, fmt.Errorf("arm %s: %d samples, want %d", arm.Name, len(rec.Samples), samples)

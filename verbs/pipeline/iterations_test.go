@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/model/lanekind"
 	"github.com/flipbench/flipbench/model/receipt"
+	"github.com/flipbench/flipbench/steps/calibrate"
 )
 
 // benchBinary answers gotest lane commands as a test binary would: a duration benchtime
@@ -225,5 +228,123 @@ func TestFixIterationsFailure(t *testing.T) {
 	if len(it.Warnings) != 1 || !strings.Contains(it.Warnings[0].Text, "lane Get: the iteration calibration failed (arm base: ") ||
 		!strings.Contains(it.Warnings[0].Text, "it runs at benchtime 100ms") {
 		t.Errorf("warnings %v", it.Warnings)
+	}
+}
+
+// A calibration process whose sample waited for a CPU is measured again, at most
+// quietAttempts times, and the quietest kept; a lane that waits about as much again (its
+// own threads wait for each other) is not repeated further.
+func TestQuietProbe(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		waits    []float64
+		calls    int
+		kept     float64
+		repeated int
+		busy     bool
+	}{
+		{"a quiet sample runs once", []float64{0.05}, 1, 0.05, 0, false},
+		{"a busy sample, then a quiet one", []float64{0.5, 0.05}, 2, 0.05, 1, false},
+		{"waiting alike twice is the lane's own", []float64{0.5, 0.45}, 2, 0.45, 1, true},
+		{"at most three processes", []float64{0.9, 0.6, 0.3, 0.01}, 3, 0.3, 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			run := func(receipt.Arm, receipt.Lane, int, time.Duration) (probe, error) {
+				p := probe{perOp: float64(calls), wait: tc.waits[calls]}
+				calls++
+				return p, nil
+			}
+			var repeated int
+			var busy bool
+			p, err := quietProbe(run, &repeated, &busy)(receipt.Arm{}, receipt.Lane{}, 1, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls != tc.calls || p.wait != tc.kept || repeated != tc.repeated || busy != tc.busy {
+				t.Errorf("%d processes, kept wait %g, %d repeated, busy %v; want %d, %g, %d, %v",
+					calls, p.wait, repeated, busy, tc.calls, tc.kept, tc.repeated, tc.busy)
+			}
+		})
+	}
+}
+
+// A rerun of the same binaries on the same host and placement reuses the newest earlier
+// receipt's iteration counts and runs no calibration process; other binaries, another
+// host, another benchtime or a calibration that stayed busy reuse nothing.
+func TestReuseIterations(t *testing.T) {
+	host := receipt.Snapshot{CPUModel: "cpu", CPUs: 2, Kernel: "6.1", GoVersion: "go1.26"}
+	newPlan := func() *receipt.Plan {
+		p := gotestPlan("100ms", "Sub/small", "Top")
+		p.Arms[0].SHA256, p.Arms[1].SHA256 = "aaa", "bbb"
+		return p
+	}
+	write := func(t *testing.T, results, name string, mutate func(*receipt.Plan), snap receipt.Snapshot) {
+		p := newPlan()
+		p.Lanes[0].Iterations = 7000
+		p.Lanes[0].Timing = &receipt.IterationTiming{PerOpNs: map[string]float64{"base": 14000, "cand": 15000}, OverheadNs: 2e7}
+		if mutate != nil {
+			mutate(p)
+		}
+		f := receipt.Folder(filepath.Join(results, name))
+		if err := os.MkdirAll(string(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.WritePlan(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.WriteEnv(receipt.Env{Snapshots: []receipt.Snapshot{snap}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := calibrate.HostOf(host)
+	t.Run("the same binaries", func(t *testing.T) {
+		results := t.TempDir()
+		write(t, results, "2026-12-01T00-00-00Z-exp000-old", func(p *receipt.Plan) { p.Lanes[0].Iterations = 5000 }, host)
+		write(t, results, "2026-12-02T00-00-00Z-exp000-new", nil, host)
+		plan := newPlan()
+		cals := ReuseIterations(results, plan, h)
+		if len(cals) != 1 || plan.Lanes[0].Iterations != 7000 || plan.Lanes[0].Timing.ReusedFrom != "2026-12-02T00-00-00Z-exp000-new" {
+			t.Fatalf("reused %+v, lane %+v: want Sub/small at 7000x from the newer receipt", cals, plan.Lanes[0])
+		}
+		if cals[0].PerOp["cand"] != 15e-6 || cals[0].Overhead != 20*time.Millisecond {
+			t.Errorf("calibration %+v: want cand 15µs per operation, 20ms overhead", cals[0])
+		}
+		if plan.Lanes[1].Iterations != 0 {
+			t.Errorf("Top was never calibrated, yet has %dx", plan.Lanes[1].Iterations)
+		}
+		// FixIterations calibrates only the lane left: one base process and one check.
+		bin := &benchBinary{perOp: map[string]time.Duration{"base": 10 * time.Microsecond, "cand": 10 * time.Microsecond}}
+		it, err := FixIterations(context.Background(), plan, bin, clock.Fixed(time.Unix(0, 0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bin.seen) != 2 || len(it.Lanes) != 1 || it.Lanes[0].Lane != "Top" || plan.Lanes[0].Iterations != 7000 {
+			t.Errorf("%d processes for %+v; want 2 for Top only", len(bin.seen), it.Lanes)
+		}
+		it.Lanes = append(cals, it.Lanes...)
+		if !strings.Contains(it.Note(), "iteration counts reused from an earlier run of the same binaries on this host and placement (--recalibrate measures them again): Sub/small 7000x from 2026-12-02T00-00-00Z-exp000-new") {
+			t.Errorf("note %q", it.Note())
+		}
+	})
+	for _, tc := range []struct {
+		name   string
+		mutate func(*receipt.Plan)
+		snap   receipt.Snapshot
+	}{
+		{"another candidate binary", func(p *receipt.Plan) { p.Arms[1].SHA256 = "ccc" }, host},
+		{"another benchtime", func(p *receipt.Plan) { p.Lanes[0].Benchtime = "1s" }, host},
+		{"other CPUs", func(p *receipt.Plan) { p.Protocol.CPUs = []int{1} }, host},
+		{"a calibration that stayed busy", func(p *receipt.Plan) { p.Lanes[0].Timing.Busy = true }, host},
+		{"another host", nil, receipt.Snapshot{CPUModel: "cpu", CPUs: 4, Kernel: "6.1", GoVersion: "go1.26"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			results := t.TempDir()
+			write(t, results, "2026-12-02T00-00-00Z-exp000-new", tc.mutate, tc.snap)
+			plan := newPlan()
+			if cals := ReuseIterations(results, plan, h); len(cals) != 0 || plan.Lanes[0].Iterations != 0 {
+				t.Errorf("reused %+v", cals)
+			}
+		})
 	}
 }

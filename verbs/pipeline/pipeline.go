@@ -73,6 +73,9 @@ type Options struct {
 	// Method is the analysis method new runs are planned with (plan.json's method); nil
 	// is this build's, driftcheck.CurrentMethod.
 	Method *driftcheck.Method
+	// Recalibrate calibrates every lane's iteration count again instead of reusing an
+	// earlier run's of the same binaries (ReuseIterations).
+	Recalibrate bool
 }
 
 // method returns the analysis method new runs are planned with.
@@ -81,6 +84,14 @@ func (o Options) method() driftcheck.Method {
 		return driftcheck.CurrentMethod("")
 	}
 	return *o.Method
+}
+
+// capture returns the host snapshot: Capture, or the real one.
+func (o Options) capture() func(when string, collection, pass int, now time.Time, dir string) receipt.Snapshot {
+	if o.Capture == nil {
+		return harness.CaptureEnv
+	}
+	return o.Capture
 }
 
 func (o Options) starter() harness.Starter {
@@ -241,9 +252,14 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	var iters Iterations
 	if job.Shard == nil {
 		// Shards would each pick their own iteration counts: they keep the benchtime.
+		var reused []LaneCalibration
+		if !opts.Recalibrate {
+			reused = ReuseIterations(results, plan, calibrate.HostOf(opts.capture()("plan", 0, 0, opts.Clock.Now(), results)))
+		}
 		if iters, err = FixIterations(ctx, plan, opts.starter(), opts.Clock); err != nil {
 			return nil, err
 		}
+		iters.Lanes = append(reused, iters.Lanes...)
 		for _, w := range iters.Warnings {
 			opts.events().Warn(w)
 		}

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/flipbench/flipbench/driftcheck"
-	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/steps/calibrate"
 )
@@ -124,11 +123,7 @@ func hostCalibration(opts Options, root, dir string) *calibrate.File {
 	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(calibrate.Dir))); err != nil {
 		return nil
 	}
-	capture := opts.Capture
-	if capture == nil {
-		capture = harness.CaptureEnv
-	}
-	f, err := calibrate.Read(root, calibrate.HostOf(capture("plan", 0, 0, opts.Clock.Now(), dir)))
+	f, err := calibrate.Read(root, calibrate.HostOf(opts.capture()("plan", 0, 0, opts.Clock.Now(), dir)))
 	if err != nil {
 		return nil
 	}

@@ -25,17 +25,18 @@ import (
 var labelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 type abOptions struct {
-	page      string
-	resume    string
-	results   string
-	label     string
-	overrides spec.Overrides
-	args      []string // the command line, recorded in the plan
-	wait      waitFlag
-	shard     string // --shard i/n
-	cont      string // --continue DIR
-	arms      string // --arms FILE
-	profile   profileLanesFlag
+	page        string
+	resume      string
+	results     string
+	label       string
+	overrides   spec.Overrides
+	args        []string // the command line, recorded in the plan
+	wait        waitFlag
+	recalibrate bool
+	shard       string // --shard i/n
+	cont        string // --continue DIR
+	arms        string // --arms FILE
+	profile     profileLanesFlag
 	// measureIdentical measures arms whose binaries are identical (--measure-identical).
 	measureIdentical bool
 }
@@ -74,6 +75,7 @@ The receipt's path is the last line of stdout.`,
 			f := cmd.Flags()
 			o := &opts.overrides
 			pf.apply(f, o)
+			opts.recalibrate = pf.recalibrate
 			if opts.resume != "" && (o.Profile != "" || o.Lanes != "" || f.NFlag() > 1 && !(f.NFlag() == 2 && f.Changed("wait"))) {
 				return usageError("--resume: the plan is fixed by the interrupted run; drop the other flags")
 			}
@@ -136,6 +138,7 @@ func runAb(ctx context.Context, s Streams, opts *abOptions) error {
 		return err
 	}
 	m := startMeasuring(s, req.Command, opts.wait)
+	m.opts.Recalibrate = opts.recalibrate
 	m.events.setProtocol(req.Resolved.Protocol)
 	res, err := pipeline.Ab(ctx, req, m.opts)
 	err = m.done(res, err)

@@ -31,6 +31,7 @@ type bisectOptions struct {
 	faster           bool
 	overrides        spec.Overrides
 	wait             waitFlag
+	recalibrate      bool
 	args             []string
 }
 
@@ -90,6 +91,7 @@ usage error; 4 when a step is undecided.`,
 				return usageError("--page: give the page's lane with --lane, and no PACKAGE, --bench or --benchtime (the page's harness says them)")
 			}
 			pf.apply(cmd.Flags(), &opts.overrides)
+			opts.recalibrate = pf.recalibrate
 			opts.args = append([]string{"flipbench"}, s.argv...)
 			return runBisect(cmd.Context(), s, opts)
 		},
@@ -191,6 +193,7 @@ func bisectMeasurer(ctx context.Context, s Streams, opts *bisectOptions) (bisect
 	return bisect.Steps{Root: root, Results: resultsDir(root, opts.results), Overrides: opts.overrides, Command: opts.args, Clock: s.Clock,
 		Run: func(ctx context.Context, job pipeline.Job) (*pipeline.Result, error) {
 			m := startMeasuring(s, job.Command, opts.wait)
+			m.opts.Recalibrate = opts.recalibrate
 			m.events.setProtocol(job.Resolved.Protocol)
 			res, err := pipeline.Run(ctx, job, m.opts)
 			return res, m.done(res, err)

@@ -27,6 +27,7 @@ type compareOptions struct {
 	overrides        spec.Overrides
 	args             []string
 	wait             waitFlag
+	recalibrate      bool
 	roles            compare.Roles
 	quiet            bool
 	format           string
@@ -98,6 +99,7 @@ failed (after the table and the receipt); 2 on a usage error.`,
 				return err
 			}
 			pf.apply(cmd.Flags(), &opts.overrides)
+			opts.recalibrate = pf.recalibrate
 			opts.args = append([]string{"flipbench"}, s.argv...)
 			return runCompare(cmd.Context(), s, opts)
 		},
@@ -170,6 +172,7 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, t comp
 		req.Save = &pipeline.SavePage{ID: saveID, Title: opts.title, Path: ledger.ExperimentsDir + "/" + pageName(saveID, title), Command: shquote.Join(opts.args)}
 	}
 	m := startMeasuring(s, opts.args, opts.wait)
+	m.opts.Recalibrate = opts.recalibrate
 	out, err := pipeline.Compare(ctx, req, m.opts)
 	if err := m.done(out, err); err != nil {
 		return 0, err

@@ -26,6 +26,7 @@ type gateOptions struct {
 	overrides       spec.Overrides
 	args            []string
 	wait            waitFlag
+	recalibrate     bool
 	format          string
 	// measureIdentical measures base and candidate even when their binaries are identical.
 	measureIdentical bool
@@ -90,6 +91,7 @@ flipbench compare's does; --json prints the decision as JSON instead.`,
 				return usageError("--format %q: want text or markdown", opts.format)
 			}
 			pf.apply(cmd.Flags(), &opts.overrides)
+			opts.recalibrate = pf.recalibrate
 			opts.args = append([]string{"flipbench"}, s.argv...)
 			return runGate(cmd.Context(), s, opts)
 		},
@@ -132,6 +134,7 @@ func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 		Overrides: opts.overrides, ThresholdPct: opts.threshold, Continue: opts.cont, Strict: opts.strict,
 		MeasureIdentical: opts.measureIdentical, Results: resultsDir(root, opts.results), Command: opts.args}
 	m := startMeasuring(s, opts.args, opts.wait)
+	m.opts.Recalibrate = opts.recalibrate
 	out, err := pipeline.Gate(ctx, req, m.opts)
 	var res *pipeline.Result
 	if out != nil {

@@ -16,6 +16,9 @@ type protocolFlags struct {
 	seed                                                    int64
 	timeout, budget                                         time.Duration
 	cpus                                                    string
+	// recalibrate is no protocol field: it asks for the iteration counts to be measured
+	// again (pipeline.Options.Recalibrate).
+	recalibrate bool
 }
 
 // apply sets o's field for every protocol flag registered on f and given.
@@ -53,11 +56,12 @@ func (p *protocolFlags) apply(f *pflag.FlagSet, o *spec.Overrides) {
 	}
 }
 
-// placementFlags registers --cpus and --layouts, the same on every verb that builds and
+// placementFlags registers --cpus, --layouts and --recalibrate, the same on every verb that builds and
 // runs lanes.
 func placementFlags(f *pflag.FlagSet, p *protocolFlags) {
 	cpusFlag(f, &p.cpus)
 	f.IntVar(&p.layouts, "layouts", 0, "builds of each arm, each linked with its own function layout and rotated over the pass pairs (default 4 for Go benchmarks; 1: one build per arm)")
+	f.BoolVar(&p.recalibrate, "recalibrate", false, "calibrate every benchmark's iteration count again instead of reusing those of an earlier run of the same binaries on this host")
 }
 
 // cpusFlag registers --cpus, the same on every verb that runs lanes.
