@@ -258,8 +258,12 @@ func (f Forecast) Lines() []string {
 	out := []string{head}
 	switch {
 	case f.PerRound > 0 && f.Budget > 0:
-		out = append(out, fmt.Sprintf("about %s per round (%s); the %s budget buys %d of at most %d rounds",
-			f.PerRound.Round(100*time.Millisecond), f.From, f.Budget, f.Rounds, f.MaxPairs))
+		line := fmt.Sprintf("about %s per round (%s); the %s budget buys %d of at most %d rounds",
+			f.PerRound.Round(100*time.Millisecond), f.From, f.Budget, f.Rounds, f.MaxPairs)
+		if f.Sequential && f.Rounds < f.MaxPairs && len(f.Lanes) > 1 {
+			line += fmt.Sprintf(" of all %d lanes; lanes decided early leave more to the rest (each look says how many)", len(f.Lanes))
+		}
+		out = append(out, line)
 	case f.PerRound > 0:
 		out = append(out, fmt.Sprintf("about %s per round (%s); %d rounds, about %s", f.PerRound.Round(100*time.Millisecond), f.From, f.Rounds,
 			human.RoundUp(f.PerRound*time.Duration(f.Rounds))))

@@ -119,7 +119,7 @@ func TestForecast(t *testing.T) {
 	text := strings.Join(f.Lines(), "\n")
 	for _, want := range []string{
 		"plan: 2 lanes x 2 arms, 6 samples after 1 warmup per process, 2 collections; iteration counts fixed in 2s",
-		"about 12s per round (from the iteration calibration); the 10s budget buys 1 of at most 20 rounds",
+		"about 12s per round (from the iteration calibration); the 10s budget buys 1 of at most 20 rounds of all 2 lanes; lanes decided early leave more to the rest (each look says how many)",
 		"  lanes: A (1000x), B (1000x); MDE known after round 1",
 		"advice: the 10s budget buys 1 of 20 rounds: select fewer benchmarks (--bench; each lane costs about 6s a round) or raise the budget (--budget 4m0s runs all 20)",
 		// 16 processes of 50ms + 7 samples x 20ms.

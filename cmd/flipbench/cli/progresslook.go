@@ -18,6 +18,14 @@ func (p *progress) Look(l receipt.Look) {
 	}
 	p.mu.Lock()
 	first := p.minPairs
+	if l.Stop == "" && l.LastLook == 0 && p.budget > 0 && l.Round > 1 {
+		// The one forecast, updated at every look from the latest round's time per lane
+		// (roundsLeft, which the ETA uses too).
+		if left := p.roundsLeft(l); left > 0 {
+			rounds := map[bool]string{true: "round", false: "rounds"}[left == 1]
+			next += fmt.Sprintf(" (the budget left buys about %d more %s, to round %d of at most %d)", left, rounds, l.Round+left, p.maxPairs)
+		}
+	}
 	p.mu.Unlock()
 	if l.Round < first {
 		// Not a look of the rule: nothing is decided before its first look, so no verdict
