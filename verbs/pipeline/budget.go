@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -280,7 +281,7 @@ func (f Forecast) Lines() []string {
 				ls = append(ls, l.Lane)
 			}
 		}
-		what := "MDE known after round 1"
+		what := "MDE known after round " + strconv.Itoa(f.After+1)
 		if !f.Sequential {
 			what = "MDE unknown (no host calibration of the lanes: flipbench calibrate measures their noise)"
 		}
@@ -295,7 +296,7 @@ func (f Forecast) Lines() []string {
 		case l.MDEPct > 0:
 			line += fmt.Sprintf(": MDE %s at %d round%s (noise %.1f%% from %s), floor %g%%", mdeText(l.MDEPct), f.Rounds, plural(f.Rounds), l.NoisePct, l.NoiseFrom, l.FloorPct)
 		case f.Sequential:
-			line += ": MDE known after round 1"
+			line += ": MDE known after round " + strconv.Itoa(f.After+1)
 		default:
 			line += ": MDE unknown (no host calibration of the lane: flipbench calibrate measures its noise)"
 		}

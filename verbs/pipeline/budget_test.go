@@ -184,3 +184,14 @@ func TestUndecidableRoughNoise(t *testing.T) {
 		}
 	}
 }
+
+// A plan printed after round 1 that still knows no lane's noise says when it will, not
+// "after round 1".
+func TestForecastLinesAfterRound1WithoutNoise(t *testing.T) {
+	f := Forecast{After: 1, Sequential: true, MaxPairs: 20, Arms: 2, Collections: 2, Samples: 6,
+		Lanes: []LaneForecast{{Lane: "A"}, {Lane: "B"}}}
+	text := strings.Join(f.Lines(), "\n")
+	if !strings.Contains(text, "  lanes: A, B; MDE known after round 2") || strings.Contains(text, "after round 1;") {
+		t.Errorf("lines:\n%s", text)
+	}
+}
