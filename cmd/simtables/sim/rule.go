@@ -345,25 +345,7 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 			// A pass measured again costs its share of a lane's round.
 			tr.elapsed += time.Duration(len(mend)) * laneCost / time.Duration(2*w.Collections)
 		}
-		pending := lanesOfRule(running)
-		if round >= w.MinPairs {
-			pending = decide.Pending(decide.Input{Spec: rg.e, Plan: rg.plan, Analysis: tr.rep})
-		}
-		if rg.budget > 0 {
-			if rg.budgetStep(&tr, &running, pending) {
-				break
-			}
-			continue
-		}
-		if round < w.MinPairs {
-			continue
-		}
-		running = slices.DeleteFunc(running, func(l RuleLane) bool { return !slices.Contains(pending, l.Name) })
-		if tr.primaryAt == 0 && !slices.ContainsFunc(running, func(l RuleLane) bool { return l.Role == spec.RolePrimary }) {
-			tr.primaryAt = round
-		}
-		if len(running) == 0 {
-			tr.decided = true
+		if rg.look(&tr, &running) {
 			break
 		}
 	}
@@ -371,6 +353,31 @@ func (rg *ruleRig) trial(rng *rand.Rand) (ruleTrial, error) {
 		tr.primaryAt = tr.rounds
 	}
 	return tr, nil
+}
+
+// look is a trial's look after its latest round: the lanes the rule still needs keep
+// running (all of them before MinPairs), by the pipeline's stopping rule when the trial
+// has a budget; it reports whether the trial stops.
+func (rg *ruleRig) look(tr *ruleTrial, running *[]RuleLane) bool {
+	pending := lanesOfRule(*running)
+	if tr.rounds >= rg.w.MinPairs {
+		pending = decide.Pending(decide.Input{Spec: rg.e, Plan: rg.plan, Analysis: tr.rep})
+	}
+	if rg.budget > 0 {
+		return rg.budgetStep(tr, running, pending)
+	}
+	if tr.rounds < rg.w.MinPairs {
+		return false
+	}
+	*running = slices.DeleteFunc(*running, func(l RuleLane) bool { return !slices.Contains(pending, l.Name) })
+	if tr.primaryAt == 0 && !slices.ContainsFunc(*running, func(l RuleLane) bool { return l.Role == spec.RolePrimary }) {
+		tr.primaryAt = tr.rounds
+	}
+	if len(*running) == 0 {
+		tr.decided = true
+		return true
+	}
+	return false
 }
 
 // count adds a trial's final lane verdicts to the false reproduced counts: per lane, and
