@@ -210,7 +210,7 @@ func BudgetMarkdown(cases []RuleCase, results []BudgetResult) string {
 	for i, r := range results {
 		fmt.Fprintf(&b, "| %s | %d", cases[i].Name, len(r.World.Lanes))
 		for j := range r.Budgets {
-			fmt.Fprintf(&b, " | %.2f / %.2f / %.0f%%", meanOf(r.Undecided[j]), medianFinite(r.HalfWidth[j]), 100*meanFinite(r.Spent[j]))
+			fmt.Fprintf(&b, " | %.2f / %s / %.0f%%", meanOf(r.Undecided[j]), halfWidthCell(medianFinite(r.HalfWidth[j])), 100*meanFinite(r.Spent[j]))
 		}
 		ok := "yes"
 		if !r.Monotone(BudgetZ) {
@@ -220,6 +220,16 @@ func BudgetMarkdown(cases []RuleCase, results []BudgetResult) string {
 	}
 	fmt.Fprintf(&b, "\nWorlds where a larger budget left more undecided or wider intervals beyond %d standard errors of the paired difference: %d of %d.\n", BudgetZ, worse, len(results))
 	return b.String()
+}
+
+// halfWidthCell formats a median half-width (percent) for the budget table: "unbounded"
+// past 1000%, where a lane's interval spans no useful range (a lane with too few pairs
+// for its looks' spending).
+func halfWidthCell(pct float64) string {
+	if pct > 1000 {
+		return "unbounded"
+	}
+	return fmt.Sprintf("%.2f", pct)
 }
 
 // meanFinite returns the mean of the numbers in xs that are finite (NaN for none).
