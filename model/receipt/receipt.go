@@ -230,6 +230,11 @@ type Plan struct {
 	// --continue), is that receipt's folder: relative to this folder's parent when they
 	// share it, else absolute.
 	Continues string `json:"continues,omitempty"`
+	// ContinueTuned, for such a run, is the rounds its confidence sequences are tightest
+	// at: fixed by the first continuation (its earlier rounds and its own max-pairs) and
+	// kept by every later one, so that a gate continued again and again judges every look
+	// by one sequence (a sequence re-tuned to the data seen would not hold its error).
+	ContinueTuned int `json:"continue_tuned_rounds,omitempty"`
 	// Shard is the part of the run this receipt holds when the run is spread over
 	// machines (a shard, or a merge of shards); nil for a run on one machine.
 	Shard *Shard `json:"shard,omitempty"`

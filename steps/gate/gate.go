@@ -9,12 +9,16 @@
 // and asks for a rerun (with about how many more pairs would decide) otherwise.
 //
 // Many guard lanes are tested at once. A regression call needs every collection's
-// interval to exclude 0 at the family level alpha/N (N lanes x candidates, Bonferroni),
-// so the chance that any of N unchanged lanes fails the build is at most alpha/2 (2.5%
-// at the default alpha of 0.05) even if the collections were perfectly correlated, and
-// about N (alpha/2N)^C when they are independent (C collections). A pass uses each lane's
-// own interval at alpha: a regression beyond the threshold that a lane lets through is
-// missed at most alpha/2 of the time.
+// interval to exclude 0 at the family level: alpha/2N (N lanes x candidates, Bonferroni)
+// spent over the rule's looks by its spending function, as one lane's alpha/2 is, so the
+// chance that any of N unchanged lanes fails the build at any look is at most alpha/2
+// (2.5% at the default alpha of 0.05) even if the collections' estimates were perfectly
+// correlated, and about N (alpha/2N)^C when they are independent (C collections). (The
+// noise estimate assumes each collection's processes are its own; docs/gate.md shows what
+// identical processes in every collection cost.) A pass uses each
+// lane's own pooled interval, one-sided at alpha: a lane that regressed by the threshold
+// passes at most alpha of the time (the catch rate a pass at the last look states is the
+// rule's power against twice the threshold at the noise it saw).
 //
 // A run that fails (a lane that crashes, hangs past its timeout or prints bad output) is
 // not noise: no rerun makes it pass. The gate calls the build broken then, whatever the
@@ -265,6 +269,9 @@ func Evaluate(rep driftcheck.Report, runs []receipt.Record, rule Rule) Result {
 	if !(k.alpha > 0) {
 		k.alpha = driftcheck.DefaultConfig().Alpha
 	}
+	if family > 1 {
+		k.family, _ = FamilyDesign(rep.Config, max(rep.Collections, 1), int(family))
+	}
 	values := runValues(runs)
 	for _, key := range order {
 		f := judge(key.lane, key.arm, by[key], pooled[key], rule.threshold(key.lane), family, rep.Config.MaxPairs, k)
@@ -297,6 +304,25 @@ type crits struct {
 	anytime     *Anytime
 	alpha       float64
 	collections int
+	// family is the design of the replication tests at the family level: alpha/2N spent
+	// over the report's looks (FamilyDesign; nil for one lane, whose summaries' own tails
+	// are its level, and for a report whose configuration designs no rule, whose looks'
+	// tails are then divided by N).
+	family *driftcheck.Design
+}
+
+// FamilyDesign returns the design of the regression rule's replication tests for a family
+// of n lanes: the rule of cfg (its looks and spending function, over the given number of
+// collections) with alpha divided by n, so that each lane's one-sided replication error
+// over all its looks is alpha/2n and the family's at most alpha/2. Dividing each look's
+// nominal tail by n instead (what the gate did before) lets a lane's error over its looks
+// exceed alpha/2n: a spending function's nominal tails are computed for the level they
+// spend, where successive looks' crossings overlap more than they do at a level n times
+// smaller.
+func FamilyDesign(cfg driftcheck.Config, collections, n int) (*driftcheck.Design, error) {
+	cfg = cfg.WithDefaults()
+	cfg.Alpha, cfg.Design = cfg.Alpha/float64(max(n, 1)), nil
+	return driftcheck.NewDesign(cfg, collections)
 }
 
 // pooled is the critical value of a lane's pooled interval (the pass rule's).
@@ -310,7 +336,10 @@ func (k crits) pooled(p driftcheck.LaneSummary) float64 {
 // collection is the critical value of one collection's one-sided replication test at the
 // family level (the regression rule's).
 func (k crits) collection(c driftcheck.LaneSummary, family float64) float64 {
-	if k.anytime == nil {
+	switch {
+	case k.anytime == nil && k.family != nil:
+		return driftcheck.TCritical(k.family.CollTail(c.Round), c.DFUsed)
+	case k.anytime == nil:
 		return driftcheck.TCritical(c.Tail/family, c.DFUsed)
 	}
 	return driftcheck.SequenceCrit(k.alpha/(2*family), c.UsablePairs, k.anytime.TunedRounds, c.DFUsed)
@@ -567,6 +596,24 @@ func (f Finding) effectCell() string {
 	return human.DeltaCI(f.EstimatePct, f.CILowPct, f.CIHighPct)
 }
 
+// verdictsCell is a finding's lane verdicts per collection for a table. A lane that
+// passed by ruling a regression out is not shown as one: a collection that reproduced a
+// slowdown the pooled interval keeps under the threshold reads "slower, under the
+// threshold".
+func (f Finding) verdictsCell() string {
+	if f.Outcome != Pass || !f.Bounded || f.CIHighPct >= f.ThresholdPct {
+		return verdictList(f.Verdicts)
+	}
+	s := make([]string, len(f.Verdicts))
+	for i, v := range f.Verdicts {
+		s[i] = string(v)
+		if v == driftcheck.LaneReproducedSlower {
+			s[i] = "slower, under the threshold"
+		}
+	}
+	return strings.Join(s, ", ")
+}
+
 // valuesCell is a finding's base and candidate values for a table: "1.2ms -> 1.4ms", "-"
 // without runs.
 func (f Finding) valuesCell() string {
@@ -592,7 +639,7 @@ func Markdown(w io.Writer, res Result, base, candidate, receiptPath, level strin
 	}
 	rows := make([][]string, len(res.Findings))
 	for i, f := range res.Findings {
-		rows[i] = []string{f.Lane, f.Arm, f.valuesCell(), f.effectCell(), formatDeltas(f.DeltaPct), verdictList(f.Verdicts), fmt.Sprint(f.Pairs), string(f.Outcome), f.Reason}
+		rows[i] = []string{f.Lane, f.Arm, f.valuesCell(), f.effectCell(), formatDeltas(f.DeltaPct), f.verdictsCell(), fmt.Sprint(f.Pairs), string(f.Outcome), f.Reason}
 	}
 	if err := mdtable.Write(w, []string{"lane", "arm", "base -> candidate", "effect [" + level + res.interval() + "]", "effect per collection", "lane verdicts", "pairs", "outcome", "reason"}, rows); err != nil {
 		return err

@@ -325,3 +325,56 @@ func TestAnytime(t *testing.T) {
 		t.Errorf("continued with 200 pairs: %s (%s), want pass", res.Outcome, res.Findings[0].Reason)
 	}
 }
+
+// TestFamilySpentOverLooks: with N lanes, each collection's replication test is designed
+// at alpha/2N over the rule's looks, which at every look of a Pocock rule of 2 to 20
+// rounds is stricter than the look's own tail divided by N (what the gate did before, and
+// what let 5 no-op lanes fail about 2.95% of the time instead of at most 2.5%).
+func TestFamilySpentOverLooks(t *testing.T) {
+	cfg := driftcheck.DefaultConfig()
+	cfg.MinPairs, cfg.MaxPairs = 2, 20
+	d, err := driftcheck.NewDesign(cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 5
+	fam, err := FamilyDesign(cfg, 2, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := crits{alpha: cfg.Alpha, collections: 2, family: fam}
+	var spent float64
+	for r := 2; r <= 20; r++ {
+		c := driftcheck.LaneSummary{Round: r, Tail: d.CollTail(r), DFUsed: 30}
+		if got, old := k.collection(c, n), driftcheck.TCritical(c.Tail/n, c.DFUsed); !(got > old) {
+			t.Errorf("round %d: critical value %.3f, not beyond the divided tail's %.3f", r, got, old)
+		}
+		spent += k.family.CollTail(r)
+	}
+	// The nominal tails of correlated looks sum to more than what they spend, but never
+	// to less: at least alpha/2N in all.
+	if spent < cfg.Alpha/(2*n) {
+		t.Errorf("the family's nominal tails sum to %.5f, below alpha/2N = %.5f", spent, cfg.Alpha/(2*n))
+	}
+}
+
+// TestVerdictsCell: a lane that passed by ruling a regression out shows a collection's
+// reproduced slowdown as under the threshold, not as a regression; other lanes show the
+// verdicts as they are.
+func TestVerdictsCell(t *testing.T) {
+	slow := []driftcheck.LaneVerdict{driftcheck.LaneUndecided, driftcheck.LaneReproducedSlower}
+	pass := Finding{Outcome: Pass, Bounded: true, CIHighPct: 2.1, ThresholdPct: 3, Verdicts: slow}
+	if got := pass.verdictsCell(); got != "undecided, slower, under the threshold" {
+		t.Errorf("passed lane: %q", got)
+	}
+	above := pass
+	above.CIHighPct = 4
+	if got := above.verdictsCell(); got != "undecided, reproduced-slower" {
+		t.Errorf("passed at the last look above the threshold: %q", got)
+	}
+	rerun := pass
+	rerun.Outcome = Rerun
+	if got := rerun.verdictsCell(); got != "undecided, reproduced-slower" {
+		t.Errorf("rerun: %q", got)
+	}
+}

@@ -28,6 +28,38 @@ type Prior struct {
 	Records []receipt.Record
 	// Plan is the newest receipt's plan.
 	Plan *receipt.Plan
+	// Tuned is the rounds the continuing run's confidence sequences are tightest at
+	// (receipt.Plan.ContinueTuned), set by the verb that continues (TuneFor).
+	Tuned int
+}
+
+// TuneFor sets and returns the rounds the confidence sequences of a run continuing p are
+// tightest at: those the first continuation fixed, when p is itself a continuation, else
+// p's rounds and the continuing run's maxPairs.
+func (p *Prior) TuneFor(maxPairs int) int {
+	p.Tuned = p.Plan.ContinueTuned
+	if p.Tuned == 0 {
+		p.Tuned = p.Rounds + max(maxPairs, 1)
+	}
+	return p.Tuned
+}
+
+// Undecided returns an error when the newest receipt of p ended decided: its last look
+// stopped because every lane was decided, or at the rule's last look (the binding end
+// decides every lane there). Such a gate is not continued: adding pairs to a decided run
+// until it says something else is how a result gets picked. A receipt without looks (a
+// fixed protocol, a run interrupted before its first look) may be continued.
+func (p *Prior) Undecided() error {
+	dir := p.Dirs[len(p.Dirs)-1]
+	looks, err := receipt.ReadLooks(dir)
+	if err != nil || len(looks) == 0 {
+		return nil
+	}
+	last := looks[len(looks)-1]
+	if last.Stop == receipt.StopDecided || last.Stop == receipt.StopMaxPairs {
+		return fmt.Errorf("--continue %s: that run ended decided (stop: %s, after round %d); only a run its budget cut short is continued", dir, last.Stop, last.Round)
+	}
+	return nil
 }
 
 // LoadPrior reads the receipt in dir and, when it continues one itself, the receipts

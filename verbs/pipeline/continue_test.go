@@ -39,3 +39,39 @@ func TestPriorCombine(t *testing.T) {
 		t.Errorf("another binary: %v", err)
 	}
 }
+
+// TestPriorTuneFor: the first continuation tunes its confidence sequences to the earlier
+// rounds and its own max-pairs; a later one keeps that tuning, whatever its own max-pairs.
+func TestPriorTuneFor(t *testing.T) {
+	first := &Prior{Dirs: []string{"r/a"}, Rounds: 3, Plan: &receipt.Plan{}}
+	if got := first.TuneFor(20); got != 23 || first.Tuned != 23 {
+		t.Errorf("first continuation: tuned %d (%d), want 23", got, first.Tuned)
+	}
+	again := &Prior{Dirs: []string{"r/a", "r/b"}, Rounds: 23, Plan: &receipt.Plan{Continues: "a", ContinueTuned: 23}}
+	if got := again.TuneFor(5); got != 23 {
+		t.Errorf("second continuation: tuned %d, want the first's 23", got)
+	}
+}
+
+// TestPriorUndecided: a receipt whose last look stopped decided, or at the rule's last
+// look, is not continued; one its budget cut short, or without looks, is.
+func TestPriorUndecided(t *testing.T) {
+	for _, c := range []struct {
+		stop string
+		ok   bool
+	}{{receipt.StopBudget, true}, {receipt.StopDecided, false}, {receipt.StopMaxPairs, false}, {"", true}} {
+		dir := t.TempDir()
+		if c.stop != "" {
+			if err := receipt.Folder(dir).AppendLook(receipt.Look{Round: 4, Stop: c.stop}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := (&Prior{Dirs: []string{dir}}).Undecided()
+		if (err == nil) != c.ok {
+			t.Errorf("stop %q: %v, want continued %v", c.stop, err, c.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "ended decided (stop: "+c.stop+", after round 4)") {
+			t.Errorf("stop %q: %v", c.stop, err)
+		}
+	}
+}

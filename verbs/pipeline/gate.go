@@ -135,7 +135,10 @@ func gateRun(ctx context.Context, req GateRequest, opts Options) (job Job, rule 
 			return Job{}, gate.Rule{}, "", requestErrorf("--continue %s: %v", req.Continue, err)
 		}
 		p := job.Continue
-		rule.Anytime = &gate.Anytime{PriorRounds: p.Rounds, TunedRounds: p.Rounds + max(res.Protocol.Passes/2, 1)}
+		if err := p.Undecided(); err != nil {
+			return Job{}, gate.Rule{}, "", requestErrorf("%v", err)
+		}
+		rule.Anytime = &gate.Anytime{PriorRounds: p.Rounds, TunedRounds: p.TuneFor(res.Protocol.Passes / 2)}
 		note(opts, "continuing %s from %s (%d rounds): its pairs and this run's are judged together by confidence sequences",
 			human.Count(len(p.Dirs), "receipt", "receipts"), shortPath(req.Continue), p.Rounds)
 	}

@@ -272,7 +272,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	dir := string(f)
 	plan.Stamp = stamp
 	if job.Continue != nil {
-		plan.Continues = job.Continue.From(dir)
+		plan.Continues, plan.ContinueTuned = job.Continue.From(dir), job.Continue.Tuned
 	}
 	if lock != nil {
 		lock.SetDir(dir)

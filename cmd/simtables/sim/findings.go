@@ -431,12 +431,12 @@ func DecisionFindings(rows []RuleRow) string {
 		trials = rows[0].Trials
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "At the decision level (a whole run, %d trials per world), the share of runs that ended with at least one lane of no true effect reproduced slower is at most %s (the world \"%s\"), and reproduced faster at most %s (\"%s\"), over the table's %d worlds, against the stated %s per direction",
+	fmt.Fprintf(&b, "At the decision level (a whole run, %d trials per world), the share of runs that ended with at least one lane of no true effect reproduced slower is at most %s (the world \"%s\"), and reproduced faster at most %s (\"%s\"), over the table's %d worlds. The %s per direction that flipbench states is each lane's, not a run's: a run of many no-effect lanes is held to no family-wise rate (see \"Many lanes\"), so these shares are what the rule did, not a bound it keeps",
 		trials, num(slow), slowAt, num(fast), fastAt, len(rows), num(statedPct))
 	if len(over) == 0 {
-		b.WriteString(": no world exceeds it.\n")
+		b.WriteString("; no world's share exceeds even the per-lane rate.\n")
 	} else {
-		fmt.Fprintf(&b, "; %d exceed it: %s.\n", len(over), strings.Join(over, "; "))
+		fmt.Fprintf(&b, "; %d worlds' shares exceed the per-lane rate: %s.\n", len(over), strings.Join(over, "; "))
 	}
 	b.WriteString(seatingFindings(all))
 	b.WriteString(calibrationFindings(all))

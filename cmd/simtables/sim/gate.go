@@ -28,6 +28,10 @@ type GateWorld struct {
 	// Contaminated is the share of processes disturbed as in RuleWorld: every sample twice
 	// as slow and five times as noisy.
 	Contaminated float64
+	// Shared makes the collections perfectly correlated: a process of a lane, pass and arm
+	// runs at the same level in every collection (only its samples' noise differs), the
+	// world in which the regression rule's family bound is tightest.
+	Shared bool
 }
 
 // conditions names what a world adds to its process noise: "5% contaminated, AR(1) 0.7";
@@ -39,6 +43,9 @@ func (w GateWorld) conditions() string {
 	}
 	if w.AR > 0 {
 		parts = append(parts, fmt.Sprintf("AR(1) %g", w.AR))
+	}
+	if w.Shared {
+		parts = append(parts, "collections perfectly correlated")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -184,6 +191,15 @@ func (g *simGate) rounds(in *driftcheck.Input, rng *rand.Rand, w GateWorld, runn
 func (w GateWorld) measureRound(in *driftcheck.Input, rng *rand.Rand, running map[string]bool, round, samples int) {
 	host := 0.0 // the AR(1) host level, carried from process to process
 	innov := w.Between * math.Sqrt(1-w.AR*w.AR)
+	type proc struct {
+		lane, pass int
+		arm        string
+	}
+	type state struct{ level, within float64 }
+	var shared map[proc]state // a Shared world's processes, drawn in collection 1
+	if w.Shared {
+		shared = map[proc]state{}
+	}
 	for c := 1; c <= in.Collections; c++ {
 		for i, l := range in.Lanes {
 			if !running[l.Name] {
@@ -191,13 +207,20 @@ func (w GateWorld) measureRound(in *driftcheck.Input, rng *rand.Rand, running ma
 			}
 			for _, p := range []int{2*round - 1, 2 * round} {
 				for _, arm := range []string{Base, Cand} {
-					host = w.AR*host + innov*rng.NormFloat64()
-					level, within := math.Exp(host), w.Within
-					// Only a world with contaminated processes draws for them, so the others
-					// keep their random numbers.
-					if w.Contaminated > 0 && rng.Float64() < w.Contaminated {
-						level, within = ContaminatedSlowdown*level, ContaminatedNoisier*within
+					st, ok := shared[proc{i, p, arm}]
+					if !ok {
+						host = w.AR*host + innov*rng.NormFloat64()
+						st = state{math.Exp(host), w.Within}
+						// Only a world with contaminated processes draws for them, so the
+						// others keep their random numbers.
+						if w.Contaminated > 0 && rng.Float64() < w.Contaminated {
+							st = state{ContaminatedSlowdown * st.level, ContaminatedNoisier * st.within}
+						}
+						if shared != nil {
+							shared[proc{i, p, arm}] = st
+						}
 					}
+					level, within := st.level, st.within
 					if arm == Cand && i == 0 {
 						level *= 1 + w.Regression
 					}
@@ -253,13 +276,15 @@ func EvaluateContinuedGate(w GateWorld, cut, continuations, trials int, seed uin
 		}
 		// Continuations, each up to w.MaxPairs more rounds of every lane, judged by
 		// confidence sequences over all the data.
+		// The sequences are tuned once, at the first continuation (pipeline.Prior.TuneFor).
+		tuned := round + w.MaxPairs
 		for k := 0; k < continuations && len(res.Pending()) > 0; k++ {
 			prior := round
 			if err := g.design(prior + w.MaxPairs); err != nil {
 				return out, err
 			}
 			in.Passes = 2 * (prior + w.MaxPairs)
-			anytime := gate.Rule{ThresholdPct: w.ThresholdPct, Anytime: &gate.Anytime{PriorRounds: prior, TunedRounds: prior + w.MaxPairs}}
+			anytime := gate.Rule{ThresholdPct: w.ThresholdPct, Anytime: &gate.Anytime{PriorRounds: prior, TunedRounds: tuned}}
 			if _, res, round, err = g.rounds(&in, rng, w, allLanes(in), prior, prior+w.MaxPairs, anytime); err != nil {
 				return out, err
 			}
@@ -292,6 +317,12 @@ func GateGrid() []GateWorld {
 			w.Contaminated, w.AR = 0.05, ar
 			out = append(out, w)
 		}
+	}
+	// Then 1 and 5 lanes whose collections' processes are identical (Shared), at 11%
+	// process noise: what the family bound's design assumes away (docs/gate.md).
+	for _, w := range gateWorlds([]int{1, 5}, []float64{0.11}) {
+		w.Shared = true
+		out = append(out, w)
 	}
 	return out
 }

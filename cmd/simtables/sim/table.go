@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -69,6 +70,24 @@ func (r Rate) Of() float64 {
 		return 0
 	}
 	return float64(r.K) / float64(r.N)
+}
+
+// WilsonUpper returns the upper end of the two-sided 95% Wilson score interval of the
+// rate (1 when n is 0).
+func (r Rate) WilsonUpper() float64 { _, hi := r.wilson(); return hi }
+
+// WilsonLower returns the lower end of that interval (0 when n is 0).
+func (r Rate) WilsonLower() float64 { lo, _ := r.wilson(); return lo }
+
+func (r Rate) wilson() (lo, hi float64) {
+	if r.N == 0 {
+		return 0, 1
+	}
+	const z = 1.959963984540054
+	n, p := float64(r.N), r.Of()
+	centre := p + z*z/(2*n)
+	spread := z * math.Sqrt(p*(1-p)/n+z*z/(4*n*n))
+	return max((centre-spread)/(1+z*z/n), 0), min((centre+spread)/(1+z*z/n), 1)
 }
 
 func (r *Rate) add(hit bool) {
