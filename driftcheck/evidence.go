@@ -429,6 +429,10 @@ func ruledOut(s LaneSummary) string {
 		return fmt.Sprintf("no improvement beyond %s; no bound on a regression, since %s", human.Delta(s.NoBetterThanPct), censoredText(s))
 	case s.CensoredFaster > 0:
 		return fmt.Sprintf("no regression beyond %s; no bound on an improvement, since %s", human.Delta(s.NoWorseThanPct), censoredText(s))
+	case !human.Bounded(s.NoBetterThanPct, s.NoWorseThanPct):
+		// An interval wider than a factor human.SpanLimit (two pairs of a noisy lane) rules
+		// out nothing a reader would act on ("no regression beyond > 1000x slower").
+		return "nothing ruled out yet"
 	}
 	return fmt.Sprintf("no regression beyond %s, no improvement beyond %s", human.Delta(s.NoWorseThanPct), human.Delta(s.NoBetterThanPct))
 }

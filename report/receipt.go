@@ -224,8 +224,12 @@ func provenance(w io.Writer, d *loaded.Receipt) error {
 		passes = fmt.Sprintf("up to %d passes (sequential: rounds of one pass pair per collection from %d, at most %d, budget %s)",
 			p.Protocol.Passes, s.MinPairs, s.MaxPairs, s.Budget)
 	}
+	exp := fmt.Sprintf("%d (%s)", p.Experiment, p.Page)
+	if p.Experiment == 0 && p.Page == "" {
+		exp = fmt.Sprintf("none: a %s run, not an experiment page's", mdtable.OrDash(p.Label))
+	}
 	rows := [][]string{
-		{"experiment", fmt.Sprintf("%d (%s)", p.Experiment, p.Page)},
+		{"experiment", exp},
 		{"command", "`" + shquote.Join(p.Command) + "`"},
 		{"protocol", fmt.Sprintf("%s x %s, %s after %d warmup per run, seed %d, timeout %s",
 			human.Count(p.Protocol.Collections, "collection", "collections"), passes,

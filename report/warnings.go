@@ -24,10 +24,12 @@ const ShortSampleNs = 1e6
 //
 //   - run with one iteration per sample (-test.benchtime 1x, the default of a harness
 //     without benchtime), with a median sample under ShortSampleNs;
-//   - or its time per operation falls sharply as the iteration count grows (the samples
-//     of a duration benchtime have different counts): the median at the lower half of
-//     the counts is more than twice the median at the upper half, whose typical count is
-//     at least four times the lower half's.
+//   - or its time per operation falls sharply as the iteration count grows within one
+//     arm (the samples of a duration benchtime have different counts): the median at the
+//     lower half of the arm's counts is more than twice the median at the upper half,
+//     whose typical count is at least four times the lower half's. Arms are checked each
+//     on its own: arms whose speeds differ run their own counts (arm_iterations), and a
+//     slower candidate at fewer iterations is the change, not its setup.
 //
 // Only time units are checked. A lane whose spec declares a count (harness.benchtime: 1x,
 // receipt.Lane.Benchtime) means its iteration count (one execution per sample, timed on
@@ -43,7 +45,7 @@ func BenchtimeWarnings(d *loaded.Receipt) []string {
 			v     float64
 		}
 		var vals []float64
-		var pts []point
+		var byArm [][]point
 		bt, unit := "", ""
 		for _, a := range d.Plan.Arms {
 			kind, err := lanekind.Lookup(a.Kind)
@@ -57,6 +59,7 @@ func BenchtimeWarnings(d *loaded.Receipt) []string {
 			if bt == "" || b == lanekind.DefaultBenchtime {
 				bt = b
 			}
+			var pts []point
 			for _, r := range d.Records {
 				if r.Arm != a.Name || r.Lane != l.Name || !r.OK() {
 					continue
@@ -69,6 +72,7 @@ func BenchtimeWarnings(d *loaded.Receipt) []string {
 					}
 				}
 			}
+			byArm = append(byArm, pts)
 		}
 		if len(vals) == 0 {
 			continue
@@ -83,15 +87,6 @@ func BenchtimeWarnings(d *loaded.Receipt) []string {
 				l.Name, human.Value(driftcheck.Median(vals), unit)))
 			continue
 		}
-		if len(pts) < 4 {
-			continue
-		}
-		slices.SortFunc(pts, func(a, b point) int { return a.iters - b.iters })
-		lo, hi := pts[:len(pts)/2], pts[len(pts)/2:]
-		loIters, hiIters := lo[len(lo)/2].iters, hi[len(hi)/2].iters
-		if hiIters < 4*loIters {
-			continue
-		}
 		med := func(ps []point) float64 {
 			xs := make([]float64, len(ps))
 			for i, p := range ps {
@@ -99,9 +94,21 @@ func BenchtimeWarnings(d *loaded.Receipt) []string {
 			}
 			return driftcheck.Median(xs)
 		}
-		if a, b := med(lo), med(hi); b > 0 && a > 2*b {
-			out = append(out, fmt.Sprintf("lane %s's time per operation falls from %s at %d iterations to %s at %d: setup inside the timed loop is measured with the operation; "+
-				"call b.ResetTimer after the setup, or give it a longer benchtime", l.Name, human.Value(a, unit), loIters, human.Value(b, unit), hiIters))
+		for _, pts := range byArm {
+			if len(pts) < 4 {
+				continue
+			}
+			slices.SortFunc(pts, func(a, b point) int { return a.iters - b.iters })
+			lo, hi := pts[:len(pts)/2], pts[len(pts)/2:]
+			loIters, hiIters := lo[len(lo)/2].iters, hi[len(hi)/2].iters
+			if hiIters < 4*loIters {
+				continue
+			}
+			if a, b := med(lo), med(hi); b > 0 && a > 2*b {
+				out = append(out, fmt.Sprintf("lane %s's time per operation falls from %s at %d iterations to %s at %d: setup inside the timed loop is measured with the operation; "+
+					"call b.ResetTimer after the setup, or give it a longer benchtime", l.Name, human.Value(a, unit), loIters, human.Value(b, unit), hiIters))
+				break
+			}
 		}
 	}
 	return out

@@ -45,6 +45,10 @@ func TestBenchtimeWarnings(t *testing.T) {
 		{"100ms benchtime, steady", data(gotest("100ms"), "gotest", rec("base", 500, 200000, 210000, 190000)), ""},
 		{"100ms benchtime, falling", data(gotest("100ms"), "gotest", falling),
 			"lane Get's time per operation falls from 9.00µs at 10 iterations to 1.05µs at 5000"},
+		// A candidate 135x slower runs its own iteration count (arm_iterations): the arms
+		// differ, each arm's time per operation is steady.
+		{"100ms benchtime, arms at their own counts", data(gotest("100ms"), "gotest",
+			rec("base", 77, 1316656, 1316656, 1316656), rec("cand", 10200, 8077, 8077, 8077)), ""},
 		{"1x declared in the spec: one execution per sample on purpose", declared("1x", data(gotest("1x"), "gotest", rec("base", 12000), rec("cand", 12500))), ""},
 		{"100ms declared, at 1x anyway", declared("100ms", data(gotest("1x"), "gotest", rec("base", 12000), rec("cand", 12500))),
 			"lane Get runs one iteration per sample"},

@@ -106,6 +106,13 @@ type Diff struct {
 	TopCode []Entry `json:"top_code,omitempty"`
 }
 
+// Telling reports whether an entry's flat difference is beyond twice its sampling
+// error, so that naming it says something about the code (an entry without a sampling
+// error, an allocation profile's, always is).
+func (e Entry) Telling() bool {
+	return e.FlatNoise <= 0 || math.Abs(e.Flat.Delta) > 2*e.FlatNoise
+}
+
 // Read parses the profile in file (gzipped protocol buffer, as runtime/pprof writes it).
 func Read(file string) (*profile.Profile, error) {
 	f, err := os.Open(file)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -323,6 +324,22 @@ func TestReadAndReport(t *testing.T) {
 		if !strings.Contains(term.String(), want) {
 			t.Errorf("terminal lines lack %q:\n%s", want, term.String())
 		}
+	}
+	// A difference within twice its sampling error is not named as a finding.
+	noisy := *got
+	noisy.Lanes = slices.Clone(got.Lanes)
+	nd := noisy.Lanes[0].Diffs[0]
+	nd.Top = slices.Clone(nd.Top)
+	for i := range nd.Top {
+		nd.Top[i].FlatNoise = math.Abs(nd.Top[i].Flat.Delta)
+	}
+	noisy.Lanes[0].Diffs = []Diff{nd}
+	term.Reset()
+	if err := Lines(&term, &noisy, 3); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(term.String(), "  the profile cannot tell at this sample size: no function's difference is beyond twice its sampling error\n") || strings.Contains(term.String(), " in example.com/w/w.step") {
+		t.Errorf("within sampling error:\n%s", term.String())
 	}
 	var md bytes.Buffer
 	if err := Markdown(&md, got, "### ", 5, func(rel string) string { return "data/" + rel }); err != nil {

@@ -191,13 +191,21 @@ func Lines(w io.Writer, r *Report, n int) error {
 		return nil
 	}
 	ew := mdtable.NewErrWriter(w)
-	fmt.Fprintf(ew, "\nWhere it changed: profiles of one more process per arm, per operation, %s -> candidate (flat: the function's own cost):\n", r.Base)
+	fmt.Fprintf(ew, "\nWhere it changed: profiles of one more process per arm, per operation, %s -> candidate (flat: the function's own cost; "+
+		"a profile counts the whole process, setup included, so its totals can exceed the table's; a function is named when its difference is beyond twice its sampling error):\n", r.Base)
 	for _, l := range r.Lanes {
 		for _, d := range l.Diffs {
 			fmt.Fprintf(ew, "\n%s (%s), %s: %s -> %s in all (%s)\n", l.Lane, l.Verdict, what(d.Kind),
 				perOp(d.Total.Base, d.Unit), perOp(d.Total.Cand, d.Unit), signed(d.Total.Delta, d.Unit))
+			shown := 0
 			for _, e := range d.Top[:min(n, len(d.Top))] {
-				fmt.Fprintf(ew, "  %s\n", d.entryLine(e))
+				if e.Telling() {
+					fmt.Fprintf(ew, "  %s\n", d.entryLine(e))
+					shown++
+				}
+			}
+			if shown == 0 && len(d.Top) > 0 {
+				fmt.Fprintf(ew, "  the profile cannot tell at this sample size: no function's difference is beyond twice its sampling error\n")
 			}
 		}
 		for _, note := range l.Notes {

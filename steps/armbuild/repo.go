@@ -83,9 +83,21 @@ func Ignored(ctx context.Context, root, path string) (bool, error) {
 	return false, err
 }
 
+// Uncommitted reports whether the file at path (in the repository at root) has changes
+// git has not committed: untracked, added or modified.
+func Uncommitted(ctx context.Context, root, path string) (bool, error) {
+	r, err := openRepo(ctx, root)
+	if err != nil {
+		return false, err
+	}
+	out, err := r.git(ctx, "status", "--porcelain", "--", path)
+	return len(strings.TrimSpace(string(out))) > 0, err
+}
+
 // Untracked reports whether path (a folder in the repository at root) exists, has no
 // file git tracks and is not ignored: a folder git status lists as untracked.
 func Untracked(ctx context.Context, root, path string) (bool, error) {
+
 	if st, err := os.Stat(path); err != nil || !st.IsDir() {
 		return false, nil
 	}

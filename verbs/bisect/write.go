@@ -120,7 +120,7 @@ func Write(w io.Writer, o *Outcome, rel func(string) string) error {
 				fmt.Fprintf(&b, "  - %s\n", r)
 			}
 		} else {
-			fmt.Fprintf(&b, "one step change: no midpoint measured between GOOD and BAD\n")
+			fmt.Fprintf(&b, "one step change: every midpoint measured at GOOD's level or at BAD's, none partway between, and the step is the whole change\n")
 		}
 	}
 	fmt.Fprintf(&b, "%d steps measured beyond GOOD against BAD\n", o.Measured())

@@ -31,6 +31,10 @@ type compareOptions struct {
 	roles            compare.Roles
 	quiet            bool
 	format           string
+	json             bool
+	failOn           string
+	// doc collects the packages' comparisons of a --json run.
+	doc              compareJSON
 	profile          profileLanesFlag
 	measureIdentical bool
 }
@@ -62,11 +66,14 @@ The benchmark functions (the package's _test.go files) come from HEAD in both ar
 both run the same lanes; the code under test is the arm's.
 
 --primary, --guard and --control (regular expressions on the lane names) give the lanes
-roles, --expect the primaries' direction; the rest are secondary. --format markdown writes
-the table for a pull-request comment; --quiet prints only the table and the receipt.
+roles, --expect the primaries' direction; with any of them the rest are secondary, and
+without them every lane is a guard. --format markdown writes
+the table for a pull-request comment, --json (--format json) the comparison as one JSON
+document on stdout (docs/json.md); --quiet prints only the table and the receipt.
 
-Exit status: 0 when every run finished, whatever the verdicts; 1 on an error, or when runs
-failed (after the table and the receipt); 2 on a usage error.`,
+Exit status: 0 when every run finished, whatever the verdicts; 3 with --fail-on slower
+when a lane reproduced slower (after the table and the receipt); 1 on an error, or when
+runs failed (after the table and the receipt); 2 on a usage error.`,
 		Example: `  flipbench compare                       # the merge base with main against the working tree
   flipbench compare main ./btree --bench 'Insert|Delete'
   flipbench compare v1.2.0 HEAD ./... --benchtime 200ms
@@ -139,24 +146,36 @@ func runCompare(ctx context.Context, s Streams, opts *compareOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.doc = compareJSON{SchemaVersion: compare.SchemaVersion, Base: t.names.Base, Candidate: t.names.Cand, Packages: []compare.Result{}}
 	var failed int
+	var slower []string
 	for _, pkg := range t.pkgs {
-		n, err := comparePackage(ctx, s, opts, t, pkg)
+		n, slow, err := comparePackage(ctx, s, opts, t, pkg)
 		if err != nil {
 			return err
 		}
 		failed += n
+		slower = append(slower, slow...)
+	}
+	if opts.format == formatJSON {
+		if err := opts.doc.write(loud.Out); err != nil {
+			return err
+		}
 	}
 	if failed > 0 {
 		fmt.Fprintf(loud.Err, "flipbench: %d runs failed; their errors are in the receipt\n", failed)
 		return silentExit(ExitError)
 	}
+	if opts.failOn == failOnSlower && len(slower) > 0 {
+		fmt.Fprintf(loud.Err, "flipbench: compare failed (--fail-on slower): reproduced slower: %s\n", strings.Join(slower, ", "))
+		return silentExit(ExitRegression)
+	}
 	return nil
 }
 
 // comparePackage runs the comparison of one package and prints its table and receipt. It
-// returns the number of failed runs.
-func comparePackage(ctx context.Context, s Streams, opts *compareOptions, t compareTarget, pkg string) (int, error) {
+// returns the number of failed runs and the lanes that reproduced slower.
+func comparePackage(ctx context.Context, s Streams, opts *compareOptions, t compareTarget, pkg string) (int, []string, error) {
 	root, names, saveID := t.root, t.names, t.saveID
 	req := pipeline.CompareRequest{Root: root, Package: pkg, Base: t.base, Candidate: t.cand, Names: names, Bench: opts.bench,
 		Benchtime: opts.benchtime, Roles: opts.roles, Overrides: opts.overrides, ProfileLanes: opts.profile.v,
@@ -167,7 +186,7 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, t comp
 			title = pipeline.CompareTitle(pkg, names)
 		}
 		if err := pageFree(root, saveID); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		req.Save = &pipeline.SavePage{ID: saveID, Title: opts.title, Path: ledger.ExperimentsDir + "/" + pageName(saveID, title), Command: shquote.Join(opts.args)}
 	}
@@ -175,16 +194,24 @@ func comparePackage(ctx context.Context, s Streams, opts *compareOptions, t comp
 	m.opts.Recalibrate = opts.recalibrate
 	out, err := pipeline.Compare(ctx, req, m.opts)
 	if err := m.done(out, err); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if out.Identical {
+		if opts.format == formatJSON {
+			fmt.Fprintln(s.Err, "flipbench: "+identicalArms(out.Arms))
+			opts.doc.Packages = append(opts.doc.Packages, compare.Result{Package: pkg, Identical: true, Slower: []string{}, Lanes: []compare.LaneResult{}})
+			return 0, nil, nil
+		}
 		fmt.Fprintln(s.Out, identicalArms(out.Arms))
-		return 0, nil
+		return 0, nil, nil
 	}
 	if err := writeCompareResult(ctx, s, opts, root, out.Receipt, names, out.Page); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return out.Outcome.Failed, nil
+	if opts.format == formatJSON {
+		opts.doc.Packages = append(opts.doc.Packages, compare.JSON(out.Receipt, pkg, relPath(out.Page), out.Outcome.Failed))
+	}
+	return out.Outcome.Failed, compare.Slower(out.Receipt), nil
 }
 
 // identical says why arms whose binaries are identical (pipeline.Identical) were not

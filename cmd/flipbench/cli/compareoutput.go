@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -23,24 +24,54 @@ import (
 const (
 	formatText     = "text"
 	formatMarkdown = "markdown"
+	formatJSON     = "json"
 )
 
-// addCompareOutputFlags registers --quiet and --format.
+// failOnSlower is the --fail-on value that exits 3 when a lane reproduced slower.
+const failOnSlower = "slower"
+
+// addCompareOutputFlags registers --quiet, --format, --json and --fail-on.
 func addCompareOutputFlags(f *pflag.FlagSet, opts *compareOptions) {
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print only the table and the receipt: no progress, no build log, at most "+fmt.Sprint(quietLines)+" warning lines on stderr")
-	f.StringVar(&opts.format, "format", formatText, "the table's format: text (a terminal) or markdown (a pull-request comment)")
+	f.StringVar(&opts.format, "format", formatText, "the table's format: text (a terminal), markdown (a pull-request comment) or json (docs/json.md)")
+	f.BoolVar(&opts.json, "json", false, "print the comparison as JSON on stdout (--format json)")
+	f.StringVar(&opts.failOn, "fail-on", "", "exit 3 after the table when a lane reproduced slower (slower); by default the verdicts do not change the exit status")
 	f.BoolVar(&opts.measureIdentical, "measure-identical", false, "measure even when base and candidate binaries are identical (compare says so and measures nothing otherwise)")
 }
 
-// checkCompareOutput validates --format and the role flags.
+// checkCompareOutput validates --format, --json, --fail-on and the role flags.
 func checkCompareOutput(opts *compareOptions) error {
-	if opts.format != formatText && opts.format != formatMarkdown {
-		return usageError("--format %q: want text or markdown", opts.format)
+	if opts.json {
+		if opts.format != formatText && opts.format != formatJSON {
+			return usageError("--json with --format %s: give one of them", opts.format)
+		}
+		opts.format = formatJSON
+	}
+	if opts.format != formatText && opts.format != formatMarkdown && opts.format != formatJSON {
+		return usageError("--format %q: want text, markdown or json", opts.format)
+	}
+	if opts.failOn != "" && opts.failOn != failOnSlower {
+		return usageError("--fail-on %q: want slower", opts.failOn)
 	}
 	if err := opts.roles.Check(); err != nil {
 		return usageError("%v", err)
 	}
 	return nil
+}
+
+// compareJSON is flipbench compare --json's document: every package's comparison.
+type compareJSON struct {
+	SchemaVersion int              `json:"schema_version"`
+	Base          string           `json:"base"`
+	Candidate     string           `json:"candidate"`
+	Packages      []compare.Result `json:"packages"`
+}
+
+// writeJSON prints the comparisons of a --json run.
+func (c *compareJSON) write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(c)
 }
 
 // quietLines is the most lines --quiet lets through to stderr.
@@ -100,10 +131,18 @@ func quietStreams(s Streams) (Streams, *quietWriter) {
 	return s, q
 }
 
-// writeCompareResult prints a finished comparison: the table in the chosen format, its
-// benchtime warnings, the receipt, and once per repository the hint about results/.
+// writeCompareResult prints a finished comparison: the table in the chosen format (or,
+// for --json, keeps it for the document printed at the end), its benchtime warnings, the
+// receipt, and once per repository the hint about results/.
 func writeCompareResult(ctx context.Context, s Streams, opts *compareOptions, root string, d *loaded.Receipt, names compare.Names, receiptPage string) error {
 	var err error
+	if opts.format == formatJSON {
+		for _, w := range report.BenchtimeWarnings(d) {
+			fmt.Fprintf(s.Err, "flipbench: warning: %s\n", w)
+		}
+		fmt.Fprintf(s.Err, "flipbench: receipt: %s\n", relPath(receiptPage))
+		return nil
+	}
 	if opts.format == formatMarkdown {
 		err = compare.Markdown(s.Out, d, names)
 	} else {

@@ -56,6 +56,9 @@ func runInit(ctx context.Context, s Streams, opts *initOptions) error {
 	gi := relPath(filepath.Join(top, ".gitignore"))
 	if len(res.Ignored) > 0 {
 		fmt.Fprintf(s.Out, "%s: added %s\n", gi, strings.Join(res.Ignored, " "))
+		if changed, _ := armbuild.Uncommitted(ctx, top, filepath.Join(top, ".gitignore")); changed {
+			fmt.Fprintf(s.Err, "flipbench: commit %s (git add %s) so that every clone ignores them too\n", gi, gi)
+		}
 	} else {
 		fmt.Fprintf(s.Out, "%s: already ignores flipbench's outputs\n", gi)
 	}

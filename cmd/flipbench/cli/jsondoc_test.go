@@ -11,6 +11,7 @@ import (
 	"github.com/flipbench/flipbench/analysis/profdiff"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/model/receipt"
+	"github.com/flipbench/flipbench/steps/compare"
 	"github.com/flipbench/flipbench/steps/gate"
 	"github.com/flipbench/flipbench/verbs/bisect"
 )
@@ -25,12 +26,13 @@ func TestJSONDocumented(t *testing.T) {
 	}
 	doc := string(data)
 	for name, v := range map[string]any{
-		"plan.json":     receipt.Plan{},
-		"raw.jsonl":     receipt.Record{},
-		"looks.jsonl":   receipt.Look{},
-		"analysis.json": driftcheck.Report{},
-		"gate --json":   gate.Result{},
-		"profiles.json": profdiff.Report{},
+		"plan.json":      receipt.Plan{},
+		"raw.jsonl":      receipt.Record{},
+		"looks.jsonl":    receipt.Look{},
+		"analysis.json":  driftcheck.Report{},
+		"gate --json":    gate.Result{},
+		"compare --json": compareJSON{},
+		"profiles.json":  profdiff.Report{},
 	} {
 		for _, field := range jsonFields(reflect.TypeOf(v), map[reflect.Type]bool{}) {
 			if !regexp.MustCompile("[`.]" + regexp.QuoteMeta(field) + "[`.\\[]").MatchString(doc) {
@@ -93,6 +95,7 @@ func TestJSONSchemaVersions(t *testing.T) {
 		{"analysis.json", "driftcheck.SchemaVersion", driftcheck.SchemaVersion, "## analysis.json"},
 		{"profiles.json", "profdiff.SchemaVersion", profdiff.SchemaVersion, "## profiles.json"},
 		{"gate --json", "gate.SchemaVersion", gate.SchemaVersion, "## flipbench gate --json"},
+		{"compare --json", "compare.SchemaVersion", compare.SchemaVersion, "## flipbench compare --json"},
 	} {
 		row := regexp.MustCompile(`(?m)^\| .*\| (\d+) \(` + "`" + regexp.QuoteMeta(c.constant) + "`")
 		if m := row.FindStringSubmatch(doc); m == nil || m[1] != strconv.Itoa(c.version) {

@@ -17,13 +17,21 @@ import (
 	"github.com/flipbench/flipbench/verbs/pipeline"
 )
 
-// progress shows a run's progress on stderr: a live bar on a terminal, one plain line per
-// run otherwise (CI logs). It implements harness.Events.
+// progress shows a run's progress on stderr: a live bar on a terminal; in a log (CI),
+// the looks' lines, one a round, or a line every tenth of a run without looks, and a
+// line per process only with -v (verbose) or for a failed one. It implements
+// harness.Events.
 type progress struct {
-	w    io.Writer
-	live bool
-	p    *mpb.Progress
-	bar  *mpb.Bar
+	w       io.Writer
+	live    bool
+	verbose bool
+	// tenths is the tenths of the plan's runs a log without -v has reported.
+	tenths int
+	// verdicts are each lane's verdict at the previous look ("lane/arm"), so that a
+	// look's line names what changed.
+	verdicts map[string]string
+	p        *mpb.Progress
+	bar      *mpb.Bar
 
 	mu    sync.Mutex // label is read by mpb's render goroutine
 	label string
@@ -57,7 +65,7 @@ func (p *progress) setProtocol(pr spec.Protocol) {
 }
 
 func newProgress(s Streams) *progress {
-	return &progress{w: s.Err, live: s.ErrIsTerminal, clock: s.Clock}
+	return &progress{w: s.Err, live: s.ErrIsTerminal, verbose: s.Verbose(), clock: s.Clock}
 }
 
 func (p *progress) Begin(total, done int) {
@@ -101,9 +109,12 @@ func (p *progress) RunDone(n, total int, rec receipt.Record) {
 		p.bar.SetCurrent(int64(n))
 		return
 	}
+	if !p.verbose && rec.OK() && !p.tenth(n, total) {
+		return
+	}
 	extra := ""
 	if again > 0 {
-		extra = fmt.Sprintf(" +%d again", again)
+		extra = fmt.Sprintf(" +%d again (passes measured again)", again)
 	}
 	if reach > 0 && reach < total {
 		// Count against what the budget can run, not what max-pairs allows.
@@ -112,6 +123,21 @@ func (p *progress) RunDone(n, total int, rec receipt.Record) {
 		return
 	}
 	fmt.Fprintf(p.w, "flipbench: run %d/%d%s (%s): %s\n", n, total, extra, p.timing(n, total), line)
+}
+
+// tenth reports whether a log without -v prints run n of total: never in a sequential
+// run (its looks print a line a round), else when n reaches another tenth of the runs.
+func (p *progress) tenth(n, total int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.budget > 0 || p.minPairs > 0 || total <= 0 {
+		return false
+	}
+	if t := n * 10 / total; t > p.tenths {
+		p.tenths = t
+		return true
+	}
+	return false
 }
 
 func (p *progress) Warn(w receipt.Warning) {

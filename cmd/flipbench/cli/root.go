@@ -40,7 +40,12 @@ type Streams struct {
 	Method *driftcheck.Method
 
 	argv []string // the command line after the program name, recorded in receipts
+	// verbose is set by -v: a log gets a line per process, not a line per round.
+	verbose *bool
 }
+
+// Verbose reports whether -v was given.
+func (s Streams) Verbose() bool { return s.verbose != nil && *s.verbose }
 
 // StdStreams returns the process's standard streams.
 func StdStreams() Streams {
@@ -107,6 +112,9 @@ func usageError(format string, args ...any) error {
 // once, as "flipbench: ...".
 func Main(args []string, s Streams) int {
 	s.argv = args
+	if s.verbose == nil {
+		s.verbose = new(bool)
+	}
 	root := newRootCmd(s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
@@ -145,6 +153,9 @@ pass-pair REPRODUCED or drift-suspected, and writes receipts that benchstat can 
 	root.SetErr(s.Err)
 	root.SetIn(s.In)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
+	if s.verbose != nil {
+		root.PersistentFlags().BoolVarP(s.verbose, "verbose", "v", false, "in a log (stderr not a terminal), a line for every process, not one a round")
+	}
 	root.Version = versionText()
 	root.SetVersionTemplate("flipbench {{.Version}}\n")
 	root.AddCommand(
