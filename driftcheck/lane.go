@@ -40,8 +40,10 @@ type laneData struct {
 	adjVar     float64
 	confounded bool
 	carryNote  string
-	// layoutSharePct is the share of the pair means' variance the layouts explain
-	// (layout.go); 0 with one layout.
+	// layout is the lane's own analysis of variance over the layout indices, and
+	// layoutSharePct the share of the pair means' variance the layouts explain once it is
+	// pooled with the other lanes' (layout.go, poolLayouts); 0 with one layout.
+	layout         layoutEstimate
 	layoutSharePct float64
 }
 
@@ -133,10 +135,7 @@ func prepareLane(in Input, cfg Config, runs []run, lay layout, l, a int, lane La
 		ld.adjVar = fit.variance(coefs)
 	}
 	ld.rejectOutliers()
-	if varL, varW, groups, n := layoutComponent(ld.byColl, in.Layouts); varL > 0 {
-		ld.adjVar += layoutVar(varL, groups, n)
-		ld.layoutSharePct = 100 * varL / (varL + varW)
-	}
+	ld.layout.varL, ld.layout.varW, ld.layout.groups, ld.layout.n = layoutComponent(ld.byColl, in.Layouts)
 	return ld
 }
 
@@ -439,6 +438,7 @@ func prepareLanes(in Input, cfg Config, runs []run, lay layout) ([]*laneData, []
 			out = append(out, prepareLane(in, cfg, runs, lay, l, ci+1, lane, cand, fits[l], cos[l]))
 		}
 	}
+	poolLayouts(out)
 	return out, cos
 }
 

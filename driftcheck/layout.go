@@ -81,6 +81,61 @@ func layoutComponent(byColl [][]pairStat, layouts int) (varL, varW float64, grou
 	return max(0, (msb-msw)/n0), msw, groups, n
 }
 
+// layoutEstimate is one lane's one-way analysis of variance of its pair means over the
+// layout indices (layoutComponent): the between-index component varL and the within-index
+// variance varW (log scale), over groups indices and n pairs.
+type layoutEstimate struct {
+	varL, varW float64
+	groups, n  int
+}
+
+// poolLayouts gives every lane its layout component, pooled with the other lanes of its
+// noise group, and adds what it costs to the lane's mean (adjVar) and its share
+// (layoutSharePct). With K layouts a lane's own component rests on K - 1 degrees of
+// freedom (3 at the default 4), too few to tell a lane whose layouts matter from one whose
+// estimate came out 0 by chance, so it is moderated as a lane's noise is: the other lanes'
+// mean ratio of layout to within-index variance, weighted by their degrees of freedom,
+// stands for d0 = the sum of their degrees of freedom at this lane's own within-index
+// variance, and the lane's own estimate for its own d:
+//
+//	varL' = (d varL + d0 ratio' varW) / (d + d0)
+//
+// Lanes of one program share its layouts (the same seeds move every function), which is
+// why their ratios can lend to each other; a lane alone in its group keeps its own.
+func poolLayouts(lds []*laneData) {
+	type sum struct{ ratio, df float64 } // the df-weighted ratios, and their df
+	groups := map[string]*sum{}
+	usable := func(e layoutEstimate) bool { return e.groups >= 2 && e.varW > 0 }
+	for _, ld := range lds {
+		if e := ld.layout; usable(e) {
+			g := groups[ld.lane.Group]
+			if g == nil {
+				g = &sum{}
+				groups[ld.lane.Group] = g
+			}
+			d := float64(e.groups - 1)
+			g.ratio += d * e.varL / e.varW
+			g.df += d
+		}
+	}
+	for _, ld := range lds {
+		e := ld.layout
+		if !usable(e) {
+			continue
+		}
+		g, d := groups[ld.lane.Group], float64(e.groups-1)
+		varL := e.varL
+		if d0 := g.df - d; d0 > 0 {
+			others := (g.ratio - d*e.varL/e.varW) / d0
+			varL = (d*e.varL + d0*others*e.varW) / (d + d0)
+		}
+		if varL > 0 {
+			ld.adjVar += layoutVar(varL, e.groups, e.n)
+			ld.layoutSharePct = 100 * varL / (varL + e.varW)
+		}
+	}
+}
+
 // layoutVar returns what the layouts add to the variance of the lane's mean over n pairs
 // in groups indices beyond a plain mean's: sigma_L^2 (1/groups - 1/n), never below 0.
 func layoutVar(varL float64, groups, n int) float64 {

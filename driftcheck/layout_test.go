@@ -64,3 +64,33 @@ func TestLayoutIndex(t *testing.T) {
 		t.Error("rotation")
 	}
 }
+
+// TestPoolLayouts: a lane whose own layout component came out 0 borrows the other lanes'
+// ratio of layout to within-index variance, weighted by their degrees of freedom; a lane
+// alone in its noise group keeps its own; one layout adds nothing.
+func TestPoolLayouts(t *testing.T) {
+	lane := func(group string, varL, varW float64) *laneData {
+		return &laneData{lane: Lane{Name: "x", Group: group}, layout: layoutEstimate{varL: varL, varW: varW, groups: 4, n: 40}}
+	}
+	zero := lane("", 0, 1e-4)
+	a, b := lane("", 0.5e-4, 1e-4), lane("", 0.5e-4, 2e-4)
+	alone := lane("instructions", 0, 1e-4)
+	single := &laneData{layout: layoutEstimate{groups: 1, n: 40}}
+	poolLayouts([]*laneData{zero, a, b, alone, single})
+	// The others' mean ratio is (0.5 + 0.25)/2 = 0.375 on 6 df; zero's own 0 on 3:
+	// varL' = 6 x 0.375 x 1e-4 / 9 = 0.25e-4.
+	want := layoutVar(0.25e-4, 4, 40)
+	if math.Abs(zero.adjVar-want) > 1e-12 || math.Abs(zero.layoutSharePct-100*0.25/1.25) > 1e-9 {
+		t.Errorf("a lane at 0 with two others: adjVar %g (want %g), share %.2f%%", zero.adjVar, want, zero.layoutSharePct)
+	}
+	// a's own ratio 0.5 on 3 df, the others' (0 + 0.25)/2 on 6: (3 x 0.5 + 6 x 0.125) / 9.
+	if wantA := layoutVar((3*0.5+6*0.125)/9*1e-4, 4, 40); math.Abs(a.adjVar-wantA) > 1e-12 {
+		t.Errorf("a: adjVar %g, want %g", a.adjVar, wantA)
+	}
+	if alone.adjVar != 0 || alone.layoutSharePct != 0 {
+		t.Errorf("a lane alone in its group borrowed: %+v", alone)
+	}
+	if single.adjVar != 0 {
+		t.Errorf("one layout: adjVar %g", single.adjVar)
+	}
+}

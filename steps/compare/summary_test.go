@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/flipbench/flipbench/driftcheck"
@@ -51,13 +52,20 @@ func TestSummaryAndVerdicts(t *testing.T) {
 func TestNoteSaysWhyMediansDisagree(t *testing.T) {
 	r := Row{Lane: "TopK", Base: driftcheck.Summary{N: 4, Median: 710.3}, Cand: driftcheck.Summary{N: 4, Median: 691.3},
 		Effect: lane(driftcheck.LaneNeutral, 1.7, -0.5, 2.5)}
-	want := "the medians differ the other way (-2.7%): the change is from pair means, each pass's candidate against the base measured beside it, which drift between passes does not move"
+	want := "the medians differ the other way (-2.7%): the change is from pair means, each pass's candidate against the base measured beside it, which drift between passes and the arms' code layouts do not move"
 	if got := Note(r); got != want {
 		t.Errorf("Note = %q\nwant   %q", got, want)
 	}
 	r.Cand.Median = 720
 	if got := Note(r); got != "" {
 		t.Errorf("Note with agreeing medians = %q, want none", got)
+	}
+	// The same sign, far outside the interval: a toy's Sorted lane, medians 11.1µs and
+	// 9.73µs (-12.3%) beside a change of -1.3% [-7.4%, +5.3%].
+	s := Row{Lane: "Sorted", Base: driftcheck.Summary{N: 40, Median: 11100}, Cand: driftcheck.Summary{N: 40, Median: 9730},
+		Effect: lane(driftcheck.LaneUndecided, -1.3, -7.4, 5.3)}
+	if got := Note(s); !strings.Contains(got, "the medians differ by more than the interval allows (-12.3%)") {
+		t.Errorf("Note = %q", got)
 	}
 }
 

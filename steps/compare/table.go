@@ -316,12 +316,27 @@ func Note(r Row) string {
 			r.StoppedAfter, within, mdeText(u.MDEPct), human.Num(u.FloorPct)+"%"))
 	}
 	if !r.Effect.Verdict.Decided() && r.Effect.Reason != "" {
-		parts = append(parts, human.Tidy(r.Effect.Reason))
+		parts = append(parts, human.Tidy(withoutEffect(r.Effect.Reason)))
 	}
 	if d, ok := medianDisagrees(r); ok {
-		parts = append(parts, fmt.Sprintf("the medians differ the other way (%s): the change is from pair means, each pass's candidate against the base measured beside it, which drift between passes does not move", human.Delta(d)))
+		how := "differ the other way"
+		if e := r.Effect.EstimatePct; (d > 0) == (e > 0) || math.Abs(e) < 0.05 {
+			how = "differ by more than the interval allows"
+		}
+		parts = append(parts, fmt.Sprintf("the medians %s (%s): the change is from pair means, each pass's candidate against the base measured beside it, which drift between passes and the arms' code layouts do not move", how, human.Delta(d)))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// withoutEffect drops a reason's leading "effect +1.2% [-0.4%, +2.9%]: ", which the row's
+// change cell shows already, so that the note says each thing once.
+func withoutEffect(reason string) string {
+	if rest, ok := strings.CutPrefix(reason, "effect "); ok {
+		if _, after, ok := strings.Cut(rest, ": "); ok {
+			return after
+		}
+	}
+	return reason
 }
 
 // mdeText writes an MDE: "12.1%", "above 100%" beyond it.
@@ -332,8 +347,9 @@ func mdeText(pct float64) string {
 	return fmt.Sprintf("%.1f%%", pct)
 }
 
-// medianDisagrees returns the change of the medians when its sign is the opposite of the
-// effect's (both at least a rounding step from zero).
+// medianDisagrees returns the change of the medians when it contradicts the effect: its
+// sign the opposite of the effect's (both at least a rounding step from zero), or outside
+// the effect's interval.
 func medianDisagrees(r Row) (float64, bool) {
 	if r.Base.N == 0 || r.Cand.N == 0 || r.Base.Median == 0 || r.Effect.UsablePairs == 0 {
 		return 0, false
@@ -343,10 +359,12 @@ func medianDisagrees(r Row) (float64, bool) {
 		d = -d
 	}
 	e := r.Effect.EstimatePct
-	if math.Abs(d) < 0.05 || math.Abs(e) < 0.05 || (d > 0) == (e > 0) {
+	if math.Abs(d) < 0.05 {
 		return 0, false
 	}
-	return d, true
+	opposite := math.Abs(e) >= 0.05 && (d > 0) != (e > 0)
+	outside := r.Effect.Bounded && human.Bounded(r.Effect.CILowPct, r.Effect.CIHighPct) && (d < r.Effect.CILowPct || d > r.Effect.CIHighPct)
+	return d, opposite || outside
 }
 
 // Summary is the comparison in one line: "1 faster, 3 slower, 28 unchanged within 3%, 5
