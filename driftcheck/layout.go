@@ -89,45 +89,36 @@ type layoutEstimate struct {
 	groups, n  int
 }
 
-// poolLayouts gives every lane its layout component, pooled with the other lanes of its
-// noise group, and adds what it costs to the lane's mean (adjVar) and its share
+// poolLayouts gives every lane its layout component, at least what the other lanes of its
+// noise group show, and adds what it costs to the lane's mean (adjVar) and its share
 // (layoutSharePct). With K layouts a lane's own component rests on K - 1 degrees of
-// freedom (3 at the default 4), too few to tell a lane whose layouts matter from one whose
-// estimate came out 0 by chance, so it is moderated as a lane's noise is: the other lanes'
-// mean ratio of layout to within-index variance, weighted by their degrees of freedom,
-// stands for d0 = the sum of their degrees of freedom at this lane's own within-index
-// variance, and the lane's own estimate for its own d:
+// freedom (3 at the default 4), too few to tell a lane whose layouts matter from one
+// whose estimate came out 0 by chance. The lanes of one program share its layouts (one
+// seed moves every function), so the median over the other lanes of the ratio of layout
+// to within-layout variance, at this lane's own within-layout variance, is a floor:
 //
-//	varL' = (d varL + d0 ratio' varW) / (d + d0)
+//	varL' = max(varL, median_others(varL/varW) varW)
 //
-// Lanes of one program share its layouts (the same seeds move every function), which is
-// why their ratios can lend to each other; a lane alone in its group keeps its own.
+// A lane whose own estimate is larger keeps it: lanes differ in how much layout moves
+// them (a toy's sorting lane 53-81% of its pair means' spread, its hashing lane 0%), so
+// averaging them (each lane at the program's mean) would narrow exactly the lanes layout
+// moves most. A lane alone in its group keeps its own.
 func poolLayouts(lds []*laneData) {
-	type sum struct{ ratio, df float64 } // the df-weighted ratios, and their df
-	groups := map[string]*sum{}
 	usable := func(e layoutEstimate) bool { return e.groups >= 2 && e.varW > 0 }
-	for _, ld := range lds {
-		if e := ld.layout; usable(e) {
-			g := groups[ld.lane.Group]
-			if g == nil {
-				g = &sum{}
-				groups[ld.lane.Group] = g
-			}
-			d := float64(e.groups - 1)
-			g.ratio += d * e.varL / e.varW
-			g.df += d
-		}
-	}
 	for _, ld := range lds {
 		e := ld.layout
 		if !usable(e) {
 			continue
 		}
-		g, d := groups[ld.lane.Group], float64(e.groups-1)
+		var others []float64
+		for _, o := range lds {
+			if o != ld && o.lane.Group == ld.lane.Group && usable(o.layout) {
+				others = append(others, o.layout.varL/o.layout.varW)
+			}
+		}
 		varL := e.varL
-		if d0 := g.df - d; d0 > 0 {
-			others := (g.ratio - d*e.varL/e.varW) / d0
-			varL = (d*e.varL + d0*others*e.varW) / (d + d0)
+		if len(others) > 0 {
+			varL = max(varL, Median(others)*e.varW)
 		}
 		if varL > 0 {
 			ld.adjVar += layoutVar(varL, e.groups, e.n)

@@ -65,27 +65,30 @@ func TestLayoutIndex(t *testing.T) {
 	}
 }
 
-// TestPoolLayouts: a lane whose own layout component came out 0 borrows the other lanes'
-// ratio of layout to within-index variance, weighted by their degrees of freedom; a lane
-// alone in its noise group keeps its own; one layout adds nothing.
+// TestPoolLayouts: a lane whose own layout component came out 0 takes the median of the
+// other lanes' ratios of layout to within-layout variance at its own within variance; a
+// lane whose own is larger keeps it; a lane alone in its noise group keeps its own; one
+// layout adds nothing.
 func TestPoolLayouts(t *testing.T) {
 	lane := func(group string, varL, varW float64) *laneData {
 		return &laneData{lane: Lane{Name: "x", Group: group}, layout: layoutEstimate{varL: varL, varW: varW, groups: 4, n: 40}}
 	}
 	zero := lane("", 0, 1e-4)
-	a, b := lane("", 0.5e-4, 1e-4), lane("", 0.5e-4, 2e-4)
+	a, b, c := lane("", 0.5e-4, 1e-4), lane("", 0.5e-4, 2e-4), lane("", 4e-4, 1e-4)
 	alone := lane("instructions", 0, 1e-4)
 	single := &laneData{layout: layoutEstimate{groups: 1, n: 40}}
-	poolLayouts([]*laneData{zero, a, b, alone, single})
-	// The others' mean ratio is (0.5 + 0.25)/2 = 0.375 on 6 df; zero's own 0 on 3:
-	// varL' = 6 x 0.375 x 1e-4 / 9 = 0.25e-4.
-	want := layoutVar(0.25e-4, 4, 40)
-	if math.Abs(zero.adjVar-want) > 1e-12 || math.Abs(zero.layoutSharePct-100*0.25/1.25) > 1e-9 {
-		t.Errorf("a lane at 0 with two others: adjVar %g (want %g), share %.2f%%", zero.adjVar, want, zero.layoutSharePct)
+	poolLayouts([]*laneData{zero, a, b, c, alone, single})
+	// The others' ratios 0.5, 0.25 and 4: their median 0.5, at zero's own 1e-4.
+	if want := layoutVar(0.5e-4, 4, 40); math.Abs(zero.adjVar-want) > 1e-12 || math.Abs(zero.layoutSharePct-100*0.5/1.5) > 1e-9 {
+		t.Errorf("a lane at 0: adjVar %g (want %g), share %.2f%%", zero.adjVar, want, zero.layoutSharePct)
 	}
-	// a's own ratio 0.5 on 3 df, the others' (0 + 0.25)/2 on 6: (3 x 0.5 + 6 x 0.125) / 9.
-	if wantA := layoutVar((3*0.5+6*0.125)/9*1e-4, 4, 40); math.Abs(a.adjVar-wantA) > 1e-12 {
-		t.Errorf("a: adjVar %g, want %g", a.adjVar, wantA)
+	// c's own ratio 4 is above the others' median: it keeps it.
+	if want := layoutVar(4e-4, 4, 40); math.Abs(c.adjVar-want) > 1e-12 {
+		t.Errorf("c: adjVar %g, want its own %g", c.adjVar, want)
+	}
+	// b's own ratio 0.25 is below the others' median (0.5 of 0, 0.5, 4): 0.5 x 2e-4.
+	if want := layoutVar(1e-4, 4, 40); math.Abs(b.adjVar-want) > 1e-12 {
+		t.Errorf("b: adjVar %g, want %g", b.adjVar, want)
 	}
 	if alone.adjVar != 0 || alone.layoutSharePct != 0 {
 		t.Errorf("a lane alone in its group borrowed: %+v", alone)

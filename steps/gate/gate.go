@@ -15,10 +15,10 @@
 // (2.5% at the default alpha of 0.05) even if the collections' estimates were perfectly
 // correlated, and about N (alpha/2N)^C when they are independent (C collections). (The
 // noise estimate assumes each collection's processes are its own; docs/gate.md shows what
-// identical processes in every collection cost.) A pass uses each
-// lane's own pooled interval, one-sided at alpha: a lane that regressed by the threshold
-// passes at most alpha of the time (the catch rate a pass at the last look states is the
-// rule's power against twice the threshold at the noise it saw).
+// identical processes in every collection cost.) A pass uses each lane's own pooled
+// interval, one-sided at alpha: a lane that regressed by the threshold passes at most
+// alpha of the time (the catch rate a pass at the last look states is the rule's power
+// against twice the threshold at the noise it saw).
 //
 // A run that fails (a lane that crashes, hangs past its timeout or prints bad output) is
 // not noise: no rerun makes it pass. The gate calls the build broken then, whatever the
@@ -272,9 +272,17 @@ func Evaluate(rep driftcheck.Report, runs []receipt.Record, rule Rule) Result {
 	if family > 1 {
 		k.family, _ = FamilyDesign(rep.Config, max(rep.Collections, 1), int(family))
 	}
+	// The look is the run's, the furthest any lane got: a lane settled at an earlier look
+	// and measured no more is judged at the run's last look like the others (the binding
+	// end), so that a pass the other lanes' data later moves (their noise lends to its
+	// interval) cannot leave a stopped lane to a rerun no round will measure.
+	look := 0
+	for _, p := range rep.Pooled {
+		look = max(look, p.Round)
+	}
 	values := runValues(runs)
 	for _, key := range order {
-		f := judge(key.lane, key.arm, by[key], pooled[key], rule.threshold(key.lane), family, rep.Config.MaxPairs, k)
+		f := judge(key.lane, key.arm, by[key], pooled[key], rule.threshold(key.lane), family, end{rep.Config.MaxPairs, look}, k)
 		if v := values[key.lane]; v != nil {
 			f.Unit, f.BaseValue, f.CandValue = v.unit, driftcheck.Median(v.by[rep.Base]), driftcheck.Median(v.by[key.arm])
 		}
@@ -402,7 +410,7 @@ func failuresOf(fs []Failure, lane, cand string) []string {
 
 // judge decides one lane of one candidate from its collection summaries and its pooled
 // summary.
-func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, threshold, family float64, maxPairs int, k crits) Finding {
+func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSummary, threshold, family float64, e end, k crits) Finding {
 	f := Finding{Lane: lane, Arm: arm, Outcome: Rerun, Pairs: p.UsablePairs, ThresholdPct: threshold,
 		EstimatePct: p.EstimatePct, CILowPct: p.CILowPct, CIHighPct: p.CIHighPct, Bounded: p.Bounded}
 	thr := driftcheck.FloorLog(threshold)
@@ -435,25 +443,25 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 			f.Reason += fmt.Sprintf("; an order effect of %s was measured (the host drifts, or the lane depends on which arm runs first), which the order-flipped pairs cancel",
 				human.DeltaCI(p.OrderEffectPct, p.OrderLowPct, p.OrderHighPct))
 		}
-	case p.Bounded && (maxPairs == 0 || p.Round >= maxPairs) && bounded(p) && lo > thr:
+	case p.Bounded && e.reached() && bounded(p) && lo > thr:
 		// The binding end, with a slowdown the collections did not each reproduce: the gate
 		// fails only reproduced regressions (a pooled-only call would add its own false
 		// alarms), so it passes, and says loudly what it saw.
 		f.Outcome = Pass
 		f.Reason = fmt.Sprintf("passed at the rule's last look (round %d), but look at it: the pooled interval lies above the %s%% threshold (pooled effect %s) while not every collection reproduced it (%s); the gate fails only reproduced regressions",
-			max(p.Round, 1), thrText, effect, verdictList(f.Verdicts))
-	case p.Bounded && (maxPairs == 0 || p.Round >= maxPairs):
+			max(e.look, 1), thrText, effect, verdictList(f.Verdicts))
+	case p.Bounded && e.reached():
 		// The binding end: at the rule's last look a lane that shows no regression passes.
 		f.Outcome, f.LastLook = Pass, true
 		f.CatchPct = 100 * catchRate(colls, p, 2*thr, thr, family, k)
 		f.Reason = fmt.Sprintf("passed at the rule's last look (round %d): a regression beyond %s%% is not shown (pooled effect %s); at this noise the gate catches a %s%% regression with probability %s",
-			max(p.Round, 1), thrText, effect, human.Num(2*threshold), human.Percent(f.CatchPct))
-	case !p.Bounded && p.UsablePairs > 0 && maxPairs > 0 && p.Round >= maxPairs:
+			max(e.look, 1), thrText, effect, human.Num(2*threshold), human.Percent(f.CatchPct))
+	case !p.Bounded && p.UsablePairs > 0 && e.maxPairs > 0 && e.reached():
 		// The binding end holds for a lane without an interval too: its runs were too few
 		// or too often set aside to estimate its noise, so the pass says it rules nothing out.
 		f.Outcome, f.LastLook = Pass, true
 		f.Reason = fmt.Sprintf("passed at the rule's last look (round %d) with no interval: %s cannot estimate the noise (%s), so this pass rules nothing out",
-			p.Round, human.Count(p.UsablePairs, "usable pair", "usable pairs"), mdtable.OrDash(p.Reason))
+			e.look, human.Count(p.UsablePairs, "usable pair", "usable pairs"), mdtable.OrDash(p.Reason))
 	case !p.Bounded:
 		f.MorePairs = -1
 		f.Reason = fmt.Sprintf("no interval yet (%s); run at least 2 pairs per collection", mdtable.OrDash(p.Reason))
@@ -469,6 +477,14 @@ func judge(lane, arm string, colls []driftcheck.LaneSummary, p driftcheck.LaneSu
 	}
 	return f
 }
+
+// end is where a gate run stands against its rule's last look: maxPairs (0 for a fixed
+// protocol, whose one look is its last) and the look the run reached.
+type end struct{ maxPairs, look int }
+
+// reached reports whether the run is at its rule's last look, where every lane is passed
+// or failed.
+func (e end) reached() bool { return e.maxPairs == 0 || e.look >= e.maxPairs }
 
 // catchRate returns the probability that the gate's regression rule fails a lane whose true
 // slowdown is theta (log scale) at the noise and look of its summaries: every collection's

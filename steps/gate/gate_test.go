@@ -378,3 +378,35 @@ func TestVerdictsCell(t *testing.T) {
 		t.Errorf("rerun: %q", got)
 	}
 }
+
+// TestStoppedLaneAtTheEnd: a lane passed at an earlier look and measured no more is
+// judged at the run's last look like the others. Its interval can widen afterwards (the
+// other lanes' noise lends to it), and a rerun then would be a rerun no round measures: an
+// A/A gate of the stickiness guards ended "stop: decided" and yet exit 4 that way.
+func TestStoppedLaneAtTheEnd(t *testing.T) {
+	const und = driftcheck.LaneUndecided
+	a := report1(lane("a", 1, und, 1, 6), lane("a", 2, und, 0, 6), lane("a", 0, und, 0.5, 3))
+	b := report1(lane("b", 1, und, -4, 9), lane("b", 2, und, -2, 9), lane("b", 0, und, -3.3, 8.4))
+	rep := a
+	rep.Config.MaxPairs = 20
+	for i := range a.Lanes {
+		rep.Lanes[i].Round = 20
+	}
+	rep.Pooled[0].Round = 20
+	for _, s := range b.Lanes {
+		s.Round = 18
+		rep.Lanes = append(rep.Lanes, s)
+	}
+	bp := b.Pooled[0]
+	bp.Round = 18
+	rep.Pooled = append(rep.Pooled, bp)
+	res := Evaluate(rep, nil, Rule{ThresholdPct: 5})
+	if res.Outcome != Pass || res.Findings[1].Outcome != Pass || !strings.Contains(res.Findings[1].Reason, "passed at the rule's last look (round 20)") {
+		t.Errorf("a lane stopped at round 18 at the run's last look: %s, %q", res.Findings[1].Outcome, res.Findings[1].Reason)
+	}
+	// Before the last look the same lane is left to a rerun.
+	rep.Config.MaxPairs = 30
+	if res := Evaluate(rep, nil, Rule{ThresholdPct: 5}); res.Findings[1].Outcome != Rerun {
+		t.Errorf("before the last look: %s", res.Findings[1].Outcome)
+	}
+}

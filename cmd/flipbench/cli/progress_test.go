@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/verbs/pipeline"
 )
@@ -35,7 +36,7 @@ func TestProgressETA(t *testing.T) {
 // pending), not against every run max-pairs allows.
 func TestProgressCountsTheBudget(t *testing.T) {
 	var out bytes.Buffer
-	p := &progress{w: &out, start: time.Now()}
+	p := &progress{w: &out, start: time.Now(), verbose: true}
 	lanes := []pipeline.LaneForecast{{Lane: "A"}, {Lane: "B"}, {Lane: "C"}}
 	// 3 lanes x 2 arms x 2 passes x 2 collections = 24 runs a round; the budget buys 2.
 	p.Forecast(pipeline.Forecast{Sequential: true, Budget: time.Minute, PerRound: 30 * time.Second, MaxPairs: 20, Rounds: 2,
@@ -61,7 +62,7 @@ func TestProgressCountsTheBudget(t *testing.T) {
 	// rounds of B, 16 runs, where the forecast's 2 rounds would leave none.
 	run(p, &receipt.Look{Round: 2, Elapsed: 40 * time.Second, Pending: []string{"B"}}, 32, 33, "33/~48")
 	// Without a time per round the plan's total stands.
-	q := &progress{w: &out, start: time.Now()}
+	q := &progress{w: &out, start: time.Now(), verbose: true}
 	q.Forecast(pipeline.Forecast{Sequential: true, MaxPairs: 20, Rounds: 20, Arms: 2, Collections: 2, Lanes: lanes})
 	run(q, nil, 0, 1, "1/480")
 }
@@ -70,7 +71,7 @@ func TestProgressCountsTheBudget(t *testing.T) {
 // counted apart from the plan's runs, so the count never passes its total.
 func TestProgressCountsRunsAgain(t *testing.T) {
 	var out bytes.Buffer
-	p := &progress{w: &out, start: time.Now()}
+	p := &progress{w: &out, start: time.Now(), verbose: true}
 	p.RunDone(32, 32, receipt.Record{Lane: "B", Arm: "base"})
 	p.RunDone(33, 32, receipt.Record{Lane: "B", Arm: "base", Attempt: 1})
 	p.RunDone(34, 32, receipt.Record{Lane: "B", Arm: "cand", Attempt: 1})
@@ -82,6 +83,53 @@ func TestProgressCountsRunsAgain(t *testing.T) {
 	}
 	if !strings.Contains(lines[2], "B/cand (measured again)") {
 		t.Errorf("the run measured again is not named: %q", lines[2])
+	}
+}
+
+// TestProgressInALog: without -v a log gets no line per process of a sequential run (its
+// looks print one a round, naming the verdicts that changed), a line every tenth of the
+// runs of a fixed protocol, and always a failed run's line.
+func TestProgressInALog(t *testing.T) {
+	var out bytes.Buffer
+	seq := &progress{w: &out, start: time.Now()}
+	seq.Forecast(pipeline.Forecast{Sequential: true, MinPairs: 2, MaxPairs: 20, Rounds: 20, Arms: 2, Collections: 2, Lanes: []pipeline.LaneForecast{{Lane: "A"}, {Lane: "B"}}})
+	out.Reset()
+	for n := 1; n <= 16; n++ {
+		seq.RunDone(n, 320, receipt.Record{Lane: "A", Arm: "base", Samples: []float64{1}})
+	}
+	seq.RunDone(17, 320, receipt.Record{Lane: "B", Arm: "cand", Error: "exit status 2"})
+	if got := strings.Count(out.String(), "flipbench: run "); got != 1 || !strings.Contains(out.String(), "B/cand FAILED") {
+		t.Errorf("a sequential run's log: %d run lines, want only the failed one:\n%s", got, out.String())
+	}
+	out.Reset()
+	look := func(round int, verdicts ...string) string {
+		out.Reset()
+		l := receipt.Look{Round: round, Pending: []string{"A", "B"}}
+		for i, v := range verdicts {
+			l.Lanes = append(l.Lanes, receipt.LookLane{Lane: string(rune('A' + i)), Arm: "cand", Verdict: driftcheck.LaneVerdict(v), EstimatePct: 1})
+		}
+		seq.Look(l)
+		return out.String()
+	}
+	if got := look(2, "undecided", "neutral"); !strings.Contains(got, "look after round 2 (0s measured): B/cand neutral +1.0%; 0 of 2 lanes settled; next round: A, B") {
+		t.Errorf("first look: %q", got)
+	}
+	if got := look(3, "undecided", "neutral"); !strings.Contains(got, ": no verdict changed; 0 of 2 lanes settled;") {
+		t.Errorf("a look that changed nothing: %q", got)
+	}
+	if got := look(4, "reproduced-slower", "neutral"); !strings.Contains(got, ": A/cand reproduced-slower +1.0%; 0 of 2 lanes settled;") {
+		t.Errorf("a look that decided A: %q", got)
+	}
+	out.Reset()
+	fixed := &progress{w: &out, start: time.Now()}
+	for n := 1; n <= 40; n++ {
+		fixed.RunDone(n, 40, receipt.Record{Lane: "A", Arm: "base", Samples: []float64{1}})
+	}
+	if got := strings.Count(out.String(), "flipbench: run "); got != 10 || !strings.Contains(out.String(), "run 40/40 (") {
+		t.Errorf("a fixed protocol's log: %d run lines, want 10, the last 40/40:\n%s", got, out.String())
+	}
+	if got := laneList([]string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}); got != "a, b, c, d, e, f, g, h and 2 more" {
+		t.Errorf("laneList = %q", got)
 	}
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,9 +54,9 @@ func (p *progress) Look(l receipt.Look) {
 }
 
 // changed says what a look changed: the lanes whose verdict differs from the previous
-// look's (at the first look, those decided), then how many lanes are decided in all:
-// "Seek/cand reproduced-slower +6672%; 3 of 7 decided", "no verdict changed; 3 of 7
-// decided".
+// look's (at the first look, those decided), then how many lanes the rule has settled
+// (no longer pending: decided, cleared, passed or given up): "Seek/cand reproduced-slower
+// +6672%; 3 of 7 lanes settled", "no verdict changed; 3 of 7 lanes settled".
 func (p *progress) changed(l receipt.Look) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -63,12 +64,11 @@ func (p *progress) changed(l receipt.Look) string {
 	if first {
 		p.verdicts = map[string]string{}
 	}
-	var parts []string
-	decided := 0
+	var parts, lanes []string
 	for _, ll := range l.Lanes {
 		key, v := ll.Lane+"/"+ll.Arm, string(ll.Verdict)
-		if ll.Verdict.Decided() {
-			decided++
+		if !slices.Contains(lanes, ll.Lane) {
+			lanes = append(lanes, ll.Lane)
 		}
 		if old, ok := p.verdicts[key]; (first && ll.Verdict.Decided()) || (!first && (!ok || old != v)) {
 			parts = append(parts, fmt.Sprintf("%s %s %s", key, v, human.Delta(ll.EstimatePct)))
@@ -79,7 +79,13 @@ func (p *progress) changed(l receipt.Look) string {
 	if what == "" {
 		what = "no verdict changed"
 	}
-	return fmt.Sprintf("%s; %d of %d decided", what, decided, len(l.Lanes))
+	settled := 0
+	for _, name := range lanes {
+		if !slices.Contains(l.Pending, name) {
+			settled++
+		}
+	}
+	return fmt.Sprintf("%s; %d of %s settled", what, settled, human.Count(len(lanes), "lane", "lanes"))
 }
 
 // laneList names the lanes a round measures, the first eight and how many more.

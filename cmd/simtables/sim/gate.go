@@ -29,8 +29,9 @@ type GateWorld struct {
 	// as slow and five times as noisy.
 	Contaminated float64
 	// Shared makes the collections perfectly correlated: a process of a lane, pass and arm
-	// runs at the same level in every collection (only its samples' noise differs), the
-	// world in which the regression rule's family bound is tightest.
+	// runs at the same level in every collection (only its samples' noise differs). The
+	// drift check counts the collections' degrees of freedom as independent, which such a
+	// host breaks: these worlds show what that costs (docs/gate.md).
 	Shared bool
 }
 
