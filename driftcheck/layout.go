@@ -92,7 +92,7 @@ type layoutEstimate struct {
 // poolLayouts gives every lane its layout component, at least what the other lanes of its
 // noise group show, and adds what it costs to the lane's mean (adjVar) and its share
 // (layoutSharePct). With K layouts a lane's own component rests on K - 1 degrees of
-// freedom (3 at the default 4), too few to tell a lane whose layouts matter from one
+// freedom (7 at the default 8), too few to tell a lane whose layouts matter from one
 // whose estimate came out 0 by chance. The lanes of one program share its layouts (one
 // seed moves every function), so the median over the other lanes of the ratio of layout
 // to within-layout variance, at this lane's own within-layout variance, is a floor:

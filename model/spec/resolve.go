@@ -31,10 +31,10 @@ const (
 	DefaultMaxPairs = 20
 	DefaultBudget   = 15 * time.Minute
 	// DefaultLayouts is the layout builds per arm of a gotest harness that sets none: each
-	// a link of the same compiled packages (seconds), and four draws of the layout are
-	// what a lane's interval needs to carry its spread (docs/methodology.md, "Code
-	// layout").
-	DefaultLayouts = 4
+	// a link of the same compiled packages (under a second, cached), and the layouts'
+	// share of a lane's mean falls as 1/K, so eight cost seconds and halve what four leave
+	// (docs/methodology.md, "Code layout": how many layouts, measured).
+	DefaultLayouts = 8
 	// MaxLayouts bounds protocol.layouts.
 	MaxLayouts = 16
 )

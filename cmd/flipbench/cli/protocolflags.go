@@ -60,7 +60,7 @@ func (p *protocolFlags) apply(f *pflag.FlagSet, o *spec.Overrides) {
 // runs lanes.
 func placementFlags(f *pflag.FlagSet, p *protocolFlags) {
 	cpusFlag(f, &p.cpus)
-	f.IntVar(&p.layouts, "layouts", 0, "builds of each arm, each linked with its own function layout and rotated over the pass pairs (default 4 for Go benchmarks; 1: one build per arm)")
+	f.IntVar(&p.layouts, "layouts", 0, "builds of each arm, each linked with its own function layout and rotated over the pass pairs (default 8 for Go benchmarks; 1: one build per arm)")
 	f.BoolVar(&p.recalibrate, "recalibrate", false, "calibrate every benchmark's iteration count again instead of reusing those of an earlier run of the same binaries on this host")
 }
 
