@@ -33,16 +33,27 @@ type Log struct {
 // WriteLog writes l to dir/LogFile, replacing it whole (through a temporary file), so an
 // interrupted write leaves the previous one.
 func WriteLog(dir string, l Log) error {
+	var b strings.Builder
+	if err := EncodeLog(&b, l); err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, LogFile+".tmp")
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, LogFile))
+}
+
+// EncodeLog writes l as LogFile holds it, indented and with its schema version: what
+// flipbench bisect --json prints on stdout.
+func EncodeLog(w io.Writer, l Log) error {
 	l.SchemaVersion = LogSchema
 	data, err := json.MarshalIndent(l, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, LogFile+".tmp")
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, LogFile))
+	_, err = w.Write(append(data, '\n'))
+	return err
 }
 
 // ReadLog reads dir/LogFile.

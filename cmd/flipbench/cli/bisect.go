@@ -5,16 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/model/lanekind"
-	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
 	"github.com/flipbench/flipbench/steps/armbuild"
 	"github.com/flipbench/flipbench/steps/compare"
@@ -32,6 +28,7 @@ type bisectOptions struct {
 	overrides        spec.Overrides
 	wait             waitFlag
 	recalibrate      bool
+	json             bool
 	args             []string
 }
 
@@ -59,7 +56,8 @@ Every step writes a receipt (results/ at the repository root, or --results), and
 bisection's log goes to results/<stamp>-bisect/bisect.json after every step. A step that
 cannot be decided within its budget stops the search (exit 4) saying how many pairs it
 needs: run again with more (--max-pairs, --budget) and --resume DIR, which reuses the
-decided steps. See docs/bisect.md.
+decided steps. --json prints that log on stdout instead of the text (docs/bisect.md). See
+docs/bisect.md.
 
 Exit status: 0 when the commit is named; 1 on an error or a refused baseline; 2 on a
 usage error; 4 when a step is undecided.`,
@@ -107,6 +105,7 @@ usage error; 4 when a step is undecided.`,
 	placementFlags(f, &pf)
 	f.DurationVar(&pf.budget, "budget", 0, "each step's measured wall time after which no round starts (default 10m)")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ at the repository root)")
+	f.BoolVar(&opts.json, "json", false, "print the bisection's log (bisect.json: its steps and answer) on stdout instead of the text")
 	f.StringVar(&opts.resume, "resume", "", "go on with the bisection logged in DIR (results/<stamp>-bisect), reusing its decided steps")
 	addWaitFlag(cmd, &opts.wait)
 	return cmd
@@ -147,10 +146,9 @@ func runBisect(ctx context.Context, s Streams, opts *bisectOptions) error {
 	if err != nil {
 		return fmt.Errorf("%w (the decided steps are in %s: --resume %s goes on from them)", err, relPath(dir), relPath(dir))
 	}
-	if err := bisect.Write(s.Out, out, relPath); err != nil {
+	if err := writeBisect(s, opts, log, out, dir); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Out, "log: %s\n", relPath(filepath.Join(dir, bisect.LogFile)))
 	switch {
 	case out.Status == bisect.StatusRefused:
 		return silentExit(ExitError)
@@ -199,52 +197,4 @@ func bisectMeasurer(ctx context.Context, s Streams, opts *bisectOptions) (bisect
 			return res, m.done(res, err)
 		},
 		Note: func(n string) { fmt.Fprintf(s.Err, "flipbench: note: %s\n", n) }}, log, nil
-}
-
-// bisectPackage resolves the package argument of bisect: one package with tests.
-func bisectPackage(ctx context.Context, root string, args []string) (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(wd); err == nil {
-		wd = real
-	}
-	pkgs, err := compare.Packages(ctx, wd, root, args)
-	if err != nil {
-		return "", err
-	}
-	if len(pkgs) != 1 {
-		return "", usageError("bisect: PACKAGE: a bisection follows one package; %d match (%v)", len(pkgs), pkgs)
-	}
-	return pkgs[0], nil
-}
-
-// bisectLogDir returns the folder of the bisection's log: a new results/<stamp>-bisect,
-// or the --resume folder with the steps it holds.
-func bisectLogDir(c clock.Clock, results, resume string, want bisectLog) (string, []bisect.Step, error) {
-	if resume != "" {
-		l, err := bisect.ReadLog(resume)
-		if err != nil {
-			return "", nil, usageError("--resume %s: %v", resume, err)
-		}
-		if err := bisect.CheckResume(l, want.Log); err != nil {
-			return "", nil, usageError("%v", err)
-		}
-		return resume, l.Outcome.Steps, nil
-	}
-	if err := os.MkdirAll(results, 0o755); err != nil {
-		return "", nil, err
-	}
-	for {
-		dir := filepath.Join(results, c.Now().UTC().Format(receipt.StampFormat)+"-bisect")
-		err := os.Mkdir(dir, 0o755)
-		if err == nil {
-			return dir, nil, nil
-		}
-		if !os.IsExist(err) {
-			return "", nil, err
-		}
-		time.Sleep(time.Second)
-	}
 }
