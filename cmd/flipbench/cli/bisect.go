@@ -184,7 +184,7 @@ func bisectMeasurer(ctx context.Context, s Streams, opts *bisectOptions) (bisect
 		if root, err = armbuild.TopLevel(ctx, "."); err != nil {
 			return bisect.Steps{}, log, fmt.Errorf("bisect needs a git repository: %w", err)
 		}
-		if log.Package, err = bisectPackage(ctx, root, opts.packages); err != nil {
+		if log.Package, err = onePackage(ctx, root, opts.packages, "bisect: PACKAGE"); err != nil {
 			return bisect.Steps{}, log, err
 		}
 	}

@@ -13,8 +13,9 @@ import (
 	"github.com/flipbench/flipbench/verbs/bisect"
 )
 
-// bisectPackage resolves the package argument of bisect: one package with tests.
-func bisectPackage(ctx context.Context, root string, args []string) (string, error) {
+// onePackage resolves the package arguments of verb (bisect, gate --package) to one
+// package with tests, relative to the repository root.
+func onePackage(ctx context.Context, root string, args []string, verb string) (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
@@ -27,7 +28,7 @@ func bisectPackage(ctx context.Context, root string, args []string) (string, err
 		return "", err
 	}
 	if len(pkgs) != 1 {
-		return "", usageError("bisect: PACKAGE: a bisection follows one package; %d match (%v)", len(pkgs), pkgs)
+		return "", usageError("%s: %d packages match (%v); give one", verb, len(pkgs), pkgs)
 	}
 	return pkgs[0], nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flipbench/flipbench/model/spec"
+	"github.com/flipbench/flipbench/steps/compare"
 	"github.com/flipbench/flipbench/verbs/ledger"
 	"github.com/flipbench/flipbench/verbs/pipeline"
 )
@@ -19,6 +20,7 @@ import (
 type gateOptions struct {
 	base, candidate string
 	specPath        string
+	pkg             string
 	bench           string
 	json            bool
 	results         string
@@ -62,14 +64,17 @@ lane whose threshold is out of reach of the rounds the budget buys, with the thr
 budget that would reach it; --strict refuses to run on instead (exit 2).
 
 The lanes come from experiments/gate.yaml, or --spec FILE (a gate.yaml, or an experiment
-page whose guard lanes are used). A gotest gate spec may leave its lanes out: the gate
+page whose guard lanes are used), or --package ./pkg: that package's benchmarks, built
+and timed as flipbench compare does (its benchtime and 6 samples per process), with no
+gate spec. A gotest gate spec may leave its lanes out: the gate
 then gates on every benchmark of its package, listed from the built arms; --bench REGEX
 selects some as go test -bench does, and --lanes REGEX filters the lanes either way. A
 markdown summary goes to stdout and, when set, to $GITHUB_STEP_SUMMARY; on a terminal (or
 with --format text) stdout gets the same as a table that wraps to the terminal's width, as
 flipbench compare's does; --json prints the decision as JSON instead.`,
 		Example: `  flipbench gate --base origin/main
-  flipbench gate --base main --candidate WORKTREE --spec experiments/275-admission-priority.md`,
+  flipbench gate --base main --candidate WORKTREE --spec experiments/275-admission-priority.md
+  flipbench gate --base origin/main --package ./btree --bench 'Insert|Get'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			args, err := takeWaitArg(&opts.wait, s.argv, args)
 			if err != nil {
@@ -87,6 +92,12 @@ flipbench compare's does; --json prints the decision as JSON instead.`,
 			if opts.threshold < 0 || opts.threshold > spec.MaxDriftThreshold {
 				return usageError("--threshold %g: must be between 0 and %d", opts.threshold, spec.MaxDriftThreshold)
 			}
+			if opts.pkg != "" && opts.specPath != "" {
+				return usageError("gate: --package and --spec: give one (--package gates a package's benchmarks without a gate spec)")
+			}
+			if opts.pkg != "" && !compare.IsPackageArg(opts.pkg) {
+				return usageError("--package %q: want a package path starting with ./", opts.pkg)
+			}
 			if opts.format != "" && opts.format != formatText && opts.format != formatMarkdown {
 				return usageError("--format %q: want text or markdown", opts.format)
 			}
@@ -100,6 +111,7 @@ flipbench compare's does; --json prints the decision as JSON instead.`,
 	f.StringVar(&opts.base, "base", "", "the branch the change goes into (its merge base with the candidate is measured)")
 	f.StringVar(&opts.candidate, "candidate", "HEAD", "the change: a ref, or WORKTREE for the uncommitted tree")
 	f.StringVar(&opts.specPath, "spec", "", "gate spec (default experiments/gate.yaml), or an experiment page")
+	f.StringVar(&opts.pkg, "package", "", "gate on this package's benchmarks (./pkg) with flipbench compare's defaults, without a gate spec")
 	f.StringVar(&opts.bench, "bench", "", "gate on the harness's benchmarks that this go test -bench expression selects, listed from the built arms (gotest; the default when the spec lists no lanes)")
 	f.StringVar(&opts.overrides.Lanes, "lanes", "", "run only the lanes (or listed benchmarks) matching this regular expression")
 	f.BoolVar(&opts.json, "json", false, "print the decision as JSON")
@@ -122,11 +134,7 @@ flipbench compare's does; --json prints the decision as JSON instead.`,
 func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root, err := ledger.FindRoot(".")
-	if err != nil {
-		return err
-	}
-	gs, err := loadGateSpec(root, opts.specPath)
+	root, gs, err := gateSpec(ctx, opts)
 	if err != nil {
 		return err
 	}
