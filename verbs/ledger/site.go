@@ -281,6 +281,14 @@ func (s *site) meta(rel string, e *spec.Experiment) []metaRow {
 // toHTML renders the markdown of the file at root-relative src: links to local files are
 // queued for the site and rewritten (.md to .html, folders to their listing).
 func (s *site) toHTML(md []byte, src string) (template.HTML, error) {
+	link := func(dest string) string { return s.link(src, dest) }
+	return markdownHTML(md, link, link)
+}
+
+// markdownHTML renders markdown with GitHub flavoured extensions and heading ids, every
+// link's destination passed through link and every image's through image. Raw HTML is
+// left out.
+func markdownHTML(md []byte, link, image func(dest string) string) (template.HTML, error) {
 	m := goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithParserOptions(parser.WithAutoHeadingID()))
 	doc := m.Parser().Parse(text.NewReader(md))
 	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
@@ -289,9 +297,9 @@ func (s *site) toHTML(md []byte, src string) (template.HTML, error) {
 		}
 		switch n := n.(type) {
 		case *ast.Link:
-			n.Destination = []byte(s.link(src, string(n.Destination)))
+			n.Destination = []byte(link(string(n.Destination)))
 		case *ast.Image:
-			n.Destination = []byte(s.link(src, string(n.Destination)))
+			n.Destination = []byte(image(string(n.Destination)))
 		}
 		return ast.WalkContinue, nil
 	})

@@ -215,8 +215,8 @@ type layoutResult struct {
 	Problems []string `json:"problems"`
 }
 
-// TestSiteLayout lays out the site's index, an experiment page and a receipt page in
-// headless Chromium at 1400 px and checks that no table is wider than the page, none
+// TestSiteLayout lays out the site's index, an experiment page, a receipt page and the
+// receipt as one page (ReceiptHTML) in headless Chromium at 1400 px and checks that no table is wider than the page, none
 // scrolls, no header row is empty and every plot loads (layoutScript, run in a copy of
 // each page: the site itself carries no script).
 func TestSiteLayout(t *testing.T) {
@@ -226,7 +226,15 @@ func TestSiteLayout(t *testing.T) {
 	if _, err := BuildSite(root, out); err != nil {
 		t.Fatal(err)
 	}
-	for _, page := range []string{"index.html", "experiments/001-fake.html", fixtureReceipt + ".html"} {
+	// And the receipt as one HTML page (ReceiptHTML), its plots inside it.
+	single, err := ReceiptHTML(filepath.Join(root, filepath.FromSlash(fixtureReceipt)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "single.html"), single, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range []string{"index.html", "experiments/001-fake.html", fixtureReceipt + ".html", "single.html"} {
 		t.Run(page, func(t *testing.T) {
 			path := filepath.Join(out, filepath.FromSlash(page))
 			html, err := os.ReadFile(path)
