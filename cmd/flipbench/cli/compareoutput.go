@@ -25,6 +25,7 @@ const (
 	formatText     = "text"
 	formatMarkdown = "markdown"
 	formatJSON     = "json"
+	formatSummary  = "summary"
 )
 
 // failOnSlower is the --fail-on value that exits 3 when a lane reproduced slower.
@@ -33,7 +34,7 @@ const failOnSlower = "slower"
 // addCompareOutputFlags registers --quiet, --format, --json and --fail-on.
 func addCompareOutputFlags(f *pflag.FlagSet, opts *compareOptions) {
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print only the table and the receipt: no progress, no build log, at most "+fmt.Sprint(quietLines)+" warning lines on stderr")
-	f.StringVar(&opts.format, "format", formatText, "the table's format: text (a terminal), markdown (a pull-request comment) or json (docs/json.md)")
+	f.StringVar(&opts.format, "format", formatText, "the table's format: text (a terminal), markdown (every lane, as markdown), summary (a pull-request comment of about 15 lines: the lanes that are not neutral, the neutral ones named) or json (docs/json.md)")
 	f.BoolVar(&opts.json, "json", false, "print the comparison as JSON on stdout (--format json)")
 	f.StringVar(&opts.failOn, "fail-on", "", "exit 3 after the table when a lane reproduced slower (slower); by default the verdicts do not change the exit status")
 	f.BoolVar(&opts.measureIdentical, "measure-identical", false, "measure even when base and candidate binaries are identical (compare says so and measures nothing otherwise)")
@@ -47,8 +48,8 @@ func checkCompareOutput(opts *compareOptions) error {
 		}
 		opts.format = formatJSON
 	}
-	if opts.format != formatText && opts.format != formatMarkdown && opts.format != formatJSON {
-		return usageError("--format %q: want text, markdown or json", opts.format)
+	if opts.format != formatText && opts.format != formatMarkdown && opts.format != formatSummary && opts.format != formatJSON {
+		return usageError("--format %q: want text, markdown, summary or json", opts.format)
 	}
 	if opts.failOn != "" && opts.failOn != failOnSlower {
 		return usageError("--fail-on %q: want slower", opts.failOn)
@@ -143,9 +144,12 @@ func writeCompareResult(ctx context.Context, s Streams, opts *compareOptions, ro
 		fmt.Fprintf(s.Err, "flipbench: receipt: %s\n", relPath(receiptPage))
 		return nil
 	}
-	if opts.format == formatMarkdown {
+	switch opts.format {
+	case formatSummary:
+		err = compare.Brief(s.Out, d, names, "`"+relPath(receiptPage)+"`")
+	case formatMarkdown:
 		err = compare.Markdown(s.Out, d, names)
-	} else {
+	default:
 		err = compare.Table(s.Out, d, names, terminalWidth(s))
 	}
 	if err != nil {
@@ -154,9 +158,11 @@ func writeCompareResult(ctx context.Context, s Streams, opts *compareOptions, ro
 	for _, w := range report.BenchtimeWarnings(d) {
 		fmt.Fprintf(s.Err, "flipbench: warning: %s\n", w)
 	}
-	if opts.format == formatMarkdown {
+	switch opts.format {
+	case formatSummary:
+	case formatMarkdown:
 		fmt.Fprintf(s.Out, "\nReceipt: `%s`\n", relPath(receiptPage))
-	} else {
+	default:
 		fmt.Fprintf(s.Out, "\nreceipt: %s\n", relPath(receiptPage))
 	}
 	if !opts.quiet && opts.results == "" {
