@@ -138,3 +138,21 @@ func TestContinuedRows(t *testing.T) {
 		}
 	}
 }
+
+// TestGateFindingsApart: rows whose collections are perfectly correlated, which the gate's
+// bound does not assume, are stated apart and do not decide whether the gate is within
+// its stated rate.
+func TestGateFindingsApart(t *testing.T) {
+	rows := []sim.GateNoOp{
+		{Lanes: 5, Noise: "2%", Trials: 200},
+		{Lanes: 20, Noise: "11%", Trials: 200, RegressionPct: 0.5},
+		{Lanes: 5, Noise: "11%, collections perfectly correlated", Trials: 200, RegressionPct: 10},
+	}
+	got := sim.GateFindings(rows)
+	for _, want := range []string{"in at most 0.5% of the runs of a row (20 lanes at 11% process noise), 1 of its 400 no-op runs in all: within the stated 2.5%",
+		"no-ops failed it in 20 of 200 runs with 5 lanes (10%)."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("GateFindings lacks %q:\n%s", want, got)
+		}
+	}
+}
