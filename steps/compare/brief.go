@@ -38,15 +38,16 @@ func briefRank(v driftcheck.LaneVerdict) int {
 // table is (full: the receipt page, say).
 func Brief(w io.Writer, d *loaded.Receipt, names Names, full string) error {
 	arms := d.Plan.Arms
-	return brief(w, Rows(d), [2]string{arms[0].Name, arms[len(arms)-1].Name}, names, full)
+	return brief(w, Rows(d), [2]string{arms[0].Name, arms[len(arms)-1].Name}, Level(d.Analysis), names, full)
 }
 
-// brief writes Brief's comment for the rows of a comparison of the arms named arms.
-func brief(w io.Writer, rows []Row, arms [2]string, names Names, full string) error {
+// brief writes Brief's comment for the rows of a comparison of the arms named arms, whose
+// intervals are at level.
+func brief(w io.Writer, rows []Row, arms [2]string, level string, names Names, full string) error {
 	ew := report.NewErrWriter(w)
 	fmt.Fprintf(ew, "## flipbench compare: %s\n\n", Summary(rows))
-	fmt.Fprintf(ew, "%s against %s, %s; changes are the candidate against the base (positive is slower) with %s intervals.\n\n",
-		names.Cand, names.Base, human.Count(len(rows), "lane", "lanes"), Level(rows))
+	fmt.Fprintf(ew, "%s against %s, %s; changes are the candidate against the base (positive is slower) with %s intervals, valid at every look.\n\n",
+		names.Cand, names.Base, human.Count(len(rows), "lane", "lanes"), level)
 	var shown []Row
 	var neutral []string
 	for _, r := range rows {
@@ -62,7 +63,7 @@ func brief(w io.Writer, rows []Row, arms [2]string, names Names, full string) er
 		for _, r := range shown[:min(len(shown), BriefRows)] {
 			cells = append(cells, []string{"`" + r.Lane + "`", value(r.Base, r.Unit), value(r.Cand, r.Unit), Change(r.Effect), Verdict(r)})
 		}
-		header := []string{"lane", arms[0], arms[1], "change [" + Level(rows) + " CI]", "verdict"}
+		header := []string{"lane", arms[0], arms[1], "change [" + level + " CI]", "verdict"}
 		if err := mdtable.Write(ew, header, cells); err != nil {
 			return err
 		}

@@ -20,7 +20,7 @@ func TestBrief(t *testing.T) {
 		Row{Lane: "Undec", Unit: "ns/op", Effect: lane(driftcheck.LaneUndecided, 1, -2.5, 4.8)},
 		Row{Lane: "Parse", Unit: "ns/op", Effect: lane(driftcheck.LaneReproducedSlower, 80, 75, 85)})
 	var b strings.Builder
-	if err := brief(&b, rows, [2]string{"base", "cand"}, Names{Base: "main", Cand: "HEAD"}, "`results/x.md`"); err != nil {
+	if err := brief(&b, rows, [2]string{"base", "cand"}, "90%", Names{Base: "main", Cand: "HEAD"}, "`results/x.md`"); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -50,7 +50,7 @@ func TestBrief(t *testing.T) {
 		rows = append(rows, Row{Lane: fmt.Sprintf("U%02d", i), Unit: "ns/op", Effect: lane(driftcheck.LaneUndecided, 1, -2.5, 4.8)})
 	}
 	b.Reset()
-	if err := brief(&b, rows, [2]string{"base", "cand"}, Names{Base: "main", Cand: "HEAD"}, "here"); err != nil {
+	if err := brief(&b, rows, [2]string{"base", "cand"}, "90%", Names{Base: "main", Cand: "HEAD"}, "here"); err != nil {
 		t.Fatal(err)
 	}
 	out = b.String()

@@ -16,7 +16,7 @@ type Result struct {
 	// Receipt is the receipt page of the run.
 	Receipt string `json:"receipt"`
 	// Summary is the table's one-line summary (Summary); Level the level of the lanes'
-	// intervals ("95%").
+	// intervals, valid at every look ("90%", Level).
 	Summary string `json:"summary"`
 	Level   string `json:"level"`
 	// Slower names the lanes that reproduced slower (what --fail-on slower fails on).
@@ -45,6 +45,9 @@ type LaneResult struct {
 	CILowPct    float64 `json:"ci_low_pct"`
 	CIHighPct   float64 `json:"ci_high_pct"`
 	Bounded     bool    `json:"bounded"`
+	// LookConfidence is the level of this lane's interval at the look that judged it
+	// alone (0.984): higher than the result's level, which holds at every look at once.
+	LookConfidence float64 `json:"look_confidence,omitempty"`
 	// Verdict is the lane's verdict (driftcheck.LaneVerdict); RuledOut what an undecided
 	// lane's interval rules out ("no regression beyond +2.8%"), empty otherwise.
 	Verdict  string `json:"verdict"`
@@ -66,12 +69,12 @@ type LaneResult struct {
 // pkg whose receipt page is page and whose failed runs number failed.
 func JSON(d *loaded.Receipt, pkg, page string, failed int) Result {
 	rows := Rows(d)
-	out := Result{Package: pkg, Receipt: page, Summary: Summary(rows), Level: Level(rows), Slower: append([]string{}, Slower(d)...),
+	out := Result{Package: pkg, Receipt: page, Summary: Summary(rows), Level: Level(d.Analysis), Slower: append([]string{}, Slower(d)...),
 		Lanes: []LaneResult{}, FailedRuns: failed}
 	for _, r := range rows {
 		e := r.Effect
 		l := LaneResult{Lane: r.Lane, Role: string(r.Role), Unit: r.Unit, Base: r.Base, Cand: r.Cand,
-			EstimatePct: e.EstimatePct, CILowPct: e.CILowPct, CIHighPct: e.CIHighPct, Bounded: e.Bounded,
+			EstimatePct: e.EstimatePct, CILowPct: e.CILowPct, CIHighPct: e.CIHighPct, Bounded: e.Bounded, LookConfidence: e.Confidence,
 			Verdict: string(e.Verdict), Pairs: e.UsablePairs, MDEPct: e.MDEPct, FloorPct: e.FloorPct, Note: Note(r)}
 		if e.Verdict == driftcheck.LaneUndecided {
 			l.RuledOut = RuledOut(e)

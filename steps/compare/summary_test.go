@@ -85,3 +85,32 @@ func TestNoteSaysLaneStopped(t *testing.T) {
 		t.Errorf("Note of a decided lane = %q, want none", got)
 	}
 }
+
+// TestNoteSaysLaneSettled: a lane a look decided and took off the rounds, which the last
+// look no longer decides, says so instead of asking for pairs the run chose not to measure.
+func TestNoteSaysLaneSettled(t *testing.T) {
+	looks := []receipt.Look{
+		{Round: 2, Pending: []string{"A", "B"}, Lanes: []receipt.LookLane{{Lane: "A", Verdict: driftcheck.LaneUndecided}, {Lane: "B", Verdict: driftcheck.LaneUndecided}}},
+		{Round: 3, Pending: []string{"B"}, Lanes: []receipt.LookLane{{Lane: "A", Verdict: driftcheck.LaneNeutral, EstimatePct: -0.3, CILowPct: -2.5, CIHighPct: 2.0},
+			{Lane: "B", Verdict: driftcheck.LaneUndecided}}},
+		{Round: 4, Pending: []string{}, Stop: receipt.StopMaxPairs},
+	}
+	u, round := settled(looks, "A")
+	if u == nil || round != 3 || u.Verdict != driftcheck.LaneNeutral {
+		t.Fatalf("settled(A) = %+v, %d; want neutral at round 3", u, round)
+	}
+	if u, _ := settled(looks, "B"); u != nil {
+		t.Errorf("settled(B) = %+v; want nil (measured to the end)", u)
+	}
+	e := lane(driftcheck.LaneUndecided, -0.3, -3.7, 3.1)
+	e.Reason = "effect -0.3% [-3.7%, +3.1%]: about 1 more pairs per collection would decide it"
+	r := Row{Lane: "A", Effect: e, Settled: u, SettledAfter: round}
+	want := "neutral at round 3 (-0.3% [-2.5%, +2.0%]) and measured no more; at the last look, judged with the other lanes' noise as it stood then, its interval no longer decides it"
+	if got := Note(r); got != want {
+		t.Errorf("Note = %q\nwant   %q", got, want)
+	}
+	r.Settled = nil
+	if got := Note(r); !strings.Contains(got, "more pairs") {
+		t.Errorf("Note without Settled = %q; want the reason", got)
+	}
+}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,29 +8,8 @@ import (
 
 	"github.com/flipbench/flipbench/internal/clock"
 	"github.com/flipbench/flipbench/model/receipt"
-	"github.com/flipbench/flipbench/steps/compare"
 	"github.com/flipbench/flipbench/verbs/bisect"
 )
-
-// onePackage resolves the package arguments of verb (bisect, gate --package) to one
-// package with tests, relative to the repository root.
-func onePackage(ctx context.Context, root string, args []string, verb string) (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(wd); err == nil {
-		wd = real
-	}
-	pkgs, err := compare.Packages(ctx, wd, root, args)
-	if err != nil {
-		return "", err
-	}
-	if len(pkgs) != 1 {
-		return "", usageError("%s: %d packages match (%v); give one", verb, len(pkgs), pkgs)
-	}
-	return pkgs[0], nil
-}
 
 // bisectLogDir returns the folder of the bisection's log: a new results/<stamp>-bisect,
 // or the --resume folder with the steps it holds.

@@ -50,8 +50,8 @@ func newCompareCmd(s Streams) *cobra.Command {
 every benchmark that --bench selects in its own process, in order-flipped pass pairs
 (the gate's sequential protocol: rounds until every benchmark is decided, at most 20,
 within 10 minutes), and prints one table: the base and candidate values with their
-spread, the change with its 95% interval (as a factor beyond 2x), the verdict and its
-reason. For every lane that reproduced, one more process per arm then runs with
+spread, the change with its 90% interval valid at every look (as a factor beyond 2x), the
+verdict and its reason. For every lane that reproduced, one more process per arm then runs with
 -test.cpuprofile (and -test.memprofile where the lane reports B/op), and the table is
 followed by the functions whose cost per operation changed most, as go tool pprof
 -diff_base shows them (--profile-lanes all profiles every lane, none no lane; the

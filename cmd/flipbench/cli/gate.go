@@ -66,9 +66,9 @@ budget that would reach it; --strict refuses to run on instead (exit 2).
 The lanes come from experiments/gate.yaml, or --spec FILE (a gate.yaml, or an experiment
 page whose guard lanes are used), or --package ./pkg: that package's benchmarks, built
 and timed as flipbench compare does (its benchtime and 6 samples per process), with no
-gate spec. A gotest gate spec may leave its lanes out: the gate
-then gates on every benchmark of its package, listed from the built arms; --bench REGEX
-selects some as go test -bench does, and --lanes REGEX filters the lanes either way. A
+gate spec. A gotest gate spec may leave its lanes out: the gate then gates on every
+benchmark of its package, listed from the built arms; --bench REGEX selects some as go
+test -bench does, and --lanes REGEX filters the lanes either way. A
 markdown summary goes to stdout and, when set, to $GITHUB_STEP_SUMMARY; on a terminal (or
 with --format text) stdout gets the same as a table that wraps to the terminal's width, as
 flipbench compare's does; --json prints the decision as JSON instead.`,
