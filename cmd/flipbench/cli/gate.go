@@ -134,12 +134,12 @@ flipbench compare's does; --json prints the decision as JSON instead.`,
 func runGate(ctx context.Context, s Streams, opts *gateOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root, gs, err := gateSpec(ctx, opts)
+	root, gs, overrides, err := gateSpec(ctx, opts)
 	if err != nil {
 		return err
 	}
 	req := pipeline.GateRequest{Gate: gs, Root: root, Base: opts.base, Candidate: opts.candidate, Bench: opts.bench,
-		Overrides: opts.overrides, ThresholdPct: opts.threshold, Continue: opts.cont, Strict: opts.strict,
+		Overrides: overrides, ThresholdPct: opts.threshold, Continue: opts.cont, Strict: opts.strict,
 		MeasureIdentical: opts.measureIdentical, Results: resultsDir(root, opts.results), Command: opts.args}
 	m := startMeasuring(s, opts.args, opts.wait)
 	m.opts.Recalibrate = opts.recalibrate

@@ -10,27 +10,26 @@ import (
 	"github.com/flipbench/flipbench/verbs/ledger"
 )
 
-// gateSpec returns the gate's root and spec. With --package: the repository's top level
-// and a gate of that package's benchmarks with a comparison's defaults (compare.GateSpec,
-// its samples and warmup put in opts.overrides); else the ledger root and its gate spec
-// (experiments/gate.yaml or --spec).
-func gateSpec(ctx context.Context, opts *gateOptions) (string, *spec.Gate, error) {
+// gateSpec returns the gate's root, spec and protocol overrides. With --package: the
+// repository's top level, a gate of that package's benchmarks (compare.GateSpec) and the
+// overrides with a comparison's samples and warmup (compare.GateOverrides); else the
+// ledger root, its gate spec (experiments/gate.yaml or --spec) and the overrides as given.
+func gateSpec(ctx context.Context, opts *gateOptions) (string, *spec.Gate, spec.Overrides, error) {
 	if opts.pkg == "" {
 		root, err := ledger.FindRoot(".")
 		if err != nil {
-			return "", nil, fmt.Errorf("%w (flipbench gate --package ./pkg gates a package's benchmarks without a gate spec)", err)
+			return "", nil, opts.overrides, fmt.Errorf("%w (flipbench gate --package ./pkg gates a package's benchmarks without a gate spec)", err)
 		}
 		gs, err := loadGateSpec(root, opts.specPath)
-		return root, gs, err
+		return root, gs, opts.overrides, err
 	}
 	root, err := armbuild.TopLevel(ctx, ".")
 	if err != nil {
-		return "", nil, fmt.Errorf("gate --package needs a git repository: %w", err)
+		return "", nil, opts.overrides, fmt.Errorf("gate --package needs a git repository: %w", err)
 	}
 	pkg, err := onePackage(ctx, root, []string{opts.pkg}, "gate --package")
 	if err != nil {
-		return "", nil, err
+		return "", nil, opts.overrides, err
 	}
-	opts.overrides = compare.GateOverrides(opts.overrides)
-	return root, compare.GateSpec(pkg), nil
+	return root, compare.GateSpec(pkg), compare.GateOverrides(opts.overrides), nil
 }
