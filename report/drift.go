@@ -20,16 +20,19 @@ import (
 // flipbench drift after the tables.
 func DriftMarkdown(w io.Writer, r driftcheck.Report, roles Roles, vals *Values) error {
 	ew := NewErrWriter(w)
+	if len(r.Pooled) > 0 {
+		fmt.Fprintf(ew, "%s\n\n", LevelSentence(r))
+	}
 	for _, g := range Groups(r.Pooled) {
 		fmt.Fprintf(ew, "### %s vs %s, pooled over collections\n\n", g[0].Arm, r.Base)
-		if err := EvidenceTable(ew, r.Base, g, roles, vals); err != nil {
+		if err := EvidenceTable(ew, r, g, roles, vals); err != nil {
 			return err
 		}
 		fmt.Fprintln(ew)
 	}
 	for _, g := range Groups(r.Lanes) {
 		fmt.Fprintf(ew, "### %s vs %s, collection %d\n\n", g[0].Arm, r.Base, g[0].Collection)
-		if err := EvidenceTable(ew, r.Base, g, roles, vals); err != nil {
+		if err := EvidenceTable(ew, r, g, roles, vals); err != nil {
 			return err
 		}
 		fmt.Fprintf(ew, "\nPass statistics (for comparison with benchstat; the verdicts use the pair means above):\n\n")

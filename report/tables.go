@@ -32,8 +32,11 @@ func PlanRoles(p *receipt.Plan) Roles {
 // collection or pooled) as a markdown table: role, the base and candidate values beside
 // the effect estimate with its interval, MDE, noise, order effect, pair verdict counts,
 // the lane verdict and its reason. Receipts, drift reports and experiment pages all show
-// lanes with it. vals gives the values (nil: none).
-func EvidenceTable(w io.Writer, base string, sums []driftcheck.LaneSummary, roles Roles, vals *Values) error {
+// lanes with it. The interval's level is the one it holds at every look of rep's rule
+// (driftcheck.Config.LevelOf): one level for every pooled table, another for every
+// collection's. vals gives the values (nil: none).
+func EvidenceTable(w io.Writer, rep driftcheck.Report, sums []driftcheck.LaneSummary, roles Roles, vals *Values) error {
+	base := rep.Base
 	rows := make([][]string, 0, len(sums))
 	for _, s := range sums {
 		rows = append(rows, []string{
@@ -41,15 +44,24 @@ func EvidenceTable(w io.Writer, base string, sums []driftcheck.LaneSummary, role
 			mdtable.OrDash(driftcheck.PairCounts(s)), string(s.Verdict), s.Reason,
 		})
 	}
-	conf := "95%"
-	if len(sums) > 0 && sums[0].Confidence > 0 {
-		conf = human.Num(sums[0].Confidence*100) + "%"
+	conf := human.Level(rep.Config.Level())
+	if len(sums) > 0 {
+		conf = human.Level(rep.Config.LevelOf(sums[0]))
 	}
 	arm := "candidate"
 	if len(sums) > 0 {
 		arm = sums[0].Arm
 	}
 	return mdtable.Write(w, []string{"lane", "role", base + " -> " + arm, "effect [" + conf + " CI]", "MDE", "noise (between / within)", "order effect", "pairs", "verdict", "reason"}, rows)
+}
+
+// LevelSentence says once, above a receipt's or a page's evidence tables, at what level
+// their intervals hold: at every look of the rule, the pooled ones at one level and each
+// collection's (its replication test) at another.
+func LevelSentence(rep driftcheck.Report) string {
+	return fmt.Sprintf("Every interval holds at every look of the rule at once: the pooled ones at %s, "+
+		"each collection's at %s (the level of its replication test).",
+		human.Level(rep.Config.Level()), human.Level(rep.Config.CollectionLevel()))
 }
 
 // Effect formats a summary's effect estimate with its interval: "-12.1% [-15.0%, -9.1%]",

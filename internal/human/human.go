@@ -322,3 +322,6 @@ func RoundUp(d time.Duration) time.Duration {
 	}
 	return (d + unit - 1).Truncate(unit)
 }
+
+// Level formats a confidence level given as a fraction: 0.9 is "90%", 0.975 "97.5%".
+func Level(c float64) string { return Num(math.Round(c*1000)/10) + "%" }

@@ -266,20 +266,9 @@ func showRoles(rows []Row) bool {
 }
 
 // Level is the level of a comparison's intervals, the same for every lane and stated
-// once, in the header: "90%". Each lane's interval is a repeated confidence interval:
-// its two bounds are the one-sided tests of the rule, each erring at most alpha over all
-// the rule's looks together (driftcheck.Design spends alpha over them), so the interval
-// holds at every look at once with 1 - 2 alpha, whichever look a lane stopped at. The
-// level of each look's interval alone is higher and differs between lanes (97.3% to
-// 98.8% on google/uuid's 16 benchmarks, after 2 to 20 rounds): the JSON has it per lane
-// (look_confidence).
-func Level(rep driftcheck.Report) string {
-	a := rep.Config.Alpha
-	if a <= 0 {
-		a = driftcheck.DefaultConfig().Alpha
-	}
-	return human.Num(math.Round((1-2*a)*1000)/10) + "%"
-}
+// once, in the header: "90%", the pooled intervals' level valid at every look
+// (driftcheck.Config.Level). Each look's own level is in the JSON (look_confidence).
+func Level(rep driftcheck.Report) string { return human.Level(rep.Config.Level()) }
 
 // legend says once what the columns hold, the intervals' level with it.
 func legend(level string) string {

@@ -205,8 +205,8 @@ func evidence(ew *report.ErrWriter, d *loaded.Receipt, arm string) error {
 			pooled = append(pooled, s)
 		}
 	}
-	fmt.Fprintf(ew, "#### Pooled over collections\n\n")
-	if err := report.EvidenceTable(ew, d.Analysis.Base, pooled, roles, vals); err != nil {
+	fmt.Fprintf(ew, "#### Pooled over collections\n\n%s\n\n", report.LevelSentence(d.Analysis))
+	if err := report.EvidenceTable(ew, d.Analysis, pooled, roles, vals); err != nil {
 		return err
 	}
 	fmt.Fprintln(ew)
@@ -215,7 +215,7 @@ func evidence(ew *report.ErrWriter, d *loaded.Receipt, arm string) error {
 			continue
 		}
 		fmt.Fprintf(ew, "#### Collection %d\n\n", g[0].Collection)
-		if err := report.EvidenceTable(ew, d.Analysis.Base, g, roles, vals); err != nil {
+		if err := report.EvidenceTable(ew, d.Analysis, g, roles, vals); err != nil {
 			return err
 		}
 		fmt.Fprintln(ew)

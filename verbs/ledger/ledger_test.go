@@ -274,7 +274,7 @@ func TestCheckCatches(t *testing.T) {
 			edit(t, root, fixturePage, func(s string) string {
 				return strings.Replace(s, "Take candA: the same gain", "<what we decided and why>: the same gain", 1)
 			})
-		}, "ROOT/experiments/001-fake.md:196: template placeholder <what we decided and why>: replace it with the real text"},
+		}, "ROOT/experiments/001-fake.md:200: template placeholder <what we decided and why>: replace it with the real text"},
 		{"template placeholder in the front matter", func(t *testing.T, root string) {
 			edit(t, root, fixturePage, func(s string) string {
 				return strings.Replace(s, "title: a fake lane", "title: <the question> a fake lane", 1)

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -56,7 +55,8 @@ type GateOutcome struct {
 	// Analysis is the drift check decided from: the receipt's, or with a continued run
 	// the earlier receipts' pairs and this run's analysed together.
 	Analysis driftcheck.Report
-	// Level is the level of the pooled intervals ("95%"), stated once in the summary.
+	// Level is the level the pooled intervals hold at every look ("90%"), stated once in the
+	// summary.
 	Level string
 	// Prior is the earlier receipts a continued run continued; nil otherwise.
 	Prior *Prior
@@ -178,22 +178,14 @@ func LaneNames(lanes []spec.Lane) string {
 	return strings.Join(names, ", ")
 }
 
-// gateLevel is the level of the pooled intervals ("95%"), stated once in the table: the
-// look's, or for a continued run (continued) the confidence sequences' 1 - alpha.
+// gateLevel is the level of the pooled intervals, stated once in the table: the level
+// they hold at every look (driftcheck.Config.Level, "90%"), or for a continued run
+// (continued) the confidence sequences' level at any number of pairs ("95%").
 func gateLevel(rep driftcheck.Report, continued bool) string {
 	if continued {
-		alpha := rep.Config.Alpha
-		if !(alpha > 0) {
-			alpha = driftcheck.DefaultConfig().Alpha
-		}
-		return human.Num(math.Round((1-alpha)*1000)/10) + "%"
+		return human.Level(rep.Config.SequenceLevel())
 	}
-	for _, p := range rep.Pooled {
-		if p.Confidence > 0 {
-			return human.Num(math.Round(p.Confidence*1000)/10) + "%"
-		}
-	}
-	return "95%"
+	return human.Level(rep.Config.Level())
 }
 
 // maxReachNotes is how many lanes out of reach the gate names one line each; the rest

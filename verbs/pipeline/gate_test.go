@@ -62,3 +62,16 @@ func TestGateReach(t *testing.T) {
 		t.Errorf("within reach: %v, %q", err, quiet.notes)
 	}
 }
+
+// TestGateLevel: the gate states the level its intervals hold at every look, not the
+// last look's own (which was 92.4% to 98% on real runs), and a continued gate the
+// confidence sequences' level.
+func TestGateLevel(t *testing.T) {
+	rep := driftcheck.Report{Config: driftcheck.Config{Alpha: 0.05}, Pooled: []driftcheck.LaneSummary{{Confidence: 0.924}}}
+	if got := gateLevel(rep, false); got != "90%" {
+		t.Errorf("gate level %q, want 90%%", got)
+	}
+	if got := gateLevel(rep, true); got != "95%" {
+		t.Errorf("continued gate level %q, want 95%%", got)
+	}
+}
