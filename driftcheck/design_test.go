@@ -56,3 +56,18 @@ func TestMoments(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnDF: OwnDF is the df residual computes from complete rounds.
+func TestOwnDF(t *testing.T) {
+	for _, tc := range []struct{ c, r, want int }{{2, 1, 1}, {2, 2, 5}, {1, 1, 0}, {1, 4, 6}, {3, 2, 8}} {
+		byColl := make([][]pairStat, tc.c)
+		for c := range byColl {
+			for k := 1; k <= tc.r; k++ {
+				byColl[c] = append(byColl[c], pairStat{k: k, m: float64(k * c), o: float64(k)})
+			}
+		}
+		if _, df := residual(byColl, 0); df != tc.want || OwnDF(tc.c, tc.r) != tc.want {
+			t.Errorf("%d collections, %d rounds: residual df %d, OwnDF %d, want %d", tc.c, tc.r, df, OwnDF(tc.c, tc.r), tc.want)
+		}
+	}
+}

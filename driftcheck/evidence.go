@@ -88,6 +88,18 @@ func residual(byColl [][]pairStat, upto int) (s2 float64, df int) {
 	return 2 * (ssM + ssO) / float64(df), df
 }
 
+// OwnDF is the degrees of freedom of a lane's own noise estimate (residual) after the
+// given rounds (pairs per collection, none lost) in the given collections: one per pair
+// mean beyond the first in each collection, one per order effect beyond the first.
+// After round 1 a lane has collections - 1 of its own (1 with two collections), so its
+// noise is the prior the lanes share until a later round.
+func OwnDF(collections, rounds int) int {
+	if collections < 1 || rounds < 1 || collections*rounds < 2 {
+		return 0
+	}
+	return collections*(rounds-1) + collections*rounds - 1
+}
+
 // truncated returns the pairs of ps with index at most upto (all of them for upto 0).
 func truncated(ps []pairStat, upto int) []pairStat {
 	if upto <= 0 {

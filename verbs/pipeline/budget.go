@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -64,6 +65,12 @@ type Forecast struct {
 	Lanes []LaneForecast
 	// Advice says what would buy a better answer, one line each.
 	Advice []string
+	// SharedLowPct..SharedHighPct is the range of the lanes' noise after a round too early
+	// for a lane's own (driftcheck.OwnDF below minOwnDF): the prior they share, not each
+	// lane's, so it gives them no MDE; OwnAfter is the round after which a lane's own is
+	// known (0: none shared).
+	SharedLowPct, SharedHighPct float64
+	OwnAfter                    int
 }
 
 // LaneForecast is what one lane can reach.
@@ -74,9 +81,10 @@ type LaneForecast struct {
 	// PerRound is the lane's share of a round (0: unknown).
 	PerRound time.Duration
 	// NoisePct is the noise of one pass delta (0: unknown), NoiseFrom where it comes from
-	// ("the host calibration", "round 1"), FloorPct the lane's floor.
+	// ("the host calibration", "round 1"), FloorPct the lane's floor, or its threshold
+	// when Bar says so ("threshold"; "" is the floor).
 	NoisePct, FloorPct float64
-	NoiseFrom          string
+	NoiseFrom, Bar     string
 	// MDEPct is the MDE at Forecast.Rounds rounds (0: unknown); PairsNeeded the rounds
 	// that would bring it to the floor.
 	MDEPct      float64
@@ -108,6 +116,27 @@ const shorterBy = 5
 type noiseSource struct {
 	noise, between, within float64
 	from                   string
+	// shared says the noise is the lanes' shared prior more than the lane's own (a look's
+	// estimate with fewer than minOwnDF degrees of freedom of the lane's own).
+	shared bool
+}
+
+// minOwnDF is the fewest degrees of freedom of its own a lane's noise needs before a
+// forecast states the lane's MDE from it. With fewer, the moderated noise is the prior the
+// lanes share (after round 1 with two collections, every lane's own has 1 degree of
+// freedom, and google/uuid's 16 lanes all read 2.2-2.5% there, 3.9-9.8% MDEs one round
+// later), and a 90% interval of a standard deviation from 2 degrees of freedom still spans
+// a factor of 8.
+const minOwnDF = 3
+
+// ownAfter is the first round after round after whose look gives a lane minOwnDF degrees
+// of freedom of its own, in the given collections.
+func ownAfter(collections, after int) int {
+	r := after + 1
+	for driftcheck.OwnDF(max(collections, 1), r) < minOwnDF {
+		r++
+	}
+	return r
 }
 
 // forecast makes a run's forecast from what is known: the iteration calibration, the
@@ -171,6 +200,14 @@ func forecast(plan *receipt.Plan, cals []LaneCalibration, calibrated time.Durati
 		if !ok {
 			continue
 		}
+		if src.shared {
+			if f.OwnAfter == 0 || src.noise < f.SharedLowPct {
+				f.SharedLowPct = src.noise
+			}
+			f.SharedHighPct = max(f.SharedHighPct, src.noise)
+			f.OwnAfter = ownAfter(p.Collections, after)
+			continue
+		}
 		lf.NoisePct, lf.NoiseFrom = src.noise, src.from
 		pw := driftcheck.PowerAt(src.noise, lf.FloorPct, f.Rounds, max(p.Collections, 1), plan.Drift)
 		lf.MDEPct, lf.PairsNeeded = pw.MDEPct, pw.PairsNeeded
@@ -180,30 +217,31 @@ func forecast(plan *receipt.Plan, cals []LaneCalibration, calibrated time.Durati
 	return f
 }
 
-// laneNoise finds a lane's noise: from the look's evidence (the worst candidate), else
-// the host calibration scaled to the run's samples.
+// laneNoise finds a lane's noise: from the look's evidence (the worst candidate) when it
+// rests on the lane's own pairs, else the host calibration scaled to the run's samples,
+// else the look's shared estimate (shared).
 func laneNoise(plan *receipt.Plan, lane string, host *calibrate.File, rep *driftcheck.Report, after int) (noiseSource, bool) {
+	var best noiseSource
 	if rep != nil {
-		var best noiseSource
 		for _, s := range rep.Pooled {
 			if s.Lane == lane && s.NoisePct > best.noise && !math.IsInf(s.NoisePct, 0) {
-				best = noiseSource{s.NoisePct, s.BetweenPct, s.WithinCVPct, fmt.Sprintf("round%s 1-%d", plural(after), after)}
+				best = noiseSource{s.NoisePct, s.BetweenPct, s.WithinCVPct, fmt.Sprintf("round%s 1-%d", plural(after), after), s.DF < minOwnDF}
 				if after == 1 {
 					best.from = "round 1"
 				}
 			}
 		}
-		if best.noise > 0 {
+		if best.noise > 0 && !best.shared {
 			return best, true
 		}
 	}
 	if host != nil {
 		if c, ok := host.Lane(plan.Experiment, lane); ok && c.NoisePct > 0 {
 			n := driftcheck.NoiseOf(c.BetweenPct, c.WithinCVPct, plan.Protocol.Samples)
-			return noiseSource{n, c.BetweenPct, c.WithinCVPct, "the host calibration"}, true
+			return noiseSource{noise: n, between: c.BetweenPct, within: c.WithinCVPct, from: "the host calibration"}, true
 		}
 	}
-	return noiseSource{}, false
+	return best, best.noise > 0
 }
 
 // advice says what would buy a better answer: fewer benchmarks or a larger budget when
@@ -234,7 +272,7 @@ func advice(f Forecast) []string {
 			f.Shorter, f.ShorterRound.Round(100*time.Millisecond), min(f.MaxPairs, max(int(f.Budget/f.ShorterRound), 1))))
 	}
 	if len(short) > 0 && f.PerRound > 0 {
-		msg := fmt.Sprintf("%d of %d lanes cannot reach their floor in %d rounds at this noise", len(short), len(f.Lanes), f.Rounds)
+		msg := fmt.Sprintf("%d of %d lanes cannot reach their %s in %d rounds at this noise", len(short), len(f.Lanes), cmp.Or(f.Lanes[0].Bar, "floor"), f.Rounds)
 		if need > f.Rounds {
 			msg += fmt.Sprintf("; the noisiest of them would need about %d rounds (%s)", need, human.RoundUp(f.PerRound*time.Duration(need)))
 		}
@@ -281,7 +319,11 @@ func (f Forecast) Lines() []string {
 				ls = append(ls, l.Lane)
 			}
 		}
-		what := "MDE known after round " + strconv.Itoa(f.After+1)
+		what := "MDE known after round " + strconv.Itoa(ownAfter(f.Collections, f.After))
+		if f.OwnAfter > 0 {
+			what = fmt.Sprintf("MDE known after round %d (round %d gives a lane too few pairs of its own; the noise the lanes share so far is %s)",
+				f.OwnAfter, f.After, noiseRange(f.SharedLowPct, f.SharedHighPct))
+		}
 		if !f.Sequential {
 			what = "MDE unknown (no host calibration of the lanes: flipbench calibrate measures their noise)"
 		}
@@ -294,15 +336,25 @@ func (f Forecast) Lines() []string {
 		}
 		switch {
 		case l.MDEPct > 0:
-			line += fmt.Sprintf(": MDE %s at %d round%s (noise %.1f%% from %s), floor %g%%", mdeText(l.MDEPct), f.Rounds, plural(f.Rounds), l.NoisePct, l.NoiseFrom, l.FloorPct)
+			line += fmt.Sprintf(": MDE %s at %d round%s (noise %.1f%% from %s), %s %g%%", mdeText(l.MDEPct), f.Rounds, plural(f.Rounds), l.NoisePct, l.NoiseFrom, cmp.Or(l.Bar, "floor"), l.FloorPct)
+		case f.OwnAfter > 0:
+			line += ": MDE known after round " + strconv.Itoa(f.OwnAfter)
 		case f.Sequential:
-			line += ": MDE known after round " + strconv.Itoa(f.After+1)
+			line += ": MDE known after round " + strconv.Itoa(ownAfter(f.Collections, f.After))
 		default:
 			line += ": MDE unknown (no host calibration of the lane: flipbench calibrate measures its noise)"
 		}
 		out = append(out, line)
 	}
 	return append(out, adviceLines(f)...)
+}
+
+// noiseRange writes a range of noise levels: "2.2%-2.5%", or one level.
+func noiseRange(lo, hi float64) string {
+	if human.Percent(lo) == human.Percent(hi) {
+		return human.Percent(lo)
+	}
+	return human.Percent(lo) + "-" + human.Percent(hi)
 }
 
 // adviceLines prefixes the forecast's advice.

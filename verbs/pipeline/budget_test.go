@@ -120,7 +120,7 @@ func TestForecast(t *testing.T) {
 	for _, want := range []string{
 		"plan: 2 lanes x 2 arms, 6 samples after 1 warmup per process, 2 collections; iteration counts fixed in 2s",
 		"about 12s per round (from the iteration calibration); the 10s budget buys 1 of at most 20 rounds of all 2 lanes; lanes decided early leave more to the rest (each look says how many)",
-		"  lanes: A (1000x), B (1000x); MDE known after round 1",
+		"  lanes: A (1000x), B (1000x); MDE known after round 2",
 		"advice: the 10s budget buys 1 of 20 rounds: select fewer benchmarks (--bench; each lane costs about 6s a round) or raise the budget (--budget 4m0s runs all 20)",
 		// 16 processes of 50ms + 7 samples x 20ms.
 		"advice: a benchtime of 20ms (--benchtime, harness.benchtime) makes a round about 3s, so the budget buys 3 rounds;",
@@ -132,9 +132,21 @@ func TestForecast(t *testing.T) {
 
 	plan.Protocol.Sequential.Budget = time.Hour
 	rep := &driftcheck.Report{Pooled: []driftcheck.LaneSummary{
-		{Lane: "A", Arm: "cand", NoisePct: 0.5, BetweenPct: 0.3, WithinCVPct: 0.2},
-		{Lane: "B", Arm: "cand", NoisePct: 20, BetweenPct: 1, WithinCVPct: 30},
+		{Lane: "A", Arm: "cand", NoisePct: 0.5, BetweenPct: 0.3, WithinCVPct: 0.2, DF: 1},
+		{Lane: "B", Arm: "cand", NoisePct: 20, BetweenPct: 1, WithinCVPct: 30, DF: 1},
 	}}
+	// After round 1 of two collections a lane has 1 degree of freedom of its own: its
+	// moderated noise is the lanes' shared prior, which gives no lane an MDE.
+	f = forecast(plan, nil, 0, nil, rep, 1, 12*time.Second)
+	if f.NoiseKnown() || f.OwnAfter != 2 || f.PerRound != 12*time.Second {
+		t.Fatalf("after round 1 with shared noise: noise known %v, own after round %d, per round %s", f.NoiseKnown(), f.OwnAfter, f.PerRound)
+	}
+	if text := strings.Join(f.Lines(), "\n"); !strings.Contains(text, "  lanes: A (1000x), B (1000x); MDE known after round 2 (round 1 gives a lane too few pairs of its own; the noise the lanes share so far is 0.5%-20.0%)") {
+		t.Errorf("forecast with shared noise:\n%s", text)
+	}
+	for i := range rep.Pooled {
+		rep.Pooled[i].DF = 5
+	}
 	mdeA := driftcheck.PowerAt(0.5, 3, 20, 2, plan.Drift).MDEPct
 	needB := driftcheck.PowerAt(20, 3, 20, 2, plan.Drift).PairsNeeded
 	f = forecast(plan, nil, 0, nil, rep, 1, 12*time.Second)

@@ -142,7 +142,8 @@ func gateRun(ctx context.Context, req GateRequest, opts Options) (job Job, rule 
 		note(opts, "continuing %s from %s (%d rounds): its pairs and this run's are judged together by confidence sequences",
 			human.Count(len(p.Dirs), "receipt", "receipts"), shortPath(req.Continue), p.Rounds)
 	}
-	job.reach = gateReach{opts: opts, strict: req.Strict, threshold: threshold, lanePct: gs.LaneThresholds(), prior: job.Continue}.check
+	reach := gateReach{opts: opts, strict: req.Strict, threshold: threshold, lanePct: gs.LaneThresholds(), prior: job.Continue}
+	job.goal = goal{reach: reach.check, threshold: reach.laneThreshold}
 	if discover {
 		job.Select = func(ctx context.Context, st harness.Starter, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
 			e, res, notes, err := compare.Select(ctx, st, exp, arms, req.Bench, spec.RoleGuard, req.Overrides)
@@ -240,6 +241,14 @@ func (g gateReach) check(f Forecast) error {
 	return nil
 }
 
+// laneThreshold is a lane's threshold: its own, else the gate's.
+func (g gateReach) laneThreshold(lane string) float64 {
+	if t := g.lanePct[lane]; t > 0 {
+		return t
+	}
+	return g.threshold
+}
+
 // outOfReach returns the advice for each lane of f whose threshold is out of reach, and
 // the smallest threshold every one of them reaches.
 func (g gateReach) outOfReach(f Forecast) (out []string, reachable float64) {
@@ -247,11 +256,7 @@ func (g gateReach) outOfReach(f Forecast) (out []string, reachable float64) {
 		if l.NoisePct <= 0 {
 			continue // known after round 1
 		}
-		thr := g.threshold
-		if t := g.lanePct[l.Lane]; t > 0 {
-			thr = t
-		}
-		if r := gate.LaneReach(l.Lane, l.NoisePct, l.NoiseFrom, thr, f.Rounds, max(f.Collections, 1), f.Drift); r.Out() {
+		if r := gate.LaneReach(l.Lane, l.NoisePct, l.NoiseFrom, g.laneThreshold(l.Lane), f.Rounds, max(f.Collections, 1), f.Drift); r.Out() {
 			out = append(out, r.Advice(f.PerRound))
 			reachable = max(reachable, r.ReachablePct)
 		}

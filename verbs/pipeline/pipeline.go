@@ -188,12 +188,39 @@ type Job struct {
 	// counts, and its looks analyse their runs with its own (docs/gate.md, "Continuing an
 	// undecided gate").
 	Continue *Prior
+	// goal is what the run holds its lanes to beyond the analysis: Gate sets its
+	// thresholds and its reach; the zero goal holds lanes to their floors.
+	goal goal
+}
+
+// goal is what a run's forecasts hold its lanes' MDEs against, and who checks them.
+type goal struct {
 	// reach, when set, is called with each forecast that knows every lane's noise or the
 	// time per round: before round 1 (the host calibration, the iteration calibration),
-	// and after round 1 when the first forecast lacked something. An
-	// error stops the run there (a *ReachError carrying it); what was measured stays in the
-	// receipt folder. Gate sets it to check that its threshold is within reach.
+	// after round 1 when the first forecast lacked something, and at the look that first
+	// knows the lanes' own noise when round 1 did not (watch). An error stops the run there
+	// (a *ReachError carrying it); what was measured stays in the receipt folder. Gate sets
+	// it to check that its threshold is within reach.
 	reach func(Forecast) error
+	// threshold, when set, is a lane's threshold (the gate's), which forecasts state the
+	// lane's MDE against instead of its floor.
+	threshold func(lane string) float64
+}
+
+// apply states f's lanes against the goal's thresholds, when it has them.
+func (g goal) apply(f Forecast) Forecast {
+	if g.threshold == nil {
+		return f
+	}
+	for i := range f.Lanes {
+		l := &f.Lanes[i]
+		l.Bar, l.FloorPct = "threshold", g.threshold(l.Lane)
+		if l.NoisePct > 0 {
+			l.PairsNeeded = driftcheck.PowerAt(l.NoisePct, l.FloorPct, f.Rounds, max(f.Collections, 1), f.Drift).PairsNeeded
+		}
+	}
+	f.Advice = advice(f)
+	return f
 }
 
 // Result is what a run produced.
@@ -287,11 +314,11 @@ func Run(ctx context.Context, job Job, opts Options) (*Result, error) {
 	}
 	known := true
 	if !plan.Part() {
-		if known, err = planForecast(opts, plan, iters, host, job.reach); err != nil {
+		if known, err = planForecast(opts, plan, iters, host, job.goal); err != nil {
 			return &Result{Dir: dir}, err
 		}
 	}
-	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, known, job.reach))
+	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, known, job.goal))
 }
 
 // buildArms builds the job's arms, then lets the job choose its lanes from them
@@ -393,7 +420,7 @@ func Resume(ctx context.Context, dir string, job Job, opts Options) (*Result, er
 		return nil, err
 	}
 	defer release(lock)
-	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, true, nil))
+	return measureAndFinish(ctx, dir, plan, job, opts, newWatch(opts, plan, true, goal{}))
 }
 
 // takeLock takes the machine lock through opts.Lock.

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/model/receipt"
@@ -12,40 +13,58 @@ import (
 // watch shows what a sequential run's looks imply, for Events that implement
 // PlanEvents: the forecast after round 1 when the one before it lacked the time per
 // round or a lane's noise, and a note when a look finds lanes that cannot be decided
-// within the budget (receipt.Look.Undecidable). It also hands that forecast to the job's
-// Reach, whose error stops the run. The sequence controller calls it with each look and
-// the analysis the look was made from, so nothing is analysed twice.
+// within the budget (receipt.Look.Undecidable; not for a gate, whose reach speaks of its
+// thresholds). It also hands that forecast to the job's
+// Reach, whose error stops the run; when round 1 gave the lanes too few pairs of their own
+// to know their noise (Forecast.OwnAfter), Reach gets the forecast of the first look that
+// does, for the lanes still measured, and nothing more is shown. The sequence controller
+// calls it with each look and the analysis the look was made from, so nothing is analysed
+// twice.
 type watch struct {
 	show  PlanEvents // nil: the events show no plans
-	reach func(Forecast) error
+	goal  goal
 	plan  *receipt.Plan
 	known bool // the forecast before round 1 had everything
+	// ownAt is the round whose look first knows the lanes' own noise, when round 1's did
+	// not (0: none pending).
+	ownAt int
 }
 
 // newWatch returns a watch for opts.Events when they show plans or for reach when it is
 // set, else nil.
-func newWatch(opts Options, plan *receipt.Plan, known bool, reach func(Forecast) error) *watch {
+func newWatch(opts Options, plan *receipt.Plan, known bool, g goal) *watch {
 	show, _ := opts.Events.(PlanEvents)
-	if show == nil && reach == nil {
+	if show == nil && g.reach == nil {
 		return nil
 	}
-	return &watch{show: show, reach: reach, plan: plan, known: known}
+	return &watch{show: show, goal: g, plan: plan, known: known}
 }
 
 // look shows what look l, made from rep, implies; an error is Reach's refusal, and stops
 // the run.
 func (w *watch) look(l receipt.Look, rep driftcheck.Report) error {
-	if note := UndecidableNote(l.Undecidable); note != "" && w.show != nil {
+	// A gate holds its lanes to thresholds, not floors: its reach says which it cannot
+	// reach, where this note would speak of floors it does not judge by.
+	if note := UndecidableNote(l.Undecidable); note != "" && w.show != nil && w.goal.threshold == nil {
 		w.show.Note(note)
 	}
-	if l.Stop != "" || l.Round != 1 || w.known {
+	switch {
+	case l.Stop != "" || w.known:
 		return nil // nothing more will be measured, or the plan said it all
+	case l.Round == 1:
+		f := w.goal.apply(forecast(w.plan, nil, 0, nil, &rep, 1, l.Elapsed))
+		if w.show != nil {
+			w.show.Forecast(f)
+		}
+		w.ownAt = f.OwnAfter
+		return checkReach(w.goal.reach, f)
+	case w.ownAt > 0 && l.Round >= w.ownAt:
+		w.ownAt = 0
+		f := w.goal.apply(forecast(w.plan, nil, 0, nil, &rep, l.Round, l.Elapsed))
+		f.Lanes = slices.DeleteFunc(f.Lanes, func(lf LaneForecast) bool { return !slices.Contains(l.Pending, lf.Lane) })
+		return checkReach(w.goal.reach, f)
 	}
-	f := forecast(w.plan, nil, 0, nil, &rep, 1, l.Elapsed)
-	if w.show != nil {
-		w.show.Forecast(f)
-	}
-	return checkReach(w.reach, f)
+	return nil
 }
 
 // checkReach calls reach, when set, with a forecast that knows every lane's noise or the
@@ -72,19 +91,19 @@ func (e *ReachError) Unwrap() error { return e.Err }
 // counts when opts.Events show plans, and hands it to reach (an error stops the run before
 // anything is measured). known reports whether it had everything (the time per round and
 // every lane's noise), so that no forecast follows round 1.
-func planForecast(opts Options, plan *receipt.Plan, iters Iterations, host func() *calibrate.File, reach func(Forecast) error) (known bool, err error) {
+func planForecast(opts Options, plan *receipt.Plan, iters Iterations, host func() *calibrate.File, g goal) (known bool, err error) {
 	show, _ := opts.Events.(PlanEvents)
-	if show == nil && reach == nil {
+	if show == nil && g.reach == nil {
 		return true, nil
 	}
-	f := forecast(plan, iters.Lanes, iters.Took, host(), nil, 0, 0)
+	f := g.apply(forecast(plan, iters.Lanes, iters.Took, host(), nil, 0, 0))
 	if show != nil {
 		if note := iters.Note(); note != "" {
 			show.Note(note)
 		}
 		show.Forecast(f)
 	}
-	return f.Known(), checkReach(reach, f)
+	return f.Known(), checkReach(g.reach, f)
 }
 
 // writePlan writes plan.json into receipt folder dir, with the lanes' host calibration

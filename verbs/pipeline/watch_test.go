@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/model/receipt"
 )
 
@@ -25,7 +26,8 @@ func (p *planEvents) Look(l receipt.Look) { p.looks = append(p.looks, l) }
 // TestRunShowsPlan runs a sequential gate, without processes, on a machine whose noise
 // no number of rounds resolves: the run shows a forecast before round 1 (no time per
 // round: exec lanes are not calibrated), another after round 1 with the measured time
-// and the lanes' noise, and then says of each lane, once, that it cannot be decided.
+// and the lanes' shared noise (1 degree of freedom of a lane's own: no MDE until round 2),
+// and then says of each lane, once, that it cannot be decided.
 func TestRunShowsPlan(t *testing.T) {
 	dir := t.TempDir()
 	job, _ := gateJob(t, dir, fakeArms(t))
@@ -42,8 +44,8 @@ func TestRunShowsPlan(t *testing.T) {
 	if before.After != 0 || before.PerRound != 0 || before.Known() {
 		t.Errorf("forecast before round 1 %+v, want one without a time per round", before)
 	}
-	if after.After != 1 || after.PerRound <= 0 || !after.Known() || after.Lanes[0].NoiseFrom != "round 1" {
-		t.Errorf("forecast after round 1 %+v, want the measured time and noise", after)
+	if after.After != 1 || after.PerRound <= 0 || after.NoiseKnown() || after.OwnAfter != 2 || !(after.SharedHighPct > 0) {
+		t.Errorf("forecast after round 1 %+v, want the measured time and the lanes' shared noise", after)
 	}
 	// Each lane is said to be undecidable once, when it first is.
 	said := map[string]int{}
@@ -164,5 +166,40 @@ func TestNextRound(t *testing.T) {
 	}
 	if got := nextRound(recs, 2, nil, elapsed); got != 0 {
 		t.Errorf("no lane: %s, want 0", got)
+	}
+}
+
+// TestReachAtOwnNoise: when round 1 gives the lanes too few pairs of their own, the
+// job's reach is judged at the look that first knows each lane's own noise, for the lanes
+// still measured, not from the noise the lanes share after round 1.
+func TestReachAtOwnNoise(t *testing.T) {
+	plan := gotestPlan("100ms", "A", "B")
+	plan.Protocol.Collections = 2
+	plan.Protocol.Sequential = &receipt.Sequential{MinPairs: 2, MaxPairs: 20, Budget: time.Hour}
+	var got []Forecast
+	g := goal{reach: func(f Forecast) error { got = append(got, f); return nil }, threshold: func(string) float64 { return 5 }}
+	w := newWatch(Options{}, plan, false, g)
+	rep := func(df int) driftcheck.Report {
+		return driftcheck.Report{Pooled: []driftcheck.LaneSummary{
+			{Lane: "A", Arm: "cand", NoisePct: 4, DF: df}, {Lane: "B", Arm: "cand", NoisePct: 9, DF: df}}}
+	}
+	if err := w.look(receipt.Look{Round: 1, Elapsed: time.Minute, Pending: []string{"A", "B"}}, rep(1)); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].NoiseKnown() || got[0].OwnAfter != 2 {
+		t.Fatalf("after round 1: %d forecasts to reach, want 1 without the lanes' noise (own after round 2): %+v", len(got), got)
+	}
+	if err := w.look(receipt.Look{Round: 2, Elapsed: 2 * time.Minute, Pending: []string{"B"}}, rep(5)); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || len(got[1].Lanes) != 1 || got[1].Lanes[0].Lane != "B" || got[1].Lanes[0].NoisePct != 9 {
+		t.Fatalf("after round 2: forecasts %+v, want a second with lane B's own noise only", got)
+	}
+	// The gate's forecast holds a lane to its threshold, not the analysis's floor.
+	if l := got[1].Lanes[0]; l.Bar != "threshold" || l.FloorPct != 5 || !strings.Contains(strings.Join(got[1].Lines(), "\n"), "), threshold 5%") {
+		t.Errorf("lane B against %s %g%%:\n%s", l.Bar, l.FloorPct, strings.Join(got[1].Lines(), "\n"))
+	}
+	if err := w.look(receipt.Look{Round: 3, Elapsed: 3 * time.Minute, Pending: []string{"B"}}, rep(9)); err != nil || len(got) != 2 {
+		t.Errorf("after round 3: %d forecasts (err %v), want no more", len(got), err)
 	}
 }

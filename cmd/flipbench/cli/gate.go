@@ -116,7 +116,7 @@ flipbench compare's does; --json prints the decision as JSON instead.`,
 	f.StringVar(&opts.overrides.Lanes, "lanes", "", "run only the lanes (or listed benchmarks) matching this regular expression")
 	f.BoolVar(&opts.json, "json", false, "print the decision as JSON")
 	f.StringVar(&opts.cont, "continue", "", "add this run's pairs to an earlier gate receipt of the same base and candidate binaries (a receipt folder), judged by confidence sequences, instead of starting over")
-	f.BoolVar(&opts.strict, "strict", false, "refuse to run on (exit 2) when a lane's threshold is out of reach within the budget at its noise: before round 1 from the host calibration (flipbench calibrate), else after round 1")
+	f.BoolVar(&opts.strict, "strict", false, "refuse to run on (exit 2) when a lane's threshold is out of reach within the budget at its noise: before round 1 from the host calibration (flipbench calibrate), else at the first look that knows each lane's own noise (round 2)")
 	f.BoolVar(&opts.measureIdentical, "measure-identical", false, "measure even when base and candidate binaries are identical (the gate passes them at once otherwise)")
 	f.StringVar(&opts.format, "format", "", "stdout's summary: markdown (the default off a terminal) or text (the default on one: wrapped to its width)")
 	f.StringVar(&opts.results, "results", "", "receipts folder (default: results/ beside experiments/)")
