@@ -105,7 +105,61 @@ func TestInstallPaths(t *testing.T) {
 	run(t, clone, offline, "git", "checkout", "-q", testVersion)
 	out := run(t, clone, offline, "make", "install")
 	check(t, "make install", out[strings.LastIndex(out, "flipbench "):], want)
+
+	firstCompare(t, filepath.Join(tmp, "offline", "flipbench"), filepath.Join(tmp, "yours"))
 }
+
+// firstCompare runs docs/adopt.md's second step with the binary it installed: in a
+// repository of the user's (a package with one benchmark, committed on main, Sum made
+// eight times slower in the working tree), flipbench init, then flipbench compare as the
+// doc writes it, with every default: it exits 0 and its table states the one level and
+// Sum reproduced slower.
+func firstCompare(t *testing.T, flipbench, repo string) {
+	t.Helper()
+	files := map[string]string{
+		"go.mod":      "module example.com/yours\n\ngo 1.22\n",
+		"sum.go":      "package yours\n\n// N is the steps of Sum.\nconst N = 20_000\n\n" + sumFunc,
+		"sum_test.go": "package yours\n\nimport \"testing\"\n\nvar sink uint64\n\nfunc BenchmarkSum(b *testing.B) {\n\tfor range b.N {\n\t\tsink = Sum()\n\t}\n}\n",
+	}
+	for name, text := range files {
+		if err := os.MkdirAll(repo, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git := []string{"-c", "user.name=t", "-c", "user.email=t@t"}
+	run(t, repo, nil, "git", "init", "-q", "-b", "main")
+	run(t, repo, nil, "git", "add", "-A")
+	run(t, repo, nil, "git", append(git, "commit", "-q", "-m", "base")...)
+	run(t, repo, nil, flipbench, "init")
+	run(t, repo, nil, "git", "add", ".gitignore")
+	run(t, repo, nil, "git", append(git, "commit", "-q", "-m", "ignore flipbench outputs")...)
+	slower := "package yours\n\n// N is the steps of Sum.\nconst N = 160_000\n\n" + sumFunc
+	if err := os.WriteFile(filepath.Join(repo, "sum.go"), []byte(slower), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, repo, []string{"FLIPBENCH_LOCK=" + filepath.Join(repo, "..", "flipbench.lock")}, flipbench, "compare")
+	for _, want := range []string{`(?m)^lane +base +cand +change \[90% CI\] +verdict$`, `(?m)^Sum +.* reproduced-slower$`, `(?m)^receipt: `} {
+		check(t, "flipbench compare", out, regexp.MustCompile(want))
+	}
+	if status := run(t, repo, nil, "git", "status", "--porcelain"); !strings.Contains(status, " M sum.go") || strings.Contains(status, "results/") {
+		t.Errorf("git status after compare:\n%s\nwant only sum.go changed (init ignores results/)", status)
+	}
+}
+
+// sumFunc is the code of the package firstCompare measures.
+const sumFunc = `// Sum adds N pseudo-random numbers.
+func Sum() uint64 {
+	x, s := uint64(1), uint64(0)
+	for i := 0; i < N; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		s += x >> 33
+	}
+	return s
+}
+`
 
 // writeProxy adds the module at version (a tag of the git repository repo) to the proxy
 // folder out, as out/<module path>/@v/{list,VERSION.info,VERSION.mod,VERSION.zip}, and
