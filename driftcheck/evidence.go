@@ -412,7 +412,7 @@ func verdictFrom(s LaneSummary, ev evidence, fl float64, replicated int) (LaneVe
 // undecidedWhy says why an undecided pooled lane is undecided, what it rules out and what
 // would decide it.
 func undecidedWhy(ev evidence, fl float64, s LaneSummary, replicated int) string {
-	mde := human.Percent(toPct(ev.mde))
+	mde := human.MDE(toPct(ev.mde))
 	floor := fmtFloor(s.FloorPct)
 	more := ""
 	switch {

@@ -307,10 +307,28 @@ func Spread(v, lo, hi float64, unit string, bounded bool) string {
 		return s
 	}
 	w := math.Max(hi-v, v-lo) / math.Abs(v) * 100
-	if w < 0.95 {
+	switch {
+	case w > SpreadLimit:
+		// Processes a factor ten or more apart: the digits would say nothing more.
+		return s + " ±>" + strconv.Itoa(SpreadLimit) + "%"
+	case w < 0.95:
 		return s + " ±" + strconv.FormatFloat(w, 'f', 1, 64) + "%"
 	}
 	return s + " ±" + strconv.FormatFloat(w, 'f', 0, 64) + "%"
+}
+
+// SpreadLimit is the widest half-width, in percent of the value, Spread and MDE write
+// in digits; beyond it they write ">1000%" ("1.18µs ±100572%" and "MDE 33101035%" said
+// no more).
+const SpreadLimit = 1000
+
+// MDE formats a minimum detectable effect in percent: "4.2%", ">1000%" beyond
+// SpreadLimit.
+func MDE(pct float64) string {
+	if pct > SpreadLimit {
+		return ">" + strconv.Itoa(SpreadLimit) + "%"
+	}
+	return Percent(pct)
 }
 
 // RoundUp rounds a duration up for a person: to whole seconds, to whole minutes beyond ten

@@ -191,3 +191,19 @@ func TestRoundUp(t *testing.T) {
 		}
 	}
 }
+
+// TestBeyondSpreadLimit: spreads and MDEs beyond a factor ten are not written in digits.
+func TestBeyondSpreadLimit(t *testing.T) {
+	if got, want := Spread(118, 0, 118*1006.72, "B", true), Value(118, "B")+" ±>1000%"; got != want {
+		t.Errorf("Spread = %q, want %q", got, want)
+	}
+	if got, want := Spread(118, 118*0.98, 118*1.02, "B", true), Value(118, "B")+" ±2%"; got != want {
+		t.Errorf("Spread = %q, want %q", got, want)
+	}
+	if got, want := MDE(33101035), ">1000%"; got != want {
+		t.Errorf("MDE = %q, want %q", got, want)
+	}
+	if got, want := MDE(4.21), "4.2%"; got != want {
+		t.Errorf("MDE = %q, want %q", got, want)
+	}
+}

@@ -32,10 +32,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/internal/clock"
+	"github.com/flipbench/flipbench/internal/human"
 	"github.com/flipbench/flipbench/model/lanekind"
 	"github.com/flipbench/flipbench/model/receipt"
 	"github.com/flipbench/flipbench/model/spec"
@@ -228,12 +230,15 @@ func (g *gitBuild) buildAll(ctx context.Context, arms []*gitArm) error {
 
 // linkLayouts builds every layout variant of the arms that is not cached, in its arm's
 // worktree (prepared now when the arm itself was cached). Only the link differs from the
-// arm's build, so the go command's cache makes each a link.
+// arm's build, so the go command's cache makes each a link. The log gets one line per arm
+// that linked any (the receipt's plan.json lists each layout's binary and hash).
 func (g *gitBuild) linkLayouts(ctx context.Context, arms []*gitArm) error {
 	for _, ga := range arms {
 		if ga == nil {
 			continue
 		}
+		var linked []int64
+		start := g.opts.Clock.Now()
 		for _, v := range ga.layouts {
 			if v.entry != nil {
 				continue
@@ -250,9 +255,26 @@ func (g *gitBuild) linkLayouts(ctx context.Context, arms []*gitArm) error {
 			if err := g.compile(ctx, v); err != nil {
 				return fmt.Errorf("arm %s: %w", ga.arm.Name, err)
 			}
+			linked = append(linked, v.seed)
+		}
+		if len(linked) > 0 {
+			fmt.Fprintf(g.opts.Log, "arm %s: linked %s (-randlayout %s) in %.1fs; plan.json lists their binaries and hashes\n",
+				ga.arm.Name, human.Count(len(linked), "layout", "layouts"), seedRange(linked), g.opts.Clock.Since(start).Seconds())
 		}
 	}
 	return nil
+}
+
+// seedRange writes layout seeds: "1001-1008" when consecutive, else "1001, 1003".
+func seedRange(seeds []int64) string {
+	if n := len(seeds); n > 1 && seeds[n-1]-seeds[0] == int64(n-1) {
+		return fmt.Sprintf("%d-%d", seeds[0], seeds[n-1])
+	}
+	parts := make([]string, len(seeds))
+	for i, s := range seeds {
+		parts[i] = strconv.FormatInt(s, 10)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // prebuilt resolves a prebuilt arm's binary and hashes it.

@@ -293,9 +293,7 @@ func (g *gitBuild) compile(ctx context.Context, ga *gitArm) error {
 	}
 	keep = true
 	ga.entry = entry
-	if ga.seed != 0 {
-		fmt.Fprintf(g.opts.Log, "arm %s: linked layout %d %s (sha256 %s) in %.1fs\n", ga.arm.Name, ga.seed, entry.path, receipt.ShortHash(sum), took.Seconds())
-	} else {
+	if ga.seed == 0 { // layouts are said once per arm (linkLayouts)
 		fmt.Fprintf(g.opts.Log, "arm %s: built %s (sha256 %s) in %.1fs\n", ga.arm.Name, entry.path, receipt.ShortHash(sum), took.Seconds())
 	}
 	return nil
