@@ -233,17 +233,20 @@ type valueKey struct {
 	collection int
 }
 
-// DataValues returns the values of a receipt's runs.
+// DataValues returns the values of a receipt's runs: each run's median of the samples its
+// analysis judged (loaded.Receipt.JudgedSamples), so a lane measured by its on-CPU time
+// shows its on-CPU time per operation, the metric of its verdict.
 func DataValues(d *loaded.Receipt) *Values {
 	v := &Values{units: map[string]string{}, meds: map[valueKey][]float64{}}
-	for _, r := range d.Records {
-		if !r.OK() || len(r.Samples) == 0 {
+	judged := d.JudgedSamples()
+	for i, r := range d.Records {
+		if !r.OK() || len(judged[i]) == 0 {
 			continue
 		}
 		if v.units[r.Lane] == "" {
 			v.units[r.Lane] = r.Unit
 		}
-		m := driftcheck.Median(r.Samples)
+		m := driftcheck.Median(judged[i])
 		for _, c := range []int{r.Collection, 0} {
 			k := valueKey{r.Lane, r.Arm, c}
 			v.meds[k] = append(v.meds[k], m)

@@ -109,3 +109,34 @@ func predecessors(plan *receipt.Plan, recs []receipt.Record) map[receipt.Key]str
 	}
 	return after
 }
+
+// JudgedSamples returns, for each of r's records in order, the samples its analysis judged
+// (DriftInput's): a lane measured by its on-CPU time (metric cpu, or auto on a lane that
+// never waits) has each sample scaled by its interval's on-CPU share, so that the values
+// a table shows beside a verdict are in the metric the verdict used; a timed lane's
+// samples a neighbour descheduled are left out. A record whose run failed, or whose
+// samples the metric refused, has its own samples (nil for a failed run).
+func (r *Receipt) JudgedSamples() [][]float64 {
+	in := DriftInput(r.Method, r.Plan, r.Records)
+	out := make([][]float64, len(r.Records))
+	for i, rec := range r.Records {
+		out[i] = rec.Samples
+		if o := in.Observations[i]; len(o.Samples) > 0 && o.Failed == "" {
+			out[i] = o.Samples
+		}
+	}
+	return out
+}
+
+// OnCPULanes returns the lanes of r's analysis judged by their on-CPU time, in plan order.
+func (r *Receipt) OnCPULanes() []string {
+	var out []string
+	for _, l := range r.Plan.Lanes {
+		if slices.ContainsFunc(r.Analysis.Interference, func(li driftcheck.Interference) bool {
+			return li.Lane == l.Name && li.Metric == lanekind.MetricCPU
+		}) {
+			out = append(out, l.Name)
+		}
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package loaded
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,5 +120,33 @@ func TestOwnWaiting(t *testing.T) {
 	got := ownWaiting(plan, recs)
 	if len(got) != 1 || !strings.Contains(got["L"], "cand's median sample waited for a CPU 43% of its interval, base's 2%") {
 		t.Errorf("findings %q; want one for lane L", got)
+	}
+}
+
+// The samples a table shows beside a verdict are those the verdict judged: an auto lane
+// that never waited has them scaled by each interval's on-CPU share; a wall lane keeps its
+// own.
+func TestJudgedSamples(t *testing.T) {
+	plan := &receipt.Plan{Arms: []receipt.Arm{{Name: "base"}, {Name: "cand"}},
+		Lanes: []receipt.Lane{{Name: "A", Metric: lanekind.MetricAuto}, {Name: "W"}}}
+	run := func(lane, arm string, ivs ...receipt.Interval) receipt.Record {
+		xs := make([]float64, len(ivs))
+		for i := range xs {
+			xs[i] = 100
+		}
+		return receipt.Record{Lane: lane, Arm: arm, Samples: xs, Intervals: ivs}
+	}
+	d := &Receipt{Plan: plan, Records: []receipt.Record{
+		run("A", "base", iv(50, 50), iv(50, 50)), run("A", "cand", iv(100, 0), iv(25, 75)),
+		run("W", "base", iv(50, 50)), run("W", "cand", iv(50, 50)),
+	}}
+	got := d.JudgedSamples()
+	want := [][]float64{{50, 50}, {100, 25}, {100}, {100}}
+	if !slices.EqualFunc(got, want, func(a, b []float64) bool { return slices.Equal(a, b) }) {
+		t.Errorf("judged samples %v, want %v", got, want)
+	}
+	d.Analysis.Interference = []driftcheck.Interference{{Lane: "A", Arm: "base", Metric: lanekind.MetricCPU}, {Lane: "W", Arm: "base"}}
+	if got := d.OnCPULanes(); !slices.Equal(got, []string{"A"}) {
+		t.Errorf("on-CPU lanes %v, want [A]", got)
 	}
 }

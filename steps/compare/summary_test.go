@@ -114,3 +114,16 @@ func TestNoteSaysLaneSettled(t *testing.T) {
 		t.Errorf("Note without Settled = %q; want the reason", got)
 	}
 }
+
+// TestLegendOnCPU: the legend says which lanes' values and changes are on-CPU time.
+func TestLegendOnCPU(t *testing.T) {
+	if got := legend("90%", nil, 3); strings.Contains(got, "on-CPU") {
+		t.Errorf("no on-CPU lane: %q", got)
+	}
+	if got := legend("90%", []string{"A", "B"}, 2); !strings.Contains(got, "No lane blocked (on a lock, I/O or a timer), so values and changes are on-CPU time per operation") {
+		t.Errorf("every lane on-CPU: %q", got)
+	}
+	if got := legend("90%", []string{"A"}, 4); !strings.Contains(got, " A never blocked") {
+		t.Errorf("one lane on-CPU: %q", got)
+	}
+}

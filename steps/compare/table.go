@@ -64,18 +64,19 @@ func Rows(d *loaded.Receipt) []Row {
 		cand = d.Plan.Arms[1].Name
 	}
 	var rows []Row
+	judged := d.JudgedSamples()
 	for _, l := range d.Plan.Lanes {
 		r := Row{Lane: l.Name, Role: l.Role, Unit: l.Unit, Memory: map[string][2]float64{}}
 		meds := map[string][]float64{}
 		mem := map[string]map[string][]float64{}
-		for _, rec := range d.Records {
+		for i, rec := range d.Records {
 			if rec.Lane != l.Name || !rec.OK() || (rec.Arm != base && rec.Arm != cand) {
 				continue
 			}
 			if r.Unit == "" {
 				r.Unit = rec.Unit
 			}
-			meds[rec.Arm] = append(meds[rec.Arm], driftcheck.Median(rec.Samples))
+			meds[rec.Arm] = append(meds[rec.Arm], driftcheck.Median(judged[i]))
 			for _, u := range []string{"B/op", "allocs/op"} {
 				if vs := rec.Metrics[u]; len(vs) > 0 {
 					if mem[u] == nil {
@@ -165,7 +166,7 @@ func Table(w io.Writer, d *loaded.Receipt, names Names, width int) error {
 	rows := Rows(d)
 	fmt.Fprintln(ew, wrap(fmt.Sprintf("%s against %s", names.Cand, names.Base), width))
 	fmt.Fprintln(ew, wrap(protocolLine(d), width))
-	fmt.Fprintln(ew, wrap(legend(Level(d.Analysis)), width))
+	fmt.Fprintln(ew, wrap(legend(Level(d.Analysis), d.OnCPULanes(), len(d.Plan.Lanes)), width))
 	fmt.Fprintln(ew)
 	roles := showRoles(rows)
 	header := []string{"lane"}
@@ -205,7 +206,7 @@ func Markdown(w io.Writer, d *loaded.Receipt, names Names) error {
 	p := d.Plan
 	rows := Rows(d)
 	fmt.Fprintf(ew, "## flipbench compare: %s\n\n", Summary(rows))
-	fmt.Fprintf(ew, "%s against %s. %s %s\n\n", names.Cand, names.Base, protocolLine(d), legend(Level(d.Analysis)))
+	fmt.Fprintf(ew, "%s against %s. %s %s\n\n", names.Cand, names.Base, protocolLine(d), legend(Level(d.Analysis), d.OnCPULanes(), len(d.Plan.Lanes)))
 	roles := showRoles(rows)
 	header := []string{"lane"}
 	if roles {
@@ -270,11 +271,21 @@ func showRoles(rows []Row) bool {
 // (driftcheck.Config.Level). Each look's own level is in the JSON (look_confidence).
 func Level(rep driftcheck.Report) string { return human.Level(rep.Config.Level()) }
 
-// legend says once what the columns hold, the intervals' level with it.
-func legend(level string) string {
-	return fmt.Sprintf("Values are the median over processes of each process's median, ± the half-width of its 95%% interval "+
+// legend says once what the columns hold, the intervals' level with it, and which lanes'
+// values are on-CPU time (onCPU of lanes).
+func legend(level string, onCPU []string, lanes int) string {
+	s := fmt.Sprintf("Values are the median over processes of each process's median, ± the half-width of its 95%% interval "+
 		"(± the farthest process from it with fewer than %d processes); the change is the mean of the pair means of "+
 		"order-flipped passes, with its %s interval, valid at every look of the sequential rule.", minSpreadRuns, level)
+	switch {
+	case len(onCPU) == 0:
+		return s
+	case len(onCPU) == lanes:
+		return s + " No lane blocked (on a lock, I/O or a timer), so values and changes are on-CPU time per operation: time a neighbour took the CPU is not counted."
+	case len(onCPU) <= 3:
+		return s + fmt.Sprintf(" %s never blocked (on a lock, I/O or a timer), so their values and changes are on-CPU time per operation: time a neighbour took the CPU is not counted.", strings.Join(onCPU, ", "))
+	}
+	return s + fmt.Sprintf(" %d of the %d lanes never blocked (on a lock, I/O or a timer), so their values and changes are on-CPU time per operation: time a neighbour took the CPU is not counted (the JSON's interference says which).", len(onCPU), lanes)
 }
 
 // Change formats a lane's effect with its interval: "-52.2% [-55.0%, -49.0%] (2.09x
