@@ -341,3 +341,24 @@ func TestPinningTables(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeFirstScreen: the README's first screen serves a new user (issue 54): after
+// this repository's two set-up commands, what flipbench is, then `flipbench compare` in
+// the user's own module with a real table, all within its first 30 lines, before anything
+// about this repository's own experiments.
+func TestReadmeFirstScreen(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	at := func(re string) int {
+		r := regexp.MustCompile(re)
+		return slices.IndexFunc(lines, r.MatchString)
+	}
+	setup, what, cmd, table, own := at("^make ab EXP=275 "), at("^flipbench tells you "), at("flipbench compare "), at(`^lane +base +cand +change \[90% CI\] +verdict$`), at("EXP=266|experiment 266|266-sticky")
+	if !(setup >= 0 && setup < what && what < cmd && cmd < table && table < 30 && (own < 0 || own > table)) {
+		t.Errorf("README's first screen: set-up commands at line %d, what flipbench is at %d, flipbench compare at %d, its table at %d (want in that order within 30 lines), this repository's experiments first named at %d",
+			setup+1, what+1, cmd+1, table+1, own+1)
+	}
+}
