@@ -111,18 +111,28 @@ func predecessors(plan *receipt.Plan, recs []receipt.Record) map[receipt.Key]str
 }
 
 // JudgedSamples returns, for each of r's records in order, the samples its analysis judged
-// (DriftInput's): a lane measured by its on-CPU time (metric cpu, or auto on a lane that
-// never waits) has each sample scaled by its interval's on-CPU share, so that the values
-// a table shows beside a verdict are in the metric the verdict used; a timed lane's
-// samples a neighbour descheduled are left out. A record whose run failed, or whose
-// samples the metric refused, has its own samples (nil for a failed run).
+// (JudgedRecords).
 func (r *Receipt) JudgedSamples() [][]float64 {
-	in := DriftInput(r.Method, r.Plan, r.Records)
-	out := make([][]float64, len(r.Records))
-	for i, rec := range r.Records {
+	recs := JudgedRecords(r.Method, r.Plan, r.Records)
+	out := make([][]float64, len(recs))
+	for i, rec := range recs {
 		out[i] = rec.Samples
+	}
+	return out
+}
+
+// JudgedRecords returns copies of recs whose samples are those the analysis by method m
+// judged (DriftInput's): a lane measured by its on-CPU time (metric cpu, or auto on a lane
+// that never waits) has each sample scaled by its interval's on-CPU share, so that the
+// values a table shows beside a verdict are in the metric the verdict used; a timed
+// lane's samples a neighbour descheduled are left out. A record whose run failed, or
+// whose samples the metric refused, keeps its own.
+func JudgedRecords(m driftcheck.Method, plan *receipt.Plan, recs []receipt.Record) []receipt.Record {
+	in := DriftInput(m, plan, recs)
+	out := slices.Clone(recs)
+	for i := range out {
 		if o := in.Observations[i]; len(o.Samples) > 0 && o.Failed == "" {
-			out[i] = o.Samples
+			out[i].Samples = o.Samples
 		}
 	}
 	return out

@@ -60,6 +60,13 @@ func TestNoteSaysWhyMediansDisagree(t *testing.T) {
 	if got := Note(r); got != "" {
 		t.Errorf("Note with agreeing medians = %q, want none", got)
 	}
+	// The other sign inside the interval is no contradiction: google/uuid's MarshalJSON,
+	// -0.1% [-2.5%, +2.5%] beside medians +0.9%.
+	m := Row{Lane: "UUID_MarshalJSON", Base: driftcheck.Summary{N: 38, Median: 197.4}, Cand: driftcheck.Summary{N: 38, Median: 199.1},
+		Effect: lane(driftcheck.LaneNeutral, -0.1, -2.5, 2.5)}
+	if got := Note(m); got != "" {
+		t.Errorf("Note with medians of the other sign inside the interval = %q, want none", got)
+	}
 	// The same sign, far outside the interval: a toy's Sorted lane, medians 11.1µs and
 	// 9.73µs (-12.3%) beside a change of -1.3% [-7.4%, +5.3%].
 	s := Row{Lane: "Sorted", Base: driftcheck.Summary{N: 40, Median: 11100}, Cand: driftcheck.Summary{N: 40, Median: 9730},

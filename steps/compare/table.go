@@ -382,9 +382,8 @@ func mdeText(pct float64) string {
 	return fmt.Sprintf("%.1f%%", pct)
 }
 
-// medianDisagrees returns the change of the medians when it contradicts the effect: its
-// sign the opposite of the effect's (both at least a rounding step from zero), or outside
-// the effect's interval.
+// medianDisagrees returns the change of the medians when it contradicts the effect: when
+// it lies outside the effect's interval.
 func medianDisagrees(r Row) (float64, bool) {
 	if r.Base.N == 0 || r.Cand.N == 0 || r.Base.Median == 0 || r.Effect.UsablePairs == 0 {
 		return 0, false
@@ -393,13 +392,14 @@ func medianDisagrees(r Row) (float64, bool) {
 	if r.Effect.HigherIsBetter {
 		d = -d
 	}
-	e := r.Effect.EstimatePct
 	if math.Abs(d) < 0.05 {
 		return 0, false
 	}
-	opposite := math.Abs(e) >= 0.05 && (d > 0) != (e > 0)
+	// Medians of the other sign inside the interval say nothing the interval does not
+	// (google/uuid's MarshalJSON: -0.1% [-2.5%, +2.5%] beside medians +0.9%); outside
+	// it, of either sign, they contradict the row.
 	outside := r.Effect.Bounded && human.Bounded(r.Effect.CILowPct, r.Effect.CIHighPct) && (d < r.Effect.CILowPct || d > r.Effect.CIHighPct)
-	return d, opposite || outside
+	return d, outside
 }
 
 // Summary is the comparison in one line: "1 faster, 3 slower, 28 unchanged within 3%, 5

@@ -369,7 +369,7 @@ func TestVerdictsCell(t *testing.T) {
 	}
 	above := pass
 	above.CIHighPct = 4
-	if got := above.verdictsCell(); got != "undecided, reproduced-slower" {
+	if got := above.verdictsCell(); got != "undecided, slower, not shown past the threshold" {
 		t.Errorf("passed at the last look above the threshold: %q", got)
 	}
 	rerun := pass

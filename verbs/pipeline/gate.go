@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flipbench/flipbench/analysis/loaded"
 	"github.com/flipbench/flipbench/driftcheck"
 	"github.com/flipbench/flipbench/harness"
 	"github.com/flipbench/flipbench/internal/human"
@@ -87,7 +88,9 @@ func Gate(ctx context.Context, req GateRequest, opts Options) (*GateOutcome, err
 			return out, err
 		}
 	}
-	out.Decision = gate.Evaluate(out.Analysis, runs, rule)
+	// The table's values are in the metric of the verdicts: on-CPU time for a lane
+	// measured by it.
+	out.Decision = gate.Evaluate(out.Analysis, loaded.JudgedRecords(out.Receipt.Method, out.Receipt.Plan, runs), rule)
 	out.Level = gateLevel(out.Analysis, out.Prior != nil)
 	return out, nil
 }

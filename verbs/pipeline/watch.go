@@ -14,10 +14,10 @@ import (
 // PlanEvents: the forecast after round 1 when the one before it lacked the time per
 // round or a lane's noise, and a note when a look finds lanes that cannot be decided
 // within the budget (receipt.Look.Undecidable; not for a gate, whose reach speaks of its
-// thresholds). It also hands that forecast to the job's
-// Reach, whose error stops the run; when round 1 gave the lanes too few pairs of their own
-// to know their noise (Forecast.OwnAfter), Reach gets the forecast of the first look that
-// does, for the lanes still measured, and nothing more is shown. The sequence controller
+// thresholds). It also hands that forecast to the job's reach, whose error stops the run;
+// when round 1 gave the lanes too few pairs of their own to know their noise
+// (Forecast.OwnAfter), reach gets the forecast of the first look that does, for the lanes
+// still measured, and nothing more is shown. The sequence controller
 // calls it with each look and the analysis the look was made from, so nothing is analysed
 // twice.
 type watch struct {
