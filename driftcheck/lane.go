@@ -640,7 +640,7 @@ func (ld *laneData) judgePooled(rep *Report, j judging, all []pairStat, cv colle
 	}
 	if ld.layoutSharePct > 0 {
 		pooled.LayoutSharePct = ld.layoutSharePct
-		pooled.Reason += fmt.Sprintf("; the builds' code layouts explain %.0f%% of the pair means' spread, which the interval carries (a lower bound of layout's part: only the functions' order moves)", ld.layoutSharePct)
+		pooled.Reason += fmt.Sprintf("; the builds' code layouts explain %.0f%% of the pair means' spread", ld.layoutSharePct) + LayoutShareWhy
 	}
 	if ev.orderShown() && pooled.Verdict != LaneOrderDependent {
 		pooled.Reason += fmt.Sprintf("; an order effect of %s was measured, which the pair means cancel", fmtDelta(toPct(ev.order)))
@@ -717,6 +717,11 @@ func collectionEffects(rep *Report, ld *laneData) string {
 	}
 	return joinComma(parts)
 }
+
+// LayoutShareWhy ends the reason's sentence on the layouts' share of a lane's spread. A
+// reason is part of a receipt's stored analysis, which a receipt is checked against, so its
+// words stay as they are; a table that shortens the reason replaces this clause whole.
+const LayoutShareWhy = ", which the interval carries (a lower bound of layout's part: only the functions' order moves)"
 
 // fill copies the evidence into the summary, in percent, and splits the noise into its
 // between-process part: a pass delta compares the medians of two runs, each of which

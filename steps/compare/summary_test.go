@@ -134,3 +134,16 @@ func TestLegendOnCPU(t *testing.T) {
 		t.Errorf("one lane on-CPU: %q", got)
 	}
 }
+
+// TestBriefReason: an undecided row's note leaves the pair verdict counts to the receipt.
+func TestBriefReason(t *testing.T) {
+	for in, want := range map[string]string{
+		"no regression beyond +3.1%, no improvement beyond -2.0%; MDE 3.6% at the 3% floor; pairs: 1 drift-suspected, 16 one-sided, 19 neutral of 36; the builds' code layouts explain 62% of the pair means' spread" + driftcheck.LayoutShareWhy: "no regression beyond +3.1%, no improvement beyond -2.0%; MDE 3.6% at the 3% floor; the builds' code layouts explain 62% of the pair means' spread, carried by the interval",
+		"nothing ruled out yet; MDE >1000% at the 3% floor; pairs: 2 neutral of 2": "nothing ruled out yet; MDE >1000% at the 3% floor",
+		"needs more pairs": "needs more pairs",
+	} {
+		if got := briefReason(in); got != want {
+			t.Errorf("briefReason(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
