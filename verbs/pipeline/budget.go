@@ -123,10 +123,10 @@ type noiseSource struct {
 
 // minOwnDF is the fewest degrees of freedom of its own a lane's noise needs before a
 // forecast states the lane's MDE from it. With fewer, the moderated noise is the prior the
-// lanes share (after round 1 with two collections, every lane's own has 1 degree of
-// freedom, and google/uuid's 16 lanes all read 2.2-2.5% there, 3.9-9.8% MDEs one round
-// later), and a 90% interval of a standard deviation from 2 degrees of freedom still spans
-// a factor of 8.
+// lanes share (after round 1 with two collections every lane's own has 1 degree of
+// freedom: google/uuid's 16 lanes all read 2.2-2.5% there, and one round later five of
+// them had MDEs of 7.4-9.8%), and a 90% interval of a standard deviation from 2 degrees of
+// freedom still spans a factor of 8.
 const minOwnDF = 3
 
 // ownAfter is the first round after round after whose look gives a lane minOwnDF degrees
