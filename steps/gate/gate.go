@@ -221,8 +221,8 @@ type Anytime struct {
 	PriorRounds int
 }
 
-// threshold is lane's threshold.
-func (r Rule) threshold(lane string) float64 {
+// Threshold is lane's threshold: its own (LanePct), else the rule's.
+func (r Rule) Threshold(lane string) float64 {
 	if t := r.LanePct[lane]; t > 0 {
 		return t
 	}
@@ -282,7 +282,7 @@ func Evaluate(rep driftcheck.Report, runs []receipt.Record, rule Rule) Result {
 	}
 	values := runValues(runs)
 	for _, key := range order {
-		f := judge(key.lane, key.arm, by[key], pooled[key], rule.threshold(key.lane), family, end{rep.Config.MaxPairs, look}, k)
+		f := judge(key.lane, key.arm, by[key], pooled[key], rule.Threshold(key.lane), family, end{rep.Config.MaxPairs, look}, k)
 		if v := values[key.lane]; v != nil {
 			f.Unit, f.BaseValue, f.CandValue = v.unit, driftcheck.Median(v.by[rep.Base]), driftcheck.Median(v.by[key.arm])
 		}

@@ -145,8 +145,8 @@ func gateRun(ctx context.Context, req GateRequest, opts Options) (job Job, rule 
 		note(opts, "continuing %s from %s (%d rounds): its pairs and this run's are judged together by confidence sequences",
 			human.Count(len(p.Dirs), "receipt", "receipts"), shortPath(req.Continue), p.Rounds)
 	}
-	reach := gateReach{opts: opts, strict: req.Strict, threshold: threshold, lanePct: gs.LaneThresholds(), prior: job.Continue}
-	job.goal = goal{reach: reach.check, threshold: reach.laneThreshold}
+	reach := gateReach{opts: opts, strict: req.Strict, rule: rule, prior: job.Continue}
+	job.goal = goal{reach: reach.check, threshold: rule.Threshold}
 	if discover {
 		job.Select = func(ctx context.Context, st harness.Starter, arms []receipt.Arm) (*spec.Experiment, spec.Resolved, error) {
 			e, res, notes, err := compare.Select(ctx, st, exp, arms, req.Bench, spec.RoleGuard, req.Overrides)
@@ -201,11 +201,10 @@ const maxReachNotes = 5
 // the receipts a continued run continues (prior): a lane out of reach gets a note, or with
 // strict the run stops with a *RequestError that says what would reach it.
 type gateReach struct {
-	opts      Options
-	strict    bool
-	threshold float64
-	lanePct   map[string]float64
-	prior     *Prior
+	opts   Options
+	strict bool
+	rule   gate.Rule
+	prior  *Prior
 }
 
 // check is the job's reach: a note or a refusal for a forecast f.
@@ -244,14 +243,6 @@ func (g gateReach) check(f Forecast) error {
 	return nil
 }
 
-// laneThreshold is a lane's threshold: its own, else the gate's.
-func (g gateReach) laneThreshold(lane string) float64 {
-	if t := g.lanePct[lane]; t > 0 {
-		return t
-	}
-	return g.threshold
-}
-
 // outOfReach returns the advice for each lane of f whose threshold is out of reach, and
 // the smallest threshold every one of them reaches.
 func (g gateReach) outOfReach(f Forecast) (out []string, reachable float64) {
@@ -259,7 +250,7 @@ func (g gateReach) outOfReach(f Forecast) (out []string, reachable float64) {
 		if l.NoisePct <= 0 {
 			continue // known after round 1
 		}
-		if r := gate.LaneReach(l.Lane, l.NoisePct, l.NoiseFrom, g.laneThreshold(l.Lane), f.Rounds, max(f.Collections, 1), f.Drift); r.Out() {
+		if r := gate.LaneReach(l.Lane, l.NoisePct, l.NoiseFrom, g.rule.Threshold(l.Lane), f.Rounds, max(f.Collections, 1), f.Drift); r.Out() {
 			out = append(out, r.Advice(f.PerRound))
 			reachable = max(reachable, r.ReachablePct)
 		}

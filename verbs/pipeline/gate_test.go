@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flipbench/flipbench/driftcheck"
+	"github.com/flipbench/flipbench/steps/gate"
 )
 
 // TestGateReach checks what the gate says before a run that cannot reach its decision: a
@@ -27,7 +28,7 @@ func TestGateReach(t *testing.T) {
 		{"out of reach", noisy, "noisy: 6 rounds at noise 8% (from round 1) cannot tell a no-op from a 10% regression (twice the 5% threshold)"},
 	} {
 		ev := &planEvents{}
-		if err := (gateReach{opts: Options{Events: ev}, threshold: 5}).check(tc.f); err != nil {
+		if err := (gateReach{opts: Options{Events: ev}, rule: gate.Rule{ThresholdPct: 5}}).check(tc.f); err != nil {
 			t.Fatalf("%s: without --strict: %v", tc.name, err)
 		}
 		notes := strings.Join(ev.notes, "\n")
@@ -35,7 +36,7 @@ func TestGateReach(t *testing.T) {
 			t.Errorf("%s: note %q, want one with %q", tc.name, notes, tc.want)
 		}
 		ev = &planEvents{}
-		err := (gateReach{opts: Options{Events: ev}, strict: true, threshold: 5}).check(tc.f)
+		err := (gateReach{opts: Options{Events: ev}, strict: true, rule: gate.Rule{ThresholdPct: 5}}).check(tc.f)
 		var re *RequestError
 		if !errors.As(err, &re) || !strings.Contains(err.Error(), "--strict: ") || !strings.Contains(err.Error(), tc.want) || len(ev.notes) != 0 {
 			t.Errorf("%s: with --strict: %v (notes %q), want a request error with %q", tc.name, err, ev.notes, tc.want)
@@ -49,7 +50,7 @@ func TestGateReach(t *testing.T) {
 	lots := &planEvents{}
 	wide := noisy
 	wide.Lanes = many
-	if err := (gateReach{opts: Options{Events: lots}, threshold: 5}).check(wide); err != nil {
+	if err := (gateReach{opts: Options{Events: lots}, rule: gate.Rule{ThresholdPct: 5}}).check(wide); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(lots.notes); got != 6 || !strings.Contains(lots.notes[5], "threshold out of reach for 3 more lanes (8 of 8 in all): a threshold of ") {
@@ -58,7 +59,7 @@ func TestGateReach(t *testing.T) {
 	// Within reach: nothing said, nothing refused.
 	quiet := &planEvents{}
 	noisy.Lanes = noisy.Lanes[:1]
-	if err := (gateReach{opts: Options{Events: quiet}, strict: true, threshold: 5}).check(noisy); err != nil || len(quiet.notes) != 0 {
+	if err := (gateReach{opts: Options{Events: quiet}, strict: true, rule: gate.Rule{ThresholdPct: 5}}).check(noisy); err != nil || len(quiet.notes) != 0 {
 		t.Errorf("within reach: %v, %q", err, quiet.notes)
 	}
 }
